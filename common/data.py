@@ -1,0 +1,236 @@
+"""One loader API for image datasets.
+
+`load_dataset(name, split)` returns a `Dataset` whose `x` is float32 in [0, 1] with shape
+(N, C, H, W) and whose `y` is int64 class indices. Files are searched, in order, in
+`data/<name>/`, `$REPRO_DATA/<name>/`, `$REPRO_DATA/` and `/usr/share/datasets/<name>/` (where the
+Debian package `dataset-fashion-mnist` installs Fashion-MNIST). Nothing is ever downloaded here:
+a missing dataset is a one-line `UserError` naming `make data`.
+
+| name | files | split sizes |
+|---|---|---|
+| `digits` | scikit-learn's bundled 8x8 digits (always there) | train 1438 / test 359 (fixed seeded split) |
+| `fashion_mnist` | `{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]` | 60000 / 10000, checksums verified |
+| `mnist` | the same IDX names | 60000 / 10000 |
+| `cifar10` | `cifar-10-batches-py/{data_batch_1..5,test_batch}` | 50000 / 10000 |
+| `imagenet` | `train/<class>/*.JPEG`, `val/<class>/*.JPEG` | lazy: `x` decodes on indexing |
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import paths
+from .errors import UserError
+
+DATASETS = ("digits", "fashion_mnist", "mnist", "cifar10", "imagenet")
+SPLITS = ("train", "test")
+SYSTEM_DIR = Path("/usr/share/datasets")
+
+# sha256 of the *uncompressed* IDX files (the .gz bytes differ between mirrors).
+FASHION_MNIST_SHA256 = {
+    "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    "train-labels-idx1-ubyte": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+    "t10k-images-idx3-ubyte": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    "t10k-labels-idx1-ubyte": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+}
+FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
+
+
+@dataclass
+class Dataset:
+    name: str
+    split: str
+    x: object  # np.ndarray float32 (N, C, H, W) in [0, 1], or a lazy sequence for imagenet
+    y: np.ndarray  # int64
+    classes: tuple
+    provenance: list = field(default_factory=list)  # [{"path", "sha256", "bytes"}]
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def subset(self, n: int | None, seed: int = 0) -> "Dataset":
+        """A seeded random subset of `n` examples (all of them when n is None or >= len)."""
+        if n is None or n >= len(self):
+            return self
+        idx = np.sort(np.random.default_rng(seed).choice(len(self), size=n, replace=False))
+        return Dataset(self.name, self.split, self.x[idx], self.y[idx], self.classes, self.provenance)
+
+    def tensors(self, device="cpu"):
+        import torch
+
+        return torch.as_tensor(np.asarray(self.x), device=device), torch.as_tensor(self.y, device=device)
+
+
+def search_dirs(name: str) -> list[Path]:
+    dirs = [paths.DATA / name]
+    if os.environ.get("REPRO_DATA"):
+        root = Path(os.environ["REPRO_DATA"])
+        dirs += [root / name, root]
+    dirs.append(SYSTEM_DIR / name.replace("_", "-"))
+    return dirs
+
+
+def _missing(name: str, what: str) -> UserError:
+    where = ", ".join(str(d) for d in search_dirs(name))
+    return UserError(f"{name} not found ({what}; searched {where}); run `make data` or set REPRO_DATA to its folder")
+
+
+def _find(name: str, stems: list[str]) -> dict[str, Path]:
+    for d in search_dirs(name):
+        found = {}
+        for stem in stems:
+            for cand in (d / stem, d / f"{stem}.gz"):
+                if cand.exists():
+                    found[stem] = cand
+                    break
+        if len(found) == len(stems):
+            return found
+    raise _missing(name, ", ".join(stems))
+
+
+def _read(path: Path) -> bytes:
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+        return fh.read()
+
+
+def parse_idx(raw: bytes) -> np.ndarray:
+    """Decode an IDX file (magic 0x00000800+ndim for unsigned bytes)."""
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        raise ValueError("not an unsigned-byte IDX file")
+    ndim = raw[3]
+    dims = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(dims)):
+        raise ValueError(f"IDX size mismatch: header says {dims}, found {data.size} bytes")
+    return data.reshape(dims)
+
+
+def _load_idx(name: str, split: str, checksums: dict | None, classes: tuple) -> Dataset:
+    prefix = "train" if split == "train" else "t10k"
+    stems = [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]
+    files = _find(name, stems)
+    prov, arrays = [], {}
+    for stem, path in files.items():
+        raw = _read(path)
+        digest = hashlib.sha256(raw).hexdigest()
+        if checksums is not None and checksums.get(stem) != digest:
+            raise UserError(f"{path} is corrupt or not the official {name} file (sha256 mismatch); delete it and run `make data`")
+        prov.append({"path": str(path), "sha256": digest, "bytes": len(raw)})
+        arrays[stem] = parse_idx(raw)
+    images, labels = arrays[stems[0]], arrays[stems[1]]
+    x = (images.astype(np.float32) / 255.0)[:, None, :, :]
+    return Dataset(name, split, x, labels.astype(np.int64), classes, prov)
+
+
+def _load_digits(split: str) -> Dataset:
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    order = np.random.default_rng(0).permutation(len(d.target))
+    n_train = int(round(0.8 * len(order)))
+    idx = np.sort(order[:n_train] if split == "train" else order[n_train:])
+    x = (d.images[idx].astype(np.float32) / 16.0)[:, None, :, :]
+    prov = [{"path": "sklearn.datasets.load_digits", "sha256": hashlib.sha256(d.images.tobytes()).hexdigest(), "bytes": int(d.images.nbytes)}]
+    return Dataset("digits", split, x, d.target[idx].astype(np.int64), tuple(str(i) for i in range(10)), prov)
+
+
+def _load_cifar10(split: str) -> Dataset:
+    names = [f"data_batch_{i}" for i in range(1, 6)] if split == "train" else ["test_batch"]
+    for d in search_dirs("cifar10"):
+        base = d / "cifar-10-batches-py" if (d / "cifar-10-batches-py").exists() else d
+        if all((base / n).exists() for n in names):
+            xs, ys, prov = [], [], []
+            for n in names:
+                raw = (base / n).read_bytes()
+                batch = pickle.loads(raw, encoding="bytes")
+                xs.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
+                ys.append(np.asarray(batch[b"labels"], dtype=np.int64))
+                prov.append({"path": str(base / n), "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw)})
+            classes = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+            return Dataset("cifar10", split, np.concatenate(xs).astype(np.float32) / 255.0, np.concatenate(ys), classes, prov)
+    raise _missing("cifar10", "cifar-10-batches-py/" + names[0])
+
+
+class ImageFiles:
+    """A lazy sequence of image files decoded to float32 (3, size, size) in [0, 1] on indexing."""
+
+    def __init__(self, files: list[Path], size: int = 224, resize: int = 256):
+        self.files, self.size, self.resize = files, size, resize
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def _one(self, path: Path) -> np.ndarray:
+        from PIL import Image
+
+        with Image.open(path) as im:
+            im = im.convert("RGB")
+            w, h = im.size
+            scale = self.resize / min(w, h)
+            im = im.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
+            w, h = im.size
+            left, top = (w - self.size) // 2, (h - self.size) // 2
+            im = im.crop((left, top, left + self.size, top + self.size))
+            return np.asarray(im, dtype=np.float32).transpose(2, 0, 1) / 255.0
+
+    def __getitem__(self, idx):
+        if isinstance(idx, (int, np.integer)):
+            return self._one(self.files[int(idx)])
+        idx = np.arange(len(self))[idx]
+        return np.stack([self._one(self.files[int(i)]) for i in idx])
+
+
+def _load_imagenet(split: str) -> Dataset:
+    sub = "train" if split == "train" else "val"
+    for d in search_dirs("imagenet"):
+        root = d / sub
+        if root.is_dir():
+            classes = tuple(sorted(p.name for p in root.iterdir() if p.is_dir()))
+            files, labels = [], []
+            for k, c in enumerate(classes):
+                for f in sorted((root / c).iterdir()):
+                    if f.suffix.lower() in (".jpeg", ".jpg", ".png"):
+                        files.append(f)
+                        labels.append(k)
+            if files:
+                prov = [{"path": str(root), "sha256": hashlib.sha256("\n".join(map(str, files)).encode()).hexdigest(), "bytes": len(files)}]
+                return Dataset("imagenet", split, ImageFiles(files), np.asarray(labels, dtype=np.int64), classes, prov)
+    raise _missing("imagenet", f"{sub}/<class>/*.JPEG")
+
+
+def load_dataset(name: str, split: str = "train") -> Dataset:
+    """Load `name` ("digits", "fashion_mnist", "mnist", "cifar10", "imagenet") for `split`."""
+    if name not in DATASETS:
+        raise UserError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+    if split not in SPLITS:
+        raise UserError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if name == "digits":
+        return _load_digits(split)
+    if name == "fashion_mnist":
+        return _load_idx(name, split, FASHION_MNIST_SHA256, FASHION_MNIST_CLASSES)
+    if name == "mnist":
+        return _load_idx(name, split, None, tuple(str(i) for i in range(10)))
+    if name == "cifar10":
+        return _load_cifar10(split)
+    return _load_imagenet(split)
+
+
+def available(name: str) -> bool:
+    """Whether `name` can be loaded here, without loading it."""
+    try:
+        if name == "digits":
+            return True
+        if name in ("fashion_mnist", "mnist"):
+            _find(name, ["t10k-labels-idx1-ubyte"])
+            return True
+        if name == "cifar10":
+            return any((d / "cifar-10-batches-py" / "test_batch").exists() or (d / "test_batch").exists() for d in search_dirs(name))
+        return any((d / "val").is_dir() for d in search_dirs(name))
+    except UserError:
+        return False

@@ -1,0 +1,57 @@
+"""Profiles as small configs: `smoke` (seconds, tests), `quick` (minutes on 2 CPU cores, the
+default) and `full` (the paper's scale). A paper keeps a dict `PROFILES = {name: {key: value}}`.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from .errors import UserError
+
+PROFILE_NAMES = ("smoke", "quick", "full")
+
+
+def resolve(profiles: dict[str, dict], profile: str, **overrides) -> SimpleNamespace:
+    """The profile's settings with every non-None override applied.
+
+    An unknown profile or override key is a `UserError` listing the valid choices. An override is
+    converted to the type of the profile's value where that is a plain int/float/bool.
+    """
+    if profile not in profiles:
+        raise UserError(f"unknown profile {profile!r}; choose one of {', '.join(profiles)}")
+    cfg = dict(profiles[profile])
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key not in cfg:
+            raise UserError(f"unknown parameter {key!r}; valid: {', '.join(sorted(cfg))}")
+        cfg[key] = _coerce(key, value, cfg[key])
+    cfg["profile"] = profile
+    return SimpleNamespace(**cfg)
+
+
+def _coerce(key, value, like):
+    if like is None or isinstance(value, type(like)):
+        return value
+    try:
+        if isinstance(like, bool):
+            if isinstance(value, str):
+                if value.lower() in ("1", "true", "yes"):
+                    return True
+                if value.lower() in ("0", "false", "no"):
+                    return False
+                raise ValueError
+            return bool(value)
+        if isinstance(like, int) and not isinstance(value, bool):
+            if float(value) != int(float(value)):
+                raise ValueError
+            return int(float(value))
+        if isinstance(like, float):
+            return float(value)
+        if isinstance(like, (list, tuple)) and isinstance(value, (list, tuple)):
+            return type(like)(value)
+    except (TypeError, ValueError):
+        pass
+    else:
+        if not isinstance(like, (bool, int, float, list, tuple)):
+            return value
+    raise UserError(f"parameter {key!r} must be of type {type(like).__name__}, got {value!r}")

@@ -1,0 +1,237 @@
+"""Run a paper's notebooks headlessly and judge its claims.
+
+    python -m common.reproduce <id|all> --profile smoke|quick|full [-p key=value ...] [--device ...]
+
+Each notebook in `notebooks/<id>/` runs in name order under papermill (kernel python3, a per-cell
+timeout, injected parameters) into a staging directory. Only when all succeed does the staging
+directory replace `results/<id>/<profile>/`; a failed run is kept as `<profile>-failed/` and the
+last complete run is untouched. The exit status is non-zero only when something failed to run:
+a claim that does not reproduce is reported, not a crash.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from . import paths
+from .claims import evaluate, load_paper, summary, write_claims_table, REPRODUCED
+from .errors import UserError, user_errors_exit
+from .io import read_json
+from .profiles import PROFILE_NAMES
+from .runs import Run, now
+
+RESERVED = ("profile", "run_dir")
+DEFAULT_CELL_TIMEOUT = {"smoke": 600, "quick": 1800, "full": 24 * 3600}
+
+
+def registered_papers() -> list[str]:
+    """Papers with a `claims.yaml` and at least one notebook."""
+    out = []
+    for d in sorted(paths.PAPERS.iterdir()):
+        if (d / "claims.yaml").exists() and sorted((paths.NOTEBOOKS / d.name).glob("*.ipynb")):
+            out.append(d.name)
+    return out
+
+
+def notebooks(paper: str) -> list[Path]:
+    return sorted((paths.NOTEBOOKS / paper).glob("[0-9]*.ipynb"))
+
+
+def notebook_parameters(nb: Path) -> dict:
+    """Parameter names of a notebook's `parameters` cell with their inferred types."""
+    import papermill as pm
+
+    return {name: p["inferred_type_name"] for name, p in pm.inspect_notebook(str(nb)).items()}
+
+
+def parse_value(text: str):
+    """Typed value of `-p key=value`: int, float, bool, None, a list in YAML/JSON syntax, else str."""
+    low = text.strip().lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text.strip().startswith(("[", "{")):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError:
+            pass
+    return text
+
+
+def parse_params(pairs: list[str]) -> dict:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise UserError(f"parameter {pair!r} is not of the form key=value")
+        params[key.strip()] = parse_value(value)
+    return params
+
+
+def check_params(papers: list[str], params: dict) -> dict[str, set]:
+    """Per paper, the parameter names its notebooks accept; unknown names are a UserError."""
+    accepted = {p: set().union(*(notebook_parameters(nb) for nb in notebooks(p))) for p in papers}
+    for key in params:
+        if key in RESERVED:
+            raise UserError(f"parameter {key!r} is set by the runner; use --profile / --results instead")
+        if not any(key in acc for acc in accepted.values()):
+            valid = sorted(set().union(*accepted.values()) - set(RESERVED))
+            raise UserError(f"unknown parameter {key!r} for {', '.join(papers)}; valid: {', '.join(valid)}")
+    return accepted
+
+
+def preflight(paper: str, profile: str, params: dict) -> None:
+    """A paper may define `config.preflight(profile, params)` to check data before anything runs."""
+    try:
+        config = importlib.import_module(f"papers.{paper}.config")
+    except ModuleNotFoundError as err:
+        if err.name in (f"papers.{paper}", f"papers.{paper}.config"):
+            return
+        raise
+    check = getattr(config, "preflight", None)
+    if check is not None:
+        check(profile, params)
+
+
+class NotebookFailed(Exception):
+    def __init__(self, notebook: Path, ename: str, evalue: str):
+        super().__init__(f"{notebook.name}: {ename}: {evalue}")
+        self.notebook, self.ename, self.evalue = notebook, ename, evalue
+
+
+def execute(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool) -> float:
+    import papermill as pm
+
+    start = time.perf_counter()
+    try:
+        pm.execute_notebook(
+            str(nb), str(out), parameters=parameters, kernel_name="python3", language="python",
+            cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
+            log_output=False, report_mode=False,
+        )
+    except pm.PapermillExecutionError as err:
+        raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
+    except Exception as err:  # dead kernel, timeout, ...
+        raise NotebookFailed(nb, type(err).__name__, str(err).strip().splitlines()[0] if str(err).strip() else "") from None
+    return time.perf_counter() - start
+
+
+def _swap_in(staging: Path, final: Path) -> None:
+    """Replace `final` by `staging` with renames only; the old run survives until the new is in place."""
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        os.replace(final, old)
+    os.replace(staging, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def run_paper(paper: str, profile: str, params: dict, accepted: set, device: str | None, timeout: int | None, quiet: bool = False) -> dict:
+    """Execute one paper; returns {'paper', 'ok', 'summary', 'wall_s', 'dir'}."""
+    final = paths.run_dir(paper, profile)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = final.with_name(f".{profile}.staging-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "notebooks").mkdir(parents=True)
+    meta, claims = load_paper(paths.PAPERS / paper / "claims.yaml")
+    started, t0 = now(), time.perf_counter()
+    executed, failure = [], None
+    timeout = timeout or DEFAULT_CELL_TIMEOUT[profile]
+    for nb in notebooks(paper):
+        own = notebook_parameters(nb)
+        injected = {k: v for k, v in params.items() if k in own}
+        injected.update(profile=profile, run_dir=str(staging))
+        if device is not None and "device" in own:
+            injected["device"] = device
+        print(f"[{paper}/{profile}] {nb.name} ...", file=sys.stderr, flush=True)
+        try:
+            secs = execute(nb, staging / "notebooks" / nb.name, injected, timeout, quiet)
+            executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
+        except NotebookFailed as err:
+            executed.append({"notebook": nb.name, "parameters": injected, "status": "failed", "error": f"{err.ename}: {err.evalue}"})
+            failure = err
+            break
+    wall = time.perf_counter() - t0
+    if failure is not None and failure.ename == "UserError":
+        shutil.rmtree(staging, ignore_errors=True)  # a user error writes nothing
+        raise UserError(failure.evalue)
+    metrics = read_json(staging / "metrics.json", default={}) or {}
+    table = evaluate(claims, metrics, profile)
+    write_claims_table(table, staging)
+    run = Run(paper, profile, staging)
+    run._update_manifest(
+        paper_meta=meta, runner={"command": " ".join(sys.argv), "profile": profile, "parameters": params, "device": device},
+        notebooks=executed, started=started, finished=now(), wall_s=round(wall, 2),
+        status="ok" if failure is None else "failed",
+    )
+    if failure is None:
+        _swap_in(staging, final)
+        out_dir = final
+    else:
+        failed = final.with_name(f"{profile}-failed")
+        shutil.rmtree(failed, ignore_errors=True)
+        os.replace(staging, failed)
+        out_dir = failed
+        print(f"error: {paper} failed in {failure}; executed notebook kept in {failed / 'notebooks'}; "
+              f"the last complete run in {final} is untouched", file=sys.stderr)
+    return {"paper": paper, "ok": failure is None, "summary": summary(table), "wall_s": wall, "dir": out_dir, "table": table}
+
+
+def print_table(result: dict) -> None:
+    table, s = result["table"], result["summary"]
+    print(f"\n{result['paper']}: {s[REPRODUCED]}/{s['total']} claims reproduced  ({result['wall_s']:.0f}s, {result['dir']})")
+    for _, row in table.iterrows():
+        measured = "–" if row["measured"] is None or row["measured"] != row["measured"] else f"{row['measured']:.4g}"
+        print(f"  {row['verdict']:<22} {row['id']:<28} {measured:>10}  {row['criterion']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    papers = registered_papers()
+    ap = argparse.ArgumentParser(prog="python -m common.reproduce", description=__doc__.split("\n\n")[0])
+    ap.add_argument("paper", help=f"one of: {', '.join(papers + ['all'])}")
+    ap.add_argument("--profile", default="quick", help="smoke | quick | full (default quick)")
+    ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help="notebook parameter override")
+    ap.add_argument("--device", default=None, help="auto | cpu | cuda[:i] | rocm | xpu | mps")
+    ap.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    ap.add_argument("--quiet", action="store_true", help="no papermill progress bar")
+    args = ap.parse_args(argv)
+    with user_errors_exit():
+        if args.paper != "all" and args.paper not in papers:
+            raise UserError(f"unknown paper {args.paper!r}; choose one of {', '.join(papers + ['all'])}")
+        if args.profile not in PROFILE_NAMES:
+            raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILE_NAMES)}")
+        chosen = papers if args.paper == "all" else [args.paper]
+        if args.device is not None:
+            from .device import select_device
+
+            select_device(args.device)  # fail before anything is written
+        params = parse_params(args.param)
+        accepted = check_params(chosen, params)
+        for paper in chosen:
+            preflight(paper, args.profile, params)
+        bindir = str(Path(sys.executable).parent)  # the kernel must see this interpreter first
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+        os.environ["REPRO_PROFILE"] = args.profile
+        results = []
+        for paper in chosen:
+            result = run_paper(paper, args.profile, params, accepted[paper], args.device, args.timeout, args.quiet)
+            print_table(result)
+            results.append(result)
+        return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

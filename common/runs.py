@@ -1,0 +1,139 @@
+"""Run directories with provenance: `results/<paper>/<profile>/`.
+
+A run directory holds `manifest.json` (git SHA and dirty flag, parameters, seed, library versions,
+device record, start/end, checksums of input data), `metrics.json`, `figures/` and the executed
+notebooks. Every write is atomic. The runner (`common.reproduce`) writes into a staging directory
+and swaps it in only when every notebook succeeded, so a failed run never damages the last good one.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .io import atomic_write_json, read_json
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def git_state() -> dict:
+    """SHA of HEAD and whether tracked files differ from it (None outside a checkout)."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=paths.REPO, capture_output=True, text=True, timeout=20)
+
+    try:
+        sha = git("rev-parse", "HEAD")
+        if sha.returncode != 0:
+            return {"sha": None, "dirty": None}
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return {"sha": sha.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+    except (OSError, subprocess.SubprocessError):
+        return {"sha": None, "dirty": None}
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for mod in ("numpy", "torch", "pandas", "scipy", "papermill"):
+        m = sys.modules.get(mod)
+        if m is None:
+            try:
+                m = __import__(mod)
+            except ImportError:
+                continue
+        out[mod] = getattr(m, "__version__", "?")
+    return out
+
+
+class Run:
+    """A handle on one run directory, used by the notebooks."""
+
+    def __init__(self, paper: str, profile: str, directory: Path, device_info=None, seed=None):
+        self.paper, self.profile, self.dir = paper, profile, Path(directory)
+        self.device_info, self.seed = device_info, seed
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, paper: str, profile: str, run_dir=None, params: dict | None = None, seed: int | None = None,
+             device: str | None = None, select: bool = True) -> "Run":
+        """Open (create) the run directory, seed everything, pick the device, record provenance.
+
+        `run_dir=None` (a notebook opened by hand) means `<results>/<paper>/<profile>-interactive`,
+        so interactive work never overwrites a runner's complete run.
+        """
+        from .device import select_device
+        from .plots import set_theme
+        from .seed import seed_everything
+
+        directory = Path(run_dir) if run_dir else paths.results_root() / paper / f"{profile}-interactive"
+        (directory / "figures").mkdir(parents=True, exist_ok=True)
+        info = select_device(device) if select else None
+        if seed is not None:
+            seed_everything(seed)
+        set_theme()
+        run = cls(paper, profile, directory, info, seed)
+        run._update_manifest(params=params or {})
+        return run
+
+    @property
+    def device(self):
+        import torch
+
+        return self.device_info.device if self.device_info else torch.device("cpu")
+
+    # -- writing ---------------------------------------------------------------------------
+    def _update_manifest(self, params: dict | None = None, **fields) -> None:
+        path = self.dir / "manifest.json"
+        man = read_json(path, default={}) or {}
+        man.setdefault("paper", self.paper)
+        man.setdefault("profile", self.profile)
+        man.setdefault("started", now())
+        man["git"] = git_state()
+        man["versions"] = versions()
+        if self.device_info is not None:
+            man["device"] = self.device_info.record()
+        if self.seed is not None:
+            man["seed"] = self.seed
+        if params:
+            man.setdefault("parameters", {}).update(params)
+        man.update(fields)
+        man["updated"] = now()
+        atomic_write_json(path, man)
+
+    def log_metrics(self, metrics: dict[str, Any]) -> dict:
+        """Merge `metrics` into `metrics.json`; returns the merged dict."""
+        path = self.dir / "metrics.json"
+        merged = read_json(path, default={}) or {}
+        merged.update(metrics)
+        atomic_write_json(path, merged)
+        return read_json(path)
+
+    def metrics(self) -> dict:
+        return read_json(self.dir / "metrics.json", default={}) or {}
+
+    def save_figure(self, fig, name: str, vector: str = "svg") -> Path:
+        from .plots import save_figure
+
+        return save_figure(fig, name, self.dir / "figures", vector=vector)
+
+    def save_json(self, name: str, obj: Any) -> Path:
+        return atomic_write_json(self.dir / name, obj)
+
+    def log_inputs(self, provenance: list[dict] | dict) -> None:
+        """Record input files (path, sha256, bytes) in the manifest's `inputs`."""
+        items = provenance if isinstance(provenance, list) else [provenance]
+        man = read_json(self.dir / "manifest.json", default={}) or {}
+        known = {i["path"]: i for i in man.get("inputs", [])}
+        for item in items:
+            known[str(item["path"])] = dict(item, path=str(item["path"]))
+        self._update_manifest(inputs=sorted(known.values(), key=lambda i: i["path"]))
+
+
+def default_threads() -> int:
+    return int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1))

@@ -1,0 +1,1 @@
+"""One subpackage per reproduced paper; see each `papers/<id>/README.md`."""

@@ -1,0 +1,142 @@
+"""Weight level sets and the nearest-level projection.
+
+Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263 (POST = power of sqrt(2) weight grid).
+
+Every grid here is a *normalised* set of levels in [-1, 1]; a per-output-channel clip `alpha`
+scales it to weights, w_hat = alpha * P(clamp(w / alpha, -1, 1)).
+
+| grid            | magnitudes (besides 0)                         | levels    | bits to store |
+|-----------------|------------------------------------------------|-----------|---------------|
+| `uniform`       | k / 2^(b-1), k = -2^(b-1) .. 2^(b-1)-1          | 2^b       | b             |
+| `pot`           | 2^-j,     j = 0 .. 2^(b-1)-2                   | 2^b - 1   | b             |
+| `post`          | 2^(-j/2), j = 0 .. 2^(b-1)-2  (the default)    | 2^b - 1   | b             |
+| `post_released` | 2^(-j/2), j = 0 .. 2^(b-1)-1                   | 2^b + 1   | b + 1         |
+| `pot_released`  | 2^-j,     j = 0 .. 2^(b-1)-1  (code as released)| 2^b + 1   | b + 1         |
+| `apot`          | additive powers of two (Li et al., ICLR 2020)  | 2^b - 1   | b             |
+
+The b-bit storable log grids use a sign bit and a (b-1)-bit magnitude code whose code 0 means
+zero, so magnitude code c >= 1 stands for 2^(-(c-1)/2) (POST) or 2^-(c-1) (POT). The released
+code (`build_power_value`) adds one more magnitude, so its set needs b + 1 bits; it also has the
+sqrt(2) base commented out, which makes its "POST" a POT grid (`pot_released`).
+
+POST levels are fixed-point numbers with `LUT_FRAC_BITS` fractional bits, exactly the entries of
+the look-up table that integer inference uses (`integer.py`), so fake quantization and the
+integer path share one level set.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from common.errors import UserError
+
+#: fractional bits of the fixed-point POST look-up table: L[c] = round(2^15 * 2^(-(c-1)/2))
+LUT_FRAC_BITS = 15
+
+GRIDS = ("uniform", "pot", "post", "post_released", "pot_released", "apot")
+LOG_GRIDS = ("pot", "post", "post_released", "pot_released", "apot")
+#: weight bit widths each grid can hold (32 = leave the layer in float)
+GRID_BITS = {"uniform": range(2, 9), "pot": range(2, 6), "post": range(2, 6),
+             "post_released": range(2, 6), "pot_released": range(2, 6), "apot": range(2, 6)}
+
+
+def check_grid(grid: str, bits: int) -> None:
+    """Raise a one-line `UserError` unless `grid` is known and can hold `bits` (or bits = 32)."""
+    if grid not in GRIDS:
+        raise UserError(f"unknown weight grid {grid!r}; choose one of {', '.join(GRIDS)}")
+    if int(bits) == 32:
+        return
+    allowed = GRID_BITS[grid]
+    if int(bits) != bits or int(bits) not in allowed:
+        raise UserError(f"weight grid {grid!r} holds {allowed.start}..{allowed.stop - 1} bits "
+                        f"(or 32 for float); got bits={bits}")
+
+
+def fixed_point(value: float, frac_bits: int = LUT_FRAC_BITS) -> float:
+    """Round to the nearest multiple of 2^-frac_bits (the LUT's resolution)."""
+    return round(value * 2**frac_bits) / 2**frac_bits
+
+
+def magnitudes(grid: str, bits: int) -> torch.Tensor:
+    """Nonzero magnitudes of a log grid, largest first (float64); magnitude code c >= 1 is index c-1."""
+    check_grid(grid, bits)
+    if grid not in LOG_GRIDS:
+        raise UserError(f"grid {grid!r} is not a log grid; use level_set for it")
+    half = 2 ** (bits - 1)
+    if grid == "pot":
+        mags = [2.0 ** -j for j in range(half - 1)]                       # 2^-j
+    elif grid == "post":
+        mags = [fixed_point(2.0 ** (-j / 2)) for j in range(half - 1)]    # 2^(-j/2), Eq. POST
+    elif grid == "post_released":
+        mags = [fixed_point(2.0 ** (-j / 2)) for j in range(half)]        # released: one more level
+    elif grid == "pot_released":
+        mags = [2.0 ** -j for j in range(half)]                           # released, base 2
+    else:  # apot: sums of one term from each of two PoT sets, normalised to max 1
+        mags = _apot_magnitudes(bits)
+    return torch.tensor(mags, dtype=torch.float64)
+
+
+def _apot_magnitudes(bits: int) -> list[float]:
+    """Additive powers of two with two terms (APoT, arXiv:1909.13144), 2^(b-1)-1 magnitudes.
+
+    p1 in {0, 2^0, 2^-2, 2^-4, ...} and p2 in {0, 2^-1, 2^-3, ...}; the distinct nonzero sums are
+    taken largest first, trimmed to 2^(b-1)-1 and normalised so the largest is 1.
+    """
+    half = 2 ** (bits - 1)
+    n_terms = max(2, math.ceil(math.log2(half)) + 1)
+    p1 = [0.0] + [2.0 ** (-2 * i) for i in range(n_terms)]
+    p2 = [0.0] + [2.0 ** (-2 * i - 1) for i in range(n_terms)]
+    sums = sorted({a + b for a in p1 for b in p2 if a + b > 0}, reverse=True)[: half - 1]
+    top = sums[0]
+    return [fixed_point(s / top) for s in sums]
+
+
+def level_set(grid: str, bits: int) -> torch.Tensor:
+    """All normalised levels of `grid` at `bits`, sorted ascending (float64)."""
+    check_grid(grid, bits)
+    if grid == "uniform":
+        half = 2 ** (bits - 1)
+        return torch.arange(-half, half, dtype=torch.float64) / half      # k / 2^(b-1)
+    mags = magnitudes(grid, bits)
+    return torch.cat([-mags, torch.zeros(1, dtype=torch.float64), mags.flip(0)]).sort().values
+
+
+def storage_bits(grid: str, bits: int) -> int:
+    """Bits needed to store one weight code: ceil(log2(number of levels))."""
+    return math.ceil(math.log2(level_set(grid, bits).numel()))
+
+
+def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
+    """Nearest level of each entry of v (levels sorted ascending), without a levels x weights tensor.
+
+    The midpoints between neighbouring levels are the decision thresholds, so a binary search
+    (`torch.bucketize`) gives the level index in O(n log L) time and O(n) memory.
+    """
+    return levels[project_index(v, levels)]
+
+
+def project_index(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
+    """Index into `levels` of the nearest level of each entry of v (ties go to the lower level)."""
+    levels = levels.to(v.dtype)
+    mids = (levels[1:] + levels[:-1]) / 2                                 # decision thresholds
+    return torch.bucketize(v, mids)
+
+
+def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64) -> torch.Tensor:
+    """Per-row mean squared error of the best clipped grid, alpha grid-searched per row.
+
+    w: (rows, n). The candidate clips are alpha = r * max|w_row| for r on a grid in (0, 1].
+    Returns (rows,) float64 MSE at the best alpha.
+    """
+    w = w.to(torch.float64)
+    levels = level_set(grid, bits)
+    amax = w.abs().amax(dim=1, keepdim=True).clamp_min(1e-12)
+    ratios = torch.linspace(0.05, 1.0, n_alpha, dtype=torch.float64)
+    best = torch.full((w.shape[0],), float("inf"), dtype=torch.float64)
+    for r in ratios:  # n_alpha small passes, each vectorised over all rows and weights
+        alpha = amax * r
+        q = project(torch.clamp(w / alpha, -1.0, 1.0), levels) * alpha
+        best = torch.minimum(best, ((q - w) ** 2).mean(dim=1))
+    return best

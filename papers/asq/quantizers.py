@@ -1,0 +1,269 @@
+"""LSQ and ASQ fake quantization, the ASQ adapter, and the weight quantizers.
+
+Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263 ; LSQ: Esser et al., arXiv:1902.08153.
+
+ASQ keeps LSQ's learned per-tensor step s for activations and multiplies it, per sample, by a
+factor beta that a small adapter predicts from the layer's input:
+
+    s_a = s * beta(x)                                  (ASQ step)
+    x_int = clamp(round(x / s_a), Qn, Qp)              (quantize)
+    x_hat = x_int * s_a                                (dequantize)
+
+Gradients (straight-through estimator inside the range):
+
+    d x_hat / d s_a = -x/s_a + round(x/s_a)  inside,  Qn below,  Qp above
+    dL/ds     = g * sum_b beta_b * G_b,   G_b = sum_{c,h,w} dL/dx_hat * d x_hat/d s_a
+    dL/dbeta_b = s * G_b                   (no gradient scaling on beta)
+    dL/dx      = dL/dx_hat * 1[Qn <= x/s_a <= Qp]
+
+with g = 1 / sqrt(Qp * numel) (the released convention: numel of the whole batch tensor for
+activations, weights per output channel for per-channel steps). With beta = 1 this is LSQ.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from common.errors import UserError
+
+from .levels import LOG_GRIDS, check_grid, level_set, project, project_index
+
+EPS = torch.finfo(torch.float32).eps
+
+
+def _reduce_to(t: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """Sum t over the dimensions that were broadcast from `shape`."""
+    padded = (1,) * (t.dim() - len(shape)) + tuple(shape)          # right-aligned broadcasting
+    dims = [i for i, (a, b) in enumerate(zip(t.shape, padded)) if b == 1 and a != 1]
+    out = t.sum(dim=dims, keepdim=True) if dims else t
+    return out.reshape(shape)
+
+
+def _sample_shape(x: torch.Tensor) -> tuple:
+    return (x.shape[0],) + (1,) * (x.dim() - 1)
+
+
+class LSQFunction(torch.autograd.Function):
+    """x_hat = clamp(round(x / (s * beta)), Qn, Qp) * s * beta with the LSQ/ASQ gradients."""
+
+    @staticmethod
+    def forward(ctx, x, s, beta, qn: float, qp: float, grad_scale: float):
+        step = s if beta is None else s * beta                         # s_a = s * beta
+        v = x / step
+        q = torch.clamp(v, qn, qp).round()                             # x_int = clamp(round(x/s_a))
+        ctx.save_for_backward(v, q, s, beta)
+        ctx.qn, ctx.qp, ctx.grad_scale = qn, qp, grad_scale
+        return q * step                                                # x_hat = x_int * s_a
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        v, q, s, beta = ctx.saved_tensors
+        below, above = v < ctx.qn, v > ctx.qp
+        inside = ~(below | above)
+        dstep = torch.where(below, torch.full_like(v, ctx.qn),         # d x_hat / d s_a
+                            torch.where(above, torch.full_like(v, ctx.qp), q - v))
+        gs = grad_out * dstep
+        grad_x = grad_out * inside                                     # straight-through mask
+        grad_beta = None
+        if beta is None and s.numel() > 1:
+            grad_s = _reduce_to(gs, s.shape) * ctx.grad_scale          # per-channel LSQ: g * sum G
+        else:
+            per_sample = _reduce_to(gs, _sample_shape(v))              # G_b
+            weighted = per_sample if beta is None else per_sample * beta
+            grad_s = _reduce_to(weighted, s.shape) * ctx.grad_scale    # g * sum_b beta_b G_b
+            if beta is not None and ctx.needs_input_grad[2]:
+                grad_beta = per_sample * s                             # s * G_b
+        return grad_x, grad_s, grad_beta, None, None, None
+
+
+def lsq_quantize(x, s, qn, qp, grad_scale, beta=None):
+    """Fake-quantize x with step s (and per-sample factor beta for ASQ)."""
+    return LSQFunction.apply(x, s, beta, float(qn), float(qp), float(grad_scale))
+
+
+class GridFunction(torch.autograd.Function):
+    """w_hat = alpha * P(clamp(w / alpha, -1, 1)) onto a normalised level set, STE for w.
+
+    d w_hat / d alpha = P(v) - v inside [-1, 1] and P(v) (= sign v) outside: LSQ's form with Qp = 1.
+    """
+
+    @staticmethod
+    def forward(ctx, w, alpha, levels, grad_scale: float):
+        v = w / alpha
+        q = project(torch.clamp(v, -1.0, 1.0), levels.to(w.dtype))    # nearest level
+        ctx.save_for_backward(v, q, alpha)
+        ctx.grad_scale = grad_scale
+        return q * alpha
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        v, q, alpha = ctx.saved_tensors
+        inside = v.abs() <= 1.0
+        dalpha = torch.where(inside, q - v, q)
+        grad_alpha = _reduce_to(grad_out * dalpha, alpha.shape) * ctx.grad_scale
+        return grad_out * inside, grad_alpha, None, None
+
+
+class Adapter(nn.Module):
+    """Predicts beta (one positive scalar per sample) from the layer input.
+
+    GAP -> Linear(C, C/4) -> ReLU -> Linear(C/4, 1) -> ReLU (a single Linear(C, 1) -> ReLU when
+    C < 8); clamp(min=1e-8). The last layer starts at weight ~ N(0, 0.01), bias 1, so beta ~ 1 and
+    ASQ starts as LSQ.
+    """
+
+    def __init__(self, channels: int, ratio: int = 4, generator: torch.Generator | None = None):
+        super().__init__()
+        if channels >= 2 * ratio:
+            hidden = channels // ratio
+            self.net = nn.Sequential(nn.Linear(channels, hidden), nn.ReLU(), nn.Linear(hidden, 1), nn.ReLU())
+        else:
+            self.net = nn.Sequential(nn.Linear(channels, 1), nn.ReLU())
+        with torch.no_grad():
+            for m in self.net:
+                if isinstance(m, nn.Linear):
+                    bound = 1.0 / math.sqrt(m.in_features)
+                    m.weight.uniform_(-bound, bound, generator=generator)
+                    m.bias.uniform_(-bound, bound, generator=generator)
+            last = self.net[-2]
+            last.weight.normal_(0.0, 0.01, generator=generator)          # beta ~ 1 at init
+            last.bias.fill_(1.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pooled = x.mean(dim=tuple(range(2, x.dim()))) if x.dim() > 2 else x   # AdaptiveAvgPool(1)
+        beta = self.net(pooled).clamp(min=1e-8)
+        return beta.reshape(_sample_shape(x))
+
+
+class ActQuantizer(nn.Module):
+    """Per-tensor activation quantizer: LSQ (`method="lsq"`) or ASQ (`method="asq"`).
+
+    Unsigned range [0, 2^b - 1] for non-negative inputs, signed [-2^(b-1), 2^(b-1) - 1] when the
+    calibration batch has negative values (the input image of a quantized first layer).
+    """
+
+    def __init__(self, bits: int, method: str, channels: int, generator: torch.Generator | None = None):
+        super().__init__()
+        if method not in ("lsq", "asq"):
+            raise UserError(f"unknown quantization method {method!r}; choose lsq or asq")
+        if int(bits) != bits or not (2 <= bits <= 8 or bits == 32):
+            raise UserError(f"activation bits must be 2..8 (or 32 for float); got {bits}")
+        self.bits, self.method = int(bits), method
+        self.s = nn.Parameter(torch.ones(1))
+        self.adapter = Adapter(channels, generator=generator) if method == "asq" and bits != 32 else None
+        self.register_buffer("initialized", torch.tensor(False))
+        self.register_buffer("signed", torch.tensor(False))
+        self.fixed_beta: float | None = None   # set to 1.0 to force beta = 1 (ASQ -> LSQ check)
+        self.record_beta = False
+        self.last_beta: torch.Tensor | None = None
+
+    @property
+    def qn(self) -> int:
+        return -(2 ** (self.bits - 1)) if bool(self.signed) else 0
+
+    @property
+    def qp(self) -> int:
+        return 2 ** (self.bits - 1) - 1 if bool(self.signed) else 2**self.bits - 1
+
+    @torch.no_grad()
+    def init_from(self, x: torch.Tensor) -> None:
+        """s = 2 * mean|x| / sqrt(Qp) from one batch (a training batch in this reproduction)."""
+        self.signed.fill_(bool((x < 0).any()))
+        self.s.copy_(x.abs().mean().reshape(1) * 2 / math.sqrt(self.qp))
+        self.s.clamp_(min=EPS)
+        self.initialized.fill_(True)
+
+    def beta(self, x: torch.Tensor) -> torch.Tensor | None:
+        if self.adapter is None:
+            return None
+        if self.fixed_beta is not None:
+            return torch.full(_sample_shape(x), self.fixed_beta, dtype=x.dtype, device=x.device)
+        return self.adapter(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.bits == 32:
+            return x
+        if not bool(self.initialized):
+            self.init_from(x)
+        with torch.no_grad():
+            self.s.abs_().clamp_(min=EPS)                               # keep the step positive
+        beta = self.beta(x)
+        if self.record_beta and beta is not None:
+            self.last_beta = beta.detach().reshape(-1)
+        g = 1.0 / math.sqrt(self.qp * x.numel())
+        return lsq_quantize(x, self.s.to(x.dtype), self.qn, self.qp, g, beta)
+
+    def codes(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Integer codes (int64) and the per-sample step s * beta (float, shape (B, 1, ...))."""
+        beta = self.beta(x)
+        step = self.s.to(x.dtype).reshape((1,) * x.dim()) * (1.0 if beta is None else beta)
+        step = step.expand(_sample_shape(x)) if beta is None else step
+        q = torch.clamp(x / step, self.qn, self.qp).round()
+        return q.to(torch.int64), step
+
+
+class WeightQuantizer(nn.Module):
+    """Per-output-channel weight quantizer on a grid.
+
+    `uniform`: LSQ with a per-channel step s, signed range [-2^(b-1), 2^(b-1) - 1],
+    s initialised to 2 mean|w| / sqrt(Qp). Log grids (POT, POST, ...): per-channel clip alpha
+    initialised to the 99th percentile of |w|, w_hat = alpha * P(clamp(w / alpha, -1, 1)).
+    """
+
+    def __init__(self, bits: int, grid: str, weight: torch.Tensor):
+        super().__init__()
+        check_grid(grid, bits)
+        self.bits, self.grid = int(bits), grid
+        shape = (weight.shape[0],) + (1,) * (weight.dim() - 1)
+        w = weight.detach().reshape(weight.shape[0], -1)
+        if bits == 32:
+            self.register_buffer("levels", torch.zeros(0))
+            self.scale = nn.Parameter(torch.ones(shape), requires_grad=False)
+        elif grid == "uniform":
+            self.register_buffer("levels", level_set(grid, bits).float())
+            self.scale = nn.Parameter((w.abs().mean(dim=1) * 2 / math.sqrt(self.qp)).reshape(shape))
+        else:
+            self.register_buffer("levels", level_set(grid, bits).float())
+            self.scale = nn.Parameter(torch.quantile(w.abs().float(), 0.99, dim=1).clamp_min(EPS).reshape(shape))
+
+    @property
+    def qn(self) -> int:
+        return -(2 ** (self.bits - 1))
+
+    @property
+    def qp(self) -> int:
+        return 2 ** (self.bits - 1) - 1
+
+    def forward(self, w: torch.Tensor) -> torch.Tensor:
+        if self.bits == 32:
+            return w
+        with torch.no_grad():
+            self.scale.abs_().clamp_(min=EPS)
+        per_channel = w.numel() / w.shape[0]
+        scale = self.scale.to(w.dtype)
+        if self.grid == "uniform":
+            return lsq_quantize(w, scale, self.qn, self.qp, 1.0 / math.sqrt(self.qp * per_channel))
+        return GridFunction.apply(w, scale, self.levels, 1.0 / math.sqrt(per_channel))
+
+    @torch.no_grad()
+    def codes(self, w: torch.Tensor) -> torch.Tensor:
+        """Integer weight codes: two's-complement step counts (uniform) or signed level indices.
+
+        For log grids the code is sign * c with magnitude code c = 0 for zero and c >= 1 for
+        the c-th largest magnitude (`levels.magnitudes(grid, bits)[c - 1]`).
+        """
+        scale = self.scale.to(w.dtype)
+        if self.grid == "uniform":
+            return torch.clamp(w / scale, self.qn, self.qp).round().to(torch.int64)
+        levels = self.levels.to(w.dtype)
+        idx = project_index(torch.clamp(w / scale, -1.0, 1.0), levels)
+        zero = int((levels == 0).nonzero()[0])
+        n_mag = levels.numel() - 1 - zero
+        return torch.where(idx > zero, n_mag + zero + 1 - idx, torch.where(idx < zero, -(idx + 1), 0)).to(torch.int64)
+
+
+def is_log_grid(grid: str) -> bool:
+    return grid in LOG_GRIDS

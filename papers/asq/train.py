@@ -1,0 +1,110 @@
+"""Float pre-training and QAT fine-tuning, with checkpoints, exact resume and DDP.
+
+Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263
+
+Released recipe for QAT: SGD (momentum 0.9, weight decay 1e-4, lr 0.01) on every parameter
+(weights, steps, clips and adapters in one group), cosine schedule, starting from the float
+checkpoint, activation steps initialised from the first batch. Here that batch is a *training*
+batch (the release takes it from the validation loader).
+
+The data order of epoch e is a permutation drawn from a generator keyed by (seed, key, e), so a
+run resumed from its last epoch checkpoint repeats the uninterrupted run, and LSQ and ASQ runs of
+one seed see the same batches (paired comparison). Under torchrun each rank takes every
+world_size-th example of each global batch and the model is wrapped in DistributedDataParallel.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from common.errors import UserError
+
+from .convert import init_step_sizes, quantize_model
+from .data import Split
+
+
+def _order(n: int, seed: int, key: str, epoch: int) -> torch.Tensor:
+    from common.seed import torch_generator
+
+    return torch.randperm(n, generator=torch_generator(seed, key, epoch))
+
+
+def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay: float, batch_size: int,
+        seed: int, key: str, momentum: float = 0.9, ckpt: Path | None = None, device="cpu",
+        dist=None, desc: str | None = None) -> dict:
+    """Train with SGD + per-step cosine schedule; returns {"loss": [mean loss per epoch]}.
+
+    With `ckpt`, a checkpoint is written after each epoch and an existing one is resumed.
+    """
+    from common.checkpoint import load_checkpoint, save_checkpoint
+    from common.progress import progress
+
+    if epochs < 0 or batch_size <= 0 or lr <= 0:
+        raise UserError("epochs must be >= 0, batch_size > 0 and lr > 0")
+    n = len(train)
+    steps_per_epoch = max(1, n // batch_size)                      # drop the last partial batch
+    total = max(1, epochs * steps_per_epoch)
+    net = model
+    world = dist.world_size if dist is not None else 1
+    rank = dist.rank if dist is not None else 0
+    if world > 1:
+        net = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 0.5 * (1 + math.cos(math.pi * min(t, total) / total)))
+    history = {"loss": []}
+    start_epoch = 0
+    if ckpt is not None and Path(ckpt).exists():
+        step, extra = load_checkpoint(ckpt, model, opt, sched)
+        start_epoch, history = step // steps_per_epoch, extra.get("history", history)
+    model.train()
+    for epoch in progress(range(start_epoch, epochs), total=epochs - start_epoch, desc=desc or key):
+        order = _order(n, seed, key, epoch)
+        running = torch.zeros((), dtype=torch.float64)
+        for i in range(steps_per_epoch):
+            idx = order[i * batch_size:(i + 1) * batch_size][rank::world]
+            xb, yb = train.batch(idx)
+            xb, yb = xb.to(device), yb.to(device)
+            loss = F.cross_entropy(net(xb), yb)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            running += loss.detach().double().cpu()
+        history["loss"].append(float(running / steps_per_epoch))
+        if ckpt is not None and rank == 0:
+            save_checkpoint(ckpt, (epoch + 1) * steps_per_epoch, model, opt, sched, extra={"history": history})
+        if dist is not None:
+            dist.barrier()
+    return history
+
+
+@torch.no_grad()
+def predict(model: nn.Module, data: Split, batch_size: int = 1000, device="cpu", dtype=None) -> torch.Tensor:
+    """Logits for every example of `data` (eval mode), optionally in another dtype (float64)."""
+    model.eval()
+    out = []
+    for start in range(0, len(data), batch_size):
+        xb, _ = data.batch(torch.arange(start, min(start + batch_size, len(data))))
+        xb = xb.to(device) if dtype is None else xb.to(device=device, dtype=dtype)
+        out.append(model(xb).cpu())
+    return torch.cat(out)
+
+
+def accuracy(model: nn.Module, data: Split, batch_size: int = 1000, device="cpu") -> float:
+    """Top-1 accuracy in percent."""
+    logits = predict(model, data, batch_size, device)
+    return float((logits.argmax(1) == data.y).double().mean() * 100)
+
+
+def make_qat(float_model: nn.Module, train: Split, *, method: str, w_bits: int, a_bits: int, grid: str,
+             first_last: str, seed: int, init_batch: int = 256, device="cpu") -> nn.Module:
+    """Convert the float model and initialise activation steps from one training batch."""
+    qmodel = quantize_model(float_model, method, w_bits, a_bits, grid, first_last, seed=seed).to(device)
+    idx = _order(len(train), seed, "asq-init-batch", 0)[:init_batch]
+    init_step_sizes(qmodel, train.batch(idx)[0].to(device))
+    return qmodel

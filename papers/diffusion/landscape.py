@@ -1,0 +1,98 @@
+"""The potential of the reverse drift, speciation, unstable symmetry breaking and the phase diagram.
+
+Paper: Yu & Huang, https://arxiv.org/abs/2405.11932 (Sec. VI, Figs. 4-6, Appendix B).
+
+In reversed time the drift is X + 2∇ln p_t = −∇U, so
+
+    U(x, t) = −|x|²/2 − 2 ln p_t(x)        (for σ = 1: ½|x|² − 2 ln cosh(x·μ_t) + const).
+
+*Speciation* is the time t_S at which the curvature of U at the origin changes sign
+(the symmetric fixed point loses stability). For ½N(±μ, σ²) in one dimension,
+with u = e^{−2t}: (σ²−1)²u² + 2μ²u − 1 = 0, hence
+
+    t_S = ½ ln(μ² + √(μ⁴ + (σ² − 1)²)).
+
+*Unstable symmetry breaking*: at large |x|, U ≈ |x|²(1/v_t − ½), which stops confining
+for t < t_USB = ½ ln(σ² − 1), possible only when σ > √2.
+
+Phases in the (μ, σ) plane: "none" when t_S ≤ 0 (μ² ≤ σ² − σ⁴/2), "unstable" when σ > √2,
+"symmetry breaking" otherwise.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import brentq
+
+from common.errors import UserError
+
+from .mixture import GaussianMixture
+
+PHASES = ("none", "symmetry breaking", "unstable")
+
+
+def potential(mix: GaussianMixture, x, t: float, shift_origin: bool = True) -> np.ndarray:
+    """U(x, t) = −|x|²/2 − 2 ln p_t(x), optionally shifted so that U(0, t) = 0."""
+    xs, flat = mix._points(x)
+    u = -0.5 * (xs * xs).sum(-1) - 2.0 * mix.log_prob(xs, t)   # −∇U = x + 2∇ln p_t
+    if shift_origin:
+        u = u + 2.0 * mix.log_prob(np.zeros((1, mix.d)), t)[0]
+    return u
+
+
+def speciation_time_closed_form(mu, sigma2: float) -> float:
+    """t_S = ½ ln(|μ|² + √(|μ|⁴ + (σ² − 1)²)); negative means no speciation (t_S ≤ 0)."""
+    if sigma2 <= 0:
+        raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
+    mu2 = float(np.sum(np.square(mu)))
+    return 0.5 * float(np.log(mu2 + np.sqrt(mu2 * mu2 + (sigma2 - 1.0) ** 2)))
+
+
+def curvature_at_origin(mix: GaussianMixture, t: float) -> float:
+    """Smallest eigenvalue of ∇∇U(0, t) = −I − 2∇∇ln p_t(0)."""
+    h = mix.hessian_log_prob(np.zeros((1, mix.d)), t)[0]
+    return float(-1.0 - 2.0 * np.linalg.eigvalsh(h).max())
+
+
+def speciation_time_numeric(mix: GaussianMixture, t_max: float = 30.0, xtol: float = 1e-12) -> float:
+    """The root in t of the curvature of U at 0 (brentq); nan when the curvature never changes sign."""
+    f = lambda t: curvature_at_origin(mix, t)  # noqa: E731
+    lo = 1e-12
+    if f(lo) >= 0 or f(t_max) <= 0:
+        return float("nan")
+    return float(brentq(f, lo, t_max, xtol=xtol))
+
+
+def usb_time(sigma2: float) -> float:
+    """t_USB = ½ ln(σ² − 1) when σ² > 2, else nan (no unstable symmetry breaking)."""
+    if sigma2 <= 0:
+        raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
+    return 0.5 * float(np.log(sigma2 - 1.0)) if sigma2 > 2.0 else float("nan")
+
+
+def phase(mu: float, sigma: float) -> int:
+    """Analytic phase index into PHASES (0 none, 1 symmetry breaking, 2 unstable)."""
+    if sigma > np.sqrt(2.0):
+        return 2
+    return 1 if mu * mu > sigma ** 2 - sigma ** 4 / 2.0 else 0       # boundary μ² = σ² − σ⁴/2
+
+
+def phase_numeric(mu: float, sigma: float, t_small: float = 1e-6, x_far: float = 1e3) -> int:
+    """Phase read from the potential itself: non-confining at t→0 means unstable; otherwise a
+    negative curvature at the origin at t→0 means speciation happens at some t_S > 0."""
+    mix = GaussianMixture.two_gaussians(mu, sigma * sigma)
+    far = potential(mix, np.array([x_far, -x_far]), t_small)
+    if np.any(far < 0):
+        return 2
+    return 1 if curvature_at_origin(mix, t_small) < 0 else 0
+
+
+def phase_diagram(mus: np.ndarray, sigmas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(analytic, numeric) phase grids of shape (len(sigmas), len(mus))."""
+    ana = np.array([[phase(m, s) for m in mus] for s in sigmas])
+    num = np.array([[phase_numeric(m, s) for m in mus] for s in sigmas])
+    return ana, num
+
+
+def boundary_distance(mu: float, sigma: float) -> float:
+    """Distance-like measure to the nearest analytic boundary (to leave out ties in checks)."""
+    return min(abs(mu * mu - (sigma ** 2 - sigma ** 4 / 2.0)), abs(sigma - np.sqrt(2.0)))

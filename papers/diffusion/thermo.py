@@ -1,0 +1,157 @@
+"""Ensemble entropy rates, fluctuation-theorem and second-law statistics.
+
+Paper: Yu & Huang, https://arxiv.org/abs/2405.11932 (Eqs. 24-30 forward, 54-64 backward).
+
+With force f and probability current J = f p − ∇p (unit temperature):
+
+* entropy production rate  π = ∫ |J|²/p ≥ 0,
+* entropy flux             φ = ∫ f·J,
+* system entropy           dS/dt = π − φ.
+
+Forward f = −x, so J = −(x + ∇ln p) p. Backward (time s = T − t) f* = x + 2∇ln p and
+J* = (x + ∇ln p) p = −J, hence π* = π while φ* = ∫ (x + 2∇ln p)·(x + ∇ln p) p ≠ φ.
+
+For the symmetric pair ½N(±μ, σ²I) with m = |μ|e^{−t}, v = v_t and A = E_{p_t} tanh²(m x/v)
+(the projection on μ̂), the Fisher information is I = 1/v − (m²/v²)(1 − A) and
+
+    π = m² + v − 2 + I,   φ = m² + v − 1,   φ* = m² + v − 3 + 2I,
+
+plus, for each of the d − 1 orthogonal directions, (v−1)²/v, v − 1 and (v−1)(v−2)/v.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from common.errors import UserError
+
+from .mixture import GaussianMixture, ou_decay
+
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(201)   # ∫ g(z) N(z;0,1) dz ≈ Σ w g(x) / √(2π)
+_GH_W = _GH_W / np.sqrt(2.0 * np.pi)
+
+
+def _projected_pair(mix: GaussianMixture):
+    pair = mix.symmetric_pair()
+    if pair is None:
+        return None
+    mu, s2 = pair
+    return float(np.sqrt(mu @ mu)), s2
+
+
+def rates_closed_form(mix: GaussianMixture, t) -> dict:
+    """π, φ, dS/dt forward and φ*, dS*/ds backward for ½N(±μ, σ²I) (any d) or a single Gaussian."""
+    t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+    d = mix.d
+    pp = _projected_pair(mix)
+    e = ou_decay(t)
+    if pp is not None:
+        mu, s2 = pp
+        m = mu * e; v = 1.0 + (s2 - 1.0) * e * e
+        # A = E tanh²(m x / v), x ~ ½N(±m, v): by symmetry take the + component
+        xs = m[:, None] + np.sqrt(v)[:, None] * _GH_X[None, :]
+        a = (np.tanh(m[:, None] * xs / v[:, None]) ** 2) @ _GH_W
+        fisher = 1.0 / v - (m * m / (v * v)) * (1.0 - a)          # I = 1/v − (m²/v²)(1 − A)
+        m2 = m * m
+    elif mix.k == 1:
+        s2 = float(mix.variances[0]); m0 = mix.means[0]
+        v = 1.0 + (s2 - 1.0) * e * e
+        m2 = float(m0 @ m0) * e * e
+        fisher = 1.0 / v
+    else:
+        raise UserError("closed-form rates need a symmetric two-Gaussian mixture or a single Gaussian; "
+                        "use rates_quadrature for other 1-D mixtures")
+    pi = m2 + v - 2.0 + fisher + (d - 1) * (v - 1.0) ** 2 / v         # π = π*
+    phi = m2 + v - 1.0 + (d - 1) * (v - 1.0)                           # φ
+    phi_b = m2 + v - 3.0 + 2.0 * fisher + (d - 1) * (v - 1.0) * (v - 2.0) / v   # φ*
+    return {"t": t, "pi": pi, "phi": phi, "dSdt": pi - phi, "pi_backward": pi,
+            "phi_backward": phi_b, "dSds_backward": pi - phi_b, "fisher": fisher}
+
+
+def _grid_1d(mix: GaussianMixture, t: float, n: int = 4001):
+    m = mix.at(t)
+    sd = np.sqrt(m.variances.max())
+    lo = m.means[:, 0].min() - 12 * sd; hi = m.means[:, 0].max() + 12 * sd
+    return np.linspace(lo, hi, n)
+
+
+def rates_quadrature(mix: GaussianMixture, t, n_grid: int = 4001) -> dict:
+    """The same rates by quadrature on a grid, for any 1-D mixture (the definitions, not the closed form)."""
+    if mix.d != 1:
+        raise UserError("rates_quadrature works in d=1; use rates_closed_form for the symmetric pair in d>1")
+    t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+    out = {k: np.empty_like(t) for k in ("pi", "phi", "phi_backward")}
+    for i, ti in enumerate(t):
+        x = _grid_1d(mix, ti, n_grid)
+        p = mix.prob(x, ti); s = mix.score(x, ti)
+        w = p * (x[1] - x[0])
+        j_over_p = -(x + s)                                   # J = f p − ∂p, f = −x
+        out["pi"][i] = np.sum(j_over_p ** 2 * w)               # π = ∫ J²/p
+        out["phi"][i] = np.sum(-x * j_over_p * w)              # φ = ∫ f J
+        out["phi_backward"][i] = np.sum((x + 2 * s) * (x + s) * w)   # φ* = ∫ f* J*, J* = −J
+    out["t"] = t
+    out["dSdt"] = out["pi"] - out["phi"]
+    out["pi_backward"] = out["pi"]
+    out["dSds_backward"] = out["pi"] - out["phi_backward"]
+    return out
+
+
+def kl_to_standard_normal(mix: GaussianMixture, t: float = 0.0, n_grid: int = 8001) -> float:
+    """KL(p_t ‖ N(0, I)) by quadrature: exact in 1-D, and for the symmetric pair in any d
+    (projection on μ̂ plus d − 1 Gaussian directions, each ½(v − 1 − ln v))."""
+    pp = _projected_pair(mix)
+    if mix.d == 1:
+        m1 = mix
+        extra = 0.0
+    elif pp is not None:
+        mu, s2 = pp
+        m1 = GaussianMixture.two_gaussians(mu, s2)
+        v = float(1.0 + (s2 - 1.0) * ou_decay(t) ** 2)
+        extra = (mix.d - 1) * 0.5 * (v - 1.0 - np.log(v))
+    elif mix.k == 1:
+        v = float(mix.at(t).variances[0]); m = mix.at(t).means[0]
+        return float(0.5 * (mix.d * (v - 1.0 - np.log(v)) + m @ m))
+    else:
+        raise UserError("KL is implemented for 1-D mixtures, the symmetric pair and single Gaussians")
+    x = _grid_1d(m1, t, n_grid)
+    lp = m1.log_prob(x, t)
+    lq = -0.5 * x * x - 0.5 * np.log(2 * np.pi)
+    p = np.exp(lp)
+    return float(np.sum(p * (lp - lq)) * (x[1] - x[0]) + extra)
+
+
+def ift_statistics(total: np.ndarray, floor: float = 0.01, n_checkpoints: int = 100) -> dict:
+    """⟨e^{−ΔS_tot}⟩, its standard error, the claim tolerance max(4 SE, floor), quantiles, running mean."""
+    total = np.asarray(total, dtype=np.float64)
+    n = total.size
+    if n < 2:
+        raise UserError("need at least two trajectories for fluctuation-theorem statistics")
+    w = np.exp(-total)
+    mean = float(w.mean()); se = float(w.std(ddof=1) / np.sqrt(n))
+    cum = np.cumsum(w)
+    idx = np.unique(np.linspace(1, n, min(n_checkpoints, n)).astype(int))
+    q = np.quantile(w, [0.5, 0.9, 0.99, 0.999])
+    return {"mean": mean, "se": se, "tol": max(4.0 * se, floor), "n": n,
+            "running_n": idx, "running_mean": cum[idx - 1] / idx,
+            "q50": float(q[0]), "q90": float(q[1]), "q99": float(q[2]), "q999": float(q[3]),
+            "max": float(w.max()), "frac_negative": float(np.mean(total < 0))}
+
+
+def mean_and_se(x: np.ndarray) -> tuple[float, float]:
+    x = np.asarray(x, dtype=np.float64)
+    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
+
+
+def binned_rates(increments: np.ndarray, dt: float, times: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Average per-step ensemble increments over bins of consecutive steps and divide by dt.
+
+    Returns (bin-centre times, rates). `times` are the grid points (length steps + 1).
+    """
+    inc = np.asarray(increments, dtype=np.float64)
+    steps = inc.size
+    n_bins = max(1, min(int(n_bins), steps))
+    edges = np.linspace(0, steps, n_bins + 1).astype(int)
+    mids = 0.5 * (times[:-1] + times[1:])
+    centres = np.array([mids[a:b].mean() for a, b in zip(edges[:-1], edges[1:])])
+    rates = np.array([inc[a:b].mean() / dt for a, b in zip(edges[:-1], edges[1:])])
+    return centres, rates
+

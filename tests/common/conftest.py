@@ -1,0 +1,57 @@
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from common import paths
+
+TOY_CLAIMS = """
+paper: {title: "Toy paper", url: "https://example.org/toy"}
+claims:
+  - {id: c-pass, statement: "x is at least 1", paper_value: "1", source: "Eq. 1", metric: x, compare: at_least, value: 1, profiles: [smoke, quick]}
+  - {id: c-fail, statement: "x is at most 0", paper_value: "0", source: "Eq. 2", metric: x, compare: at_most, value: 0, profiles: [smoke]}
+  - {id: c-missing, statement: "never measured", paper_value: "3", source: "Tab. 1", metric: nope, compare: within, value: 3, tolerance: 1, profiles: [smoke]}
+  - {id: c-scale, statement: "only at full", paper_value: "2", source: "Fig. 1", metric: x, compare: at_least, value: 0, profiles: [full]}
+"""
+
+PARAMS = '''import os
+profile = os.environ.get("REPRO_PROFILE", "quick")
+seed = 0
+device = None
+run_dir = None
+x = 2.0
+fail = False'''
+
+BODY = '''from common.runs import Run
+from common.errors import UserError
+run = Run.open("toy", profile, run_dir=run_dir, params={"x": x}, seed=seed, device=device)
+if x < 0:
+    raise UserError("x must be >= 0; pass -p x=1")
+assert not fail, "asked to fail"
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots(); ax.plot([0, 1], [0, x]); run.save_figure(fig, "line"); plt.close(fig)
+run.log_metrics({"x": x})'''
+
+
+def make_notebook(path: Path, params: str = PARAMS, body: str = BODY) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell(params)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# toy"), cell, nbformat.v4.new_code_cell(body)]
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def toy_repo(tmp_path, monkeypatch):
+    """A repository holding one toy paper, with results in tmp_path/results."""
+    papers, notebooks = tmp_path / "papers", tmp_path / "notebooks"
+    (papers / "toy").mkdir(parents=True)
+    (notebooks / "toy").mkdir(parents=True)
+    (papers / "toy" / "claims.yaml").write_text(TOY_CLAIMS)
+    make_notebook(notebooks / "toy" / "01-toy.ipynb")
+    monkeypatch.setattr(paths, "PAPERS", papers)
+    monkeypatch.setattr(paths, "NOTEBOOKS", notebooks)
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
+    return tmp_path

@@ -1,0 +1,152 @@
+import gzip
+import os
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+from common import data
+from common.checkpoint import load_checkpoint, save_checkpoint
+from common.distributed import init_distributed
+from common.errors import UserError
+
+
+def idx_bytes(arr: np.ndarray) -> bytes:
+    return bytes([0, 0, 8, arr.ndim]) + b"".join(struct.pack(">I", d) for d in arr.shape) + arr.astype(np.uint8).tobytes()
+
+
+def test_parse_idx_roundtrip():
+    arr = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
+    assert np.array_equal(data.parse_idx(idx_bytes(arr)), arr)
+    with pytest.raises(ValueError):
+        data.parse_idx(b"\x00\x00\x09\x01" + b"\x00" * 8)
+
+
+def test_digits_split_and_range():
+    tr, te = data.load_dataset("digits", "train"), data.load_dataset("digits", "test")
+    assert tr.x.shape == (1438, 1, 8, 8) and te.x.shape == (359, 1, 8, 8)
+    assert tr.x.dtype == np.float32 and tr.y.dtype == np.int64
+    assert tr.x.min() == 0.0 and tr.x.max() == 1.0
+    assert set(np.unique(tr.y)) == set(range(10))
+    assert len(tr.subset(100, seed=1)) == 100
+
+
+def test_mnist_from_user_folder(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    imgs, labels = rng.integers(0, 256, (5, 28, 28)), rng.integers(0, 10, 5)
+    d = tmp_path / "mnist"
+    d.mkdir()
+    (d / "t10k-images-idx3-ubyte.gz").write_bytes(gzip.compress(idx_bytes(imgs)))
+    (d / "t10k-labels-idx1-ubyte").write_bytes(idx_bytes(labels))
+    monkeypatch.setenv("REPRO_DATA", str(tmp_path))
+    ds = data.load_dataset("mnist", "test")
+    assert ds.x.shape == (5, 1, 28, 28)
+    assert np.allclose(ds.x[:, 0] * 255, imgs) and np.array_equal(ds.y, labels)
+    assert len(ds.provenance) == 2 and all(len(p["sha256"]) == 64 for p in ds.provenance)
+
+
+def test_fashion_mnist_checksum_mismatch_is_user_error(tmp_path, monkeypatch):
+    fake = tmp_path / "fashion_mnist"
+    fake.mkdir()
+    for stem in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        (fake / stem).write_bytes(idx_bytes(np.zeros((2, 28, 28) if "images" in stem else (2,))))
+    monkeypatch.setattr(data.paths, "DATA", tmp_path)
+    with pytest.raises(UserError, match="sha256 mismatch"):
+        data.load_dataset("fashion_mnist", "test")
+
+
+def test_missing_dataset_names_make_data(tmp_path, monkeypatch):
+    monkeypatch.setattr(data.paths, "DATA", tmp_path)
+    monkeypatch.setattr(data, "SYSTEM_DIR", tmp_path / "nowhere")
+    monkeypatch.delenv("REPRO_DATA", raising=False)
+    for name in ("fashion_mnist", "cifar10", "imagenet"):
+        with pytest.raises(UserError, match="make data") as err:
+            data.load_dataset(name, "test")
+        assert "\n" not in str(err.value)
+        assert not data.available(name)
+    with pytest.raises(UserError, match="unknown dataset"):
+        data.load_dataset("svhn")
+
+
+@pytest.mark.skipif(not data.available("fashion_mnist"), reason="Fashion-MNIST not installed (make data)")
+def test_fashion_mnist_official_files():
+    ds = data.load_dataset("fashion_mnist", "test")
+    assert ds.x.shape == (10000, 1, 28, 28) and np.bincount(ds.y).tolist() == [1000] * 10
+
+
+def test_cifar10_pickle_layout(tmp_path, monkeypatch):
+    import pickle
+
+    base = tmp_path / "cifar10" / "cifar-10-batches-py"
+    base.mkdir(parents=True)
+    arr = np.arange(2 * 3072, dtype=np.uint8).reshape(2, 3072)
+    (base / "test_batch").write_bytes(pickle.dumps({b"data": arr, b"labels": [3, 7]}))
+    monkeypatch.setattr(data.paths, "DATA", tmp_path)
+    ds = data.load_dataset("cifar10", "test")
+    assert ds.x.shape == (2, 3, 32, 32) and ds.y.tolist() == [3, 7]
+    assert ds.x[0, 0, 0, 1] == pytest.approx(1 / 255)
+
+
+def _train(model, opt, steps, start=0, ckpt=None, stop_at=None):
+    for step in range(start, steps):
+        if stop_at is not None and step == stop_at:
+            save_checkpoint(ckpt, step, model=model, optimizer=opt)
+            return None
+        x = torch.randn(8, 4)  # draws from the global RNG: must be restored on resume
+        loss = ((model(x) - np.random.rand()) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.weight.detach().clone()
+
+
+def test_resume_matches_uninterrupted(tmp_path):
+    from common.seed import seed_everything
+
+    def fresh():
+        seed_everything(0)
+        m = torch.nn.Linear(4, 1)
+        return m, torch.optim.Adam(m.parameters(), lr=0.1)
+
+    m, o = fresh()
+    straight = _train(m, o, 20)
+    m, o = fresh()
+    assert _train(m, o, 20, ckpt=tmp_path / "c.pt", stop_at=11) is None
+    m2, o2 = torch.nn.Linear(4, 1), None
+    o2 = torch.optim.Adam(m2.parameters(), lr=0.1)
+    torch.rand(100)  # disturb the RNG: the checkpoint must restore it
+    step, _ = load_checkpoint(tmp_path / "c.pt", model=m2, optimizer=o2)
+    assert step == 11
+    assert torch.equal(_train(m2, o2, 20, start=step), straight)
+
+
+def test_distributed_is_noop_in_one_process(monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    ctx = init_distributed("cpu")
+    assert (ctx.rank, ctx.world_size, ctx.is_main, ctx.enabled) == (0, 1, True, False)
+    t = torch.ones(2)
+    assert torch.equal(ctx.all_reduce_mean(t), torch.ones(2))
+    ctx.barrier()
+    ctx.shutdown()
+
+
+def _worker(rank, world, port, out):
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    ctx = init_distributed("cpu")
+    t = ctx.all_reduce_mean(torch.tensor([float(rank)]))
+    out[rank] = (ctx.backend, float(t))
+    ctx.shutdown()
+
+
+def test_gloo_two_processes():
+    import socket
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = mp.Manager().dict()
+    mp.spawn(_worker, args=(2, port, out), nprocs=2, join=True)
+    assert dict(out) == {0: ("gloo", 0.5), 1: ("gloo", 0.5)}
