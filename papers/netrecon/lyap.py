@@ -50,6 +50,7 @@ def _steps(t: float, dt: float) -> int:
 
 def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient: float = 20.0,
                      t_average: float = 100.0, method: str = "two-trajectory", eps: float = 1e-6,
+                     t_align: float = 0.0,
                      renorm_every: int = 1, n_running: int = 200, record_every: int = 0,
                      rng: np.random.Generator | None = None) -> LyapunovResult:
     """Largest Lyapunov exponent of the Euler map for every row of `x0` (shape (K, N)).
@@ -59,14 +60,16 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     method "tangent": the linearised map D_t acts on a unit vector (no eps).
     lambda = (1/T) sum_k ln(d_k / eps) over the averaging window.
 
+    `t_align` is a tangent transient: the perturbation is evolved and renormalised that long
+    before its growth is counted, so it aligns with the most unstable direction first.
     With `record_every > 0` the states are also recorded every that many steps during the
     averaging window and returned in `extra["states"]` (shape (R, K, N)) for autocorrelations.
     """
     check_params(N=J.shape[-1], dt=dt)
     if method not in ("two-trajectory", "tangent"):
         raise UserError(f"unknown method {method!r}; choose 'two-trajectory' or 'tangent'")
-    if t_transient < 0 or t_average <= 0 or renorm_every < 1:
-        raise UserError("need t_transient >= 0, t_average > 0 and renorm_every >= 1")
+    if t_transient < 0 or t_align < 0 or t_average <= 0 or renorm_every < 1:
+        raise UserError("need t_transient >= 0, t_align >= 0, t_average > 0 and renorm_every >= 1")
     x = np.atleast_2d(np.array(x0, dtype=np.float64))
     K, N = x.shape
     JT = _JT(J)
@@ -79,6 +82,10 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         x = euler_step(x, JT, dt)
     u = rng.standard_normal((K, N))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
+    if t_align > 0:  # tangent transient: align the perturbation, count nothing
+        pre = largest_exponent(J, x, dt, 0.0, t_align, method=method, eps=eps, renorm_every=renorm_every,
+                               n_running=1, rng=rng)
+        x, u = pre.extra["x_final"], pre.extra["u_final"]
     states = None
     if record_every:
         from .rnn import check_memory
@@ -100,6 +107,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
             dist = np.linalg.norm(d, axis=1)
             log_sum += np.log(dist / eps)  # ln(d_k / eps)
             z[K:] = z[:K] + d * (eps / dist)[:, None]  # pull the companion back to distance eps
+            u = d / dist[:, None]
             if (b + 1) % every == 0:
                 times.append((b + 1) * renorm_every * dt)
                 running.append(log_sum / ((b + 1) * renorm_every * dt))
@@ -117,12 +125,13 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
             nv = np.linalg.norm(v, axis=1)
             log_sum += np.log(nv)
             v /= nv[:, None]
+            u = v
             if (b + 1) % every == 0:
                 times.append((b + 1) * renorm_every * dt)
                 running.append(log_sum / ((b + 1) * renorm_every * dt))
         x_final = x
     lam = log_sum / (n_av * dt)  # lambda = (1/T) sum ln(d_k/eps)
-    extra = {"x_final": x_final}
+    extra = {"x_final": x_final, "u_final": u}
     if states is not None:
         extra["states"] = states
         extra["state_dt"] = record_every * dt

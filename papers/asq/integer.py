@@ -1,0 +1,280 @@
+"""Integer inference: export codes, per-channel scales and the POST look-up table; integer
+accumulation for conv and linear; a model-level integer forward pass; storage/op accounting.
+
+Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263 (the LUT has no code in the release; this is
+a reconstruction).
+
+A quantized layer computes, for sample b and output channel c,
+
+    y[b, c] = s_a[b] * w_scale[c] * acc[b, c] + bias[c],   acc = sum_k x_int[b, k] * w_int[c, k]
+
+with activation codes x_int = clamp(round(x / (s * beta_b)), Qn, Qp) and integer weights
+
+    uniform:    w_int = q (two's complement),              w_scale = s_w[c]
+    log grids:  w_int = sign * LUT[|code|],                w_scale = alpha[c] * 2^-F
+                LUT[c] = round(2^F * 2^(-(c-1)/2))  (POST),  LUT[0] = 0
+
+so every multiply-accumulate is integer (for POT, LUT entries are powers of two: shifts) and the
+only real-valued multiply is one per output. The accumulator is exact in int64, and also in
+float64 as long as |acc| < 2^53 (checked), which gives a fast exact path through BLAS.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from common.errors import UserError
+
+from .convert import quant_layers
+from .layers import QConv2d, QLinear
+from .levels import LOG_GRIDS, LUT_FRAC_BITS, magnitudes, storage_bits
+
+
+def lut_for(grid: str, bits: int, frac_bits: int = LUT_FRAC_BITS) -> torch.Tensor | None:
+    """The layer's look-up table: LUT[0] = 0, LUT[c] = round(2^F m_c) (int64); None for uniform."""
+    if grid not in LOG_GRIDS:
+        return None
+    mags = magnitudes(grid, bits)
+    lut = torch.round(mags * 2**frac_bits).to(torch.int64)                 # L[c] = round(2^F m_c)
+    return torch.cat([torch.zeros(1, dtype=torch.int64), lut])
+
+
+@dataclass
+class IntLayer:
+    """Everything integer inference needs from one quantized layer."""
+
+    kind: str                     # "conv" or "linear"
+    w_codes: torch.Tensor         # int64 codes (uniform: step counts; log: sign * magnitude code)
+    w_int: torch.Tensor           # int64 weights that enter the accumulator
+    w_scale: torch.Tensor         # float64 (C_out,)
+    lut: torch.Tensor | None      # int64 LUT of a log grid
+    bias: torch.Tensor | None
+    stride: tuple = (1, 1)
+    padding: tuple = (0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    grid: str = "uniform"
+    w_bits: int = 4
+
+
+@torch.no_grad()
+def export_layer(layer: nn.Module) -> IntLayer:
+    """Integer codes, scales and LUT of a QConv2d/QLinear (computed in float64)."""
+    wq = layer.weight_q
+    if wq.bits == 32 or layer.act_q.bits == 32:
+        raise UserError("a float (32-bit) layer has no integer form; quantize it with 2..8 bits")
+    if getattr(layer, "groups", 1) != 1:
+        raise UserError("grouped convolutions are not supported by the integer path")
+    w = layer.weight.detach().double()
+    scale = wq.scale.detach().double()
+    orig = (wq.scale.data, wq.levels)
+    wq.scale.data, wq.levels = scale, wq.levels.double()
+    try:
+        codes = wq.codes(w)
+    finally:
+        wq.scale.data, wq.levels = orig
+    lut = lut_for(wq.grid, wq.bits)
+    if lut is None:
+        w_int, w_scale = codes, scale.reshape(-1)
+    else:
+        w_int = codes.sign() * lut[codes.abs()]                                # sign * LUT[|code|]
+        w_scale = scale.reshape(-1) * 2.0 ** -LUT_FRAC_BITS                     # alpha * 2^-F
+    bias = None if layer.bias is None else layer.bias.detach().double()
+    if isinstance(layer, QConv2d):
+        return IntLayer("conv", codes, w_int, w_scale, lut, bias, layer.stride, layer.padding,
+                        layer.dilation, layer.groups, wq.grid, wq.bits)
+    return IntLayer("linear", codes, w_int, w_scale, lut, bias, grid=wq.grid, w_bits=wq.bits)
+
+
+def accumulate(x_codes: torch.Tensor, layer: IntLayer, backend: str = "float64") -> torch.Tensor:
+    """acc = sum_k x_int * w_int as an int64 tensor (B, C_out, ...).
+
+    backend "int64": im2col + int64 matmul (integer arithmetic throughout); "float64": the same
+    sums through float64 convolution, exact because every partial sum is an integer below 2^53.
+    """
+    x_codes = x_codes.to(torch.int64)
+    if backend == "float64":
+        bound = x_codes.abs().max().double() * layer.w_int.abs().reshape(layer.w_int.shape[0], -1).sum(1).max().double()
+        if float(bound) >= 2.0**53:
+            raise UserError("accumulator may exceed 2^53; use backend='int64'")
+        xd, wd = x_codes.double(), layer.w_int.double()
+        if layer.kind == "conv":
+            acc = F.conv2d(xd, wd, None, layer.stride, layer.padding, layer.dilation, layer.groups)
+        else:
+            acc = F.linear(xd, wd)
+        return acc.round().to(torch.int64)
+    if backend != "int64":
+        raise UserError(f"unknown integer backend {backend!r}; choose int64 or float64")
+    if layer.kind == "linear":
+        return x_codes @ layer.w_int.T
+    c_out, _, kh, kw = layer.w_int.shape
+    b, _, h, w = x_codes.shape
+    cols = F.unfold(x_codes.double(), (kh, kw), layer.dilation, layer.padding, layer.stride)
+    cols = cols.round().to(torch.int64)                                         # exact: codes < 2^53
+    acc = layer.w_int.reshape(c_out, -1) @ cols                                  # int64 accumulate
+    h_out = (h + 2 * layer.padding[0] - layer.dilation[0] * (kh - 1) - 1) // layer.stride[0] + 1
+    w_out = (w + 2 * layer.padding[1] - layer.dilation[1] * (kw - 1) - 1) // layer.stride[1] + 1
+    return acc.reshape(b, c_out, h_out, w_out)
+
+
+def dequantize(acc: torch.Tensor, step: torch.Tensor, layer: IntLayer) -> torch.Tensor:
+    """y = s_a[b] * w_scale[c] * acc + bias (float64): one real multiply per output."""
+    shape = (1, -1) + (1,) * (acc.dim() - 2)
+    y = acc.double() * (step.double().reshape((-1,) + (1,) * (acc.dim() - 1)) * layer.w_scale.reshape(shape))
+    return y if layer.bias is None else y + layer.bias.reshape(shape)
+
+
+class IntegerLayer(nn.Module):
+    """Drop-in replacement of a quantized layer that runs the integer path (float64 around it)."""
+
+    def __init__(self, qlayer: nn.Module, backend: str = "float64"):
+        super().__init__()
+        self.act_q = qlayer.act_q            # float64 copy: the adapter and step live here
+        self.int_layer = export_layer(qlayer)
+        self.backend = backend
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.double()
+        codes, step = self.act_q.codes(x)                                      # x_int, s * beta
+        return dequantize(accumulate(codes, self.int_layer, self.backend), step.reshape(-1), self.int_layer)
+
+
+@torch.no_grad()
+def bake_weights(qmodel: nn.Module) -> nn.Module:
+    """A copy whose float weights are replaced by their fake-quantized values, in the model's dtype.
+
+    Quantizing twice changes nothing, so the copy computes the same outputs; but the weight codes
+    are now fixed by the trained (float32) model and cannot flip when it is cast to float64.
+    """
+    model = copy.deepcopy(qmodel)
+    for _, layer in quant_layers(model):
+        layer.weight.copy_(layer.weight_q(layer.weight))
+    return model
+
+
+def integer_model(qmodel: nn.Module, backend: str = "float64") -> nn.Module:
+    """A float64 copy of a QAT model whose quantized layers run the integer path."""
+    model = bake_weights(qmodel).double().eval()
+    layers = quant_layers(model)
+    if not layers:
+        raise UserError("model has no quantized layer; convert it with quantize_model first")
+    for name, layer in layers:
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        setattr(parent, child, IntegerLayer(layer, backend))
+    return model
+
+
+def count_macs(model: nn.Module, input_shape: tuple) -> dict:
+    """MACs of one sample: {"model": conv/linear MACs of the network, "adapter": adapter MACs}."""
+    counts = {"model": 0, "adapter": 0}
+    hooks = []
+
+    def hook(name):
+        def fn(mod, inp, out):
+            if isinstance(mod, nn.Conv2d):
+                k = mod.in_channels // mod.groups * mod.kernel_size[0] * mod.kernel_size[1]
+                macs = out.numel() // out.shape[0] * k
+            else:
+                macs = mod.in_features * mod.out_features
+            counts["adapter" if ".adapter." in f".{name}." else "model"] += int(macs)
+        return fn
+
+    for name, mod in model.named_modules():
+        if isinstance(mod, (nn.Conv2d, nn.Linear)):
+            hooks.append(mod.register_forward_hook(hook(name)))
+    was = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            p = next(model.parameters())
+            model(torch.zeros((1,) + tuple(input_shape), dtype=p.dtype, device=p.device))
+    finally:
+        for h in hooks:
+            h.remove()
+        model.train(was)
+    return counts
+
+
+def accounting(qmodel: nn.Module, input_shape: tuple, lut_entry_bytes: int = 2) -> dict:
+    """Storage and operation accounting of a QAT model (all plain numbers).
+
+    Model parameters are those of the float network (weights, biases, BN); quantizer steps,
+    clips and adapters are counted separately. Stored bits: quantized weights at the grid's
+    storage bits, everything else at 32. The LUT is one table per log-grid layer, of its nonzero
+    magnitudes, `lut_entry_bytes` each (uint16 at F = 15).
+    """
+    for _, layer in quant_layers(qmodel):
+        # make sure steps are initialised before counting MACs (a forward pass may init them)
+        layer.act_q.initialized.fill_(True)
+    names = {n for n, _ in qmodel.named_parameters()}
+    is_quant = lambda n: (".act_q." in f".{n}" or ".weight_q." in f".{n}")  # noqa: E731
+    model_params = sum(p.numel() for n, p in qmodel.named_parameters() if not is_quant(n))
+    adapter_params = sum(p.numel() for n, p in qmodel.named_parameters() if ".adapter." in f".{n}")
+    quant_param = sum(p.numel() for n, p in qmodel.named_parameters() if is_quant(n)) - adapter_params
+    qweights, qbits, lut_entries, n_log_layers, per_out_mults = 0, 0, 0, 0, 0
+    int_mults_per_mac = {}
+    macs_per_layer = count_macs(qmodel, input_shape)
+    for name, layer in quant_layers(qmodel):
+        wq = layer.weight_q
+        n = layer.weight.numel()
+        qweights += n
+        qbits += n * (32 if wq.bits == 32 else storage_bits(wq.grid, wq.bits))
+        if wq.grid in LOG_GRIDS and wq.bits != 32:
+            lut_entries += len(magnitudes(wq.grid, wq.bits))
+            n_log_layers += 1
+        int_mults_per_mac[wq.grid] = {"uniform": 1, "pot": 0, "pot_released": 0}.get(wq.grid, 0)
+    fp_weight_bits = 32 * (model_params - qweights)
+    scale_bits = 32 * quant_param
+    model_bits = qbits + fp_weight_bits + scale_bits
+    lut_bytes = lut_entries * lut_entry_bytes
+    return {
+        "model_params": int(model_params),
+        "quantized_weights": int(qweights),
+        "bits_per_quantized_weight": qbits / max(qweights, 1),
+        "bits_per_weight_all": (qbits + fp_weight_bits) / model_params,
+        "model_bytes": model_bits / 8,
+        "float_model_bytes": 4.0 * model_params,
+        "compression_vs_float": 4.0 * model_params / (model_bits / 8),
+        "lut_layers": int(n_log_layers),
+        "lut_entries": int(lut_entries),
+        "lut_bytes": int(lut_bytes),
+        "lut_entries_pct_of_params": 100.0 * lut_entries / model_params,
+        "lut_bytes_pct_of_model_bytes": 100.0 * lut_bytes / (model_bits / 8),
+        "adapter_params": int(adapter_params),
+        "adapter_params_pct": 100.0 * adapter_params / model_params,
+        "model_macs": int(macs_per_layer["model"]),
+        "adapter_macs": int(macs_per_layer["adapter"]),
+        "adapter_macs_pct": 100.0 * macs_per_layer["adapter"] / max(macs_per_layer["model"], 1),
+        "int_multiplies_per_mac": int_mults_per_mac,
+    }
+
+
+def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str = "float64") -> dict:
+    """Integer path vs the fake-quant model on `data`: max |logit diff| and argmax agreement.
+
+    Against the fake-quant model run in float64 (the same arithmetic without float32 rounding)
+    and, for information, in float32 as trained (where rare rounding-boundary flips of activation
+    codes appear).
+    """
+    from .train import predict
+
+    int_logits = predict(integer_model(qmodel, backend), data, batch_size, dtype=torch.float64)
+    fq64 = predict(bake_weights(qmodel).double(), data, batch_size, dtype=torch.float64)
+    fq32 = predict(qmodel, data, batch_size).double()
+    y = data.y
+    return {
+        "max_abs_logit_diff": float((int_logits - fq64).abs().max()),
+        "argmax_agreement": float((int_logits.argmax(1) == fq64.argmax(1)).double().mean()),
+        "max_abs_logit_diff_fp32": float((int_logits - fq32).abs().max()),
+        "argmax_agreement_fp32": float((int_logits.argmax(1) == fq32.argmax(1)).double().mean()),
+        "acc_integer": float((int_logits.argmax(1) == y).double().mean() * 100),
+        "acc_fakequant_fp32": float((fq32.argmax(1) == y).double().mean() * 100),
+        "logit_scale": float(fq64.abs().max()),
+    }

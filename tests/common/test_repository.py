@@ -1,0 +1,83 @@
+"""Standing rules of the repository: notebooks, pins, layout, and every paper's smoke run."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from common import paths
+from common.io import read_json
+from common.reproduce import notebook_parameters, notebooks, registered_papers
+
+NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*/*.ipynb"))
+PAPERS = registered_papers()
+
+
+def test_requirements_pinned_and_environment_in_sync():
+    reqs = [l.strip() for l in (paths.REPO / "requirements.txt").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.+-]*", r) for r in reqs), reqs
+    names = {r.split("==")[0].lower() for r in reqs}
+    assert {"torch", "jupyterlab", "papermill", "numpy", "pandas", "seaborn", "pytest", "nbval"} <= names
+    assert "torch==2.13.0" in reqs
+    env = yaml.safe_load((paths.REPO / "environment.yml").read_text())
+    deps = env["dependencies"]
+    assert "python=3.11" in deps and "pip" in deps
+    pip_part = next(d["pip"] for d in deps if isinstance(d, dict))
+    assert pip_part == ["-r requirements.txt", "-e ."]
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_notebook_is_clean_and_parameterised(nb_path):
+    nb = json.loads(nb_path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "commit notebooks without outputs"
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged parameters"
+    params = notebook_parameters(nb_path)
+    assert {"profile", "seed", "device", "run_dir"} <= set(params)
+    assert 'os.environ.get("REPRO_PROFILE", "quick")' in "".join(tagged[0]["source"])
+    assert re.fullmatch(r"\d\d-[a-z0-9-]+\.ipynb", nb_path.name)
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_paper_layout(paper):
+    d = paths.PAPERS / paper
+    assert (d / "__init__.py").exists() and (d / "README.md").exists() and (d / "claims.yaml").exists()
+    assert "arxiv.org" in (d / "__init__.py").read_text()
+    assert (paths.REPO / "benchmarks" / f"bench_{paper}.py").exists()
+
+
+def test_common_knows_no_paper():
+    for f in (paths.REPO / "common").glob("*.py"):
+        assert not re.search(r"^\s*(from|import)\s+papers\.", f.read_text(), re.M), f
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_papers_do_not_import_each_other(paper):
+    others = [p for p in PAPERS if p != paper]
+    for f in (paths.PAPERS / paper).rglob("*.py"):
+        text = f.read_text()
+        for other in others:
+            assert not re.search(rf"\bpapers\.{other}\b|from \.\.{other}\b", text), (f, other)
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_smoke_run_produces_metrics_and_claims(paper, tmp_path):
+    """`python -m common.reproduce <paper> --profile smoke` runs every notebook and judges every claim."""
+    env = {**__import__("os").environ, "REPRO_RESULTS": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "common.reproduce", paper, "--profile", "smoke", "--quiet"],
+                          capture_output=True, text=True, cwd=paths.REPO, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / paper / "smoke"
+    metrics = read_json(out / "metrics.json")
+    assert metrics, "no metrics written"
+    claims_csv = (out / "claims.csv").read_text().splitlines()
+    from common.claims import load_claims
+
+    assert len(claims_csv) == 1 + len(load_claims(paths.PAPERS / paper / "claims.yaml"))
+    man = read_json(out / "manifest.json")
+    assert man["status"] == "ok" and len(man["notebooks"]) == len(notebooks(paper))
+    assert list((out / "figures").glob("*.png")), "no figures"
