@@ -220,17 +220,26 @@ def main(argv: list[str] | None = None) -> int:
             select_device(args.device)  # fail before anything is written
         params = parse_params(args.param)
         accepted = check_params(chosen, params)
-        for paper in chosen:
-            preflight(paper, args.profile, params)
+        if len(chosen) == 1:
+            preflight(chosen[0], args.profile, params)
         bindir = str(Path(sys.executable).parent)  # the kernel must see this interpreter first
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
         os.environ["REPRO_PROFILE"] = args.profile
-        results = []
+        ok = True
         for paper in chosen:
-            result = run_paper(paper, args.profile, params, accepted[paper], args.device, args.timeout, args.quiet)
+            if len(chosen) == 1:
+                result = run_paper(paper, args.profile, params, accepted[paper], args.device, args.timeout, args.quiet)
+            else:  # `all`: one paper's user error must not stop the others
+                try:
+                    preflight(paper, args.profile, params)
+                    result = run_paper(paper, args.profile, params, accepted[paper], args.device, args.timeout, args.quiet)
+                except UserError as err:
+                    print(f"error: {paper}: {err}", file=sys.stderr)
+                    ok = False
+                    continue
             print_table(result)
-            results.append(result)
-        return 0 if all(r["ok"] for r in results) else 1
+            ok = ok and result["ok"]
+        return 0 if ok else 1
 
 
 if __name__ == "__main__":
