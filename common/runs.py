@@ -8,7 +8,6 @@ and swaps it in only when every notebook succeeded, so a failed run never damage
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import platform
 import subprocess
 import sys
@@ -133,7 +132,3 @@ class Run:
         for item in items:
             known[str(item["path"])] = dict(item, path=str(item["path"]))
         self._update_manifest(inputs=sorted(known.values(), key=lambda i: i["path"]))
-
-
-def default_threads() -> int:
-    return int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1))

@@ -89,7 +89,7 @@ def _logp0_derivs(mix: GaussianMixture):
 
 
 def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSamples, *,
-                 block: int = 8192, workers: int | None = None) -> dict:
+                 block: int = 2048, q_block: int = 16, workers: int | None = None) -> dict:
     """V(q), V'(q), V''(q) averaged over the joint samples, vectorised over (q, samples)."""
     q = np.asarray(q, dtype=np.float64)
     if np.any(q <= 0):
@@ -98,13 +98,21 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
         raise UserError(f"t must be positive; got {t}")
     e = float(ou_decay(t)); delta = float(ou_delta(t))
     a_all = samples.x0; x_all = samples.xt(t)
-    r = np.sqrt(q)[:, None]
+    r_all = np.sqrt(q)[:, None]
     derivs = _logp0_derivs(mix)
     n = a_all.size
 
     def part(lo):
+        """Sums over one block of samples, for every q (cache-sized tiles of q_block × block)."""
+        out = np.zeros((3, q.size))
+        for qlo in range(0, q.size, q_block):
+            out[:, qlo: qlo + q_block] = tile(lo, qlo)
+        return out
+
+    def tile(lo, qlo):
         a = a_all[lo: lo + block][None, :]
         x = x_all[lo: lo + block][None, :]
+        r = r_all[qlo: qlo + q_block]
 
         def g(y):   # g = −H and its first two derivatives in y
             lp, s0, h0 = derivs(y)
@@ -129,7 +137,7 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
     w = workers if workers is not None else int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=max(1, w)) as pool:
         parts = list(pool.map(part, range(0, n, block)))
-    lnz = sum(p[0] for p in parts) / n; dlnz = sum(p[1] for p in parts) / n; ddlnz = sum(p[2] for p in parts) / n
+    lnz, dlnz, ddlnz = sum(parts) / n
     return {"q": q, "V": -lnz, "dV": -dlnz, "ddV": -ddlnz}
 
 

@@ -1,5 +1,4 @@
 """The runner and the report, end to end on a toy paper (one tiny notebook)."""
-import json
 import subprocess
 import sys
 

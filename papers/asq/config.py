@@ -1,0 +1,40 @@
+"""Profiles of the ASQ/POST reproduction (smoke, quick, full), resolved with common.profiles.
+
+Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263
+
+smoke: 8x8 digits, tiny CNN, seconds. quick: Fashion-MNIST, small ResNet-8 (width 16), a
+stratified 10k-image training subset, 6 float epochs and 2 QAT epochs, 3 seeds, full 10k test
+set: about 6 minutes on 2 cores. full: CIFAR-10 ResNet-20 (the paper's released recipe lengths);
+ImageNet ResNet-34 W4A4 with `-p dataset=imagenet -p arch=resnet34`.
+"""
+from __future__ import annotations
+
+from common.profiles import resolve
+
+_COMMON = dict(
+    first_last="fp",          # "fp" (released default) or "8bit"
+    fp_lr=0.1, fp_wd=5e-4,    # float pre-training: SGD 0.9, cosine
+    qat_lr=0.01, qat_wd=1e-4,  # QAT: the released recipe (SGD 0.9, cosine)
+    ablation_bits=4,          # weight-grid ablation at W4A4 with ASQ activations
+    lut_arch="resnet34",      # model on which the LUT / adapter accounting is reported
+    eval_batch=1000,
+    mse_samples=20000,
+)
+
+PROFILES = {
+    "smoke": dict(_COMMON, dataset="digits", arch="digits_cnn", width=16, n_train=0, n_test=0,
+                  fp_epochs=6, qat_epochs=2, batch_size=64, seeds=[0, 1], bits=[2, 4],
+                  ablation_grids=["uniform", "pot", "post"], mse_samples=4000, eval_batch=500),
+    "quick": dict(_COMMON, dataset="fashion_mnist", arch="small_resnet", width=16, n_train=10000, n_test=0,
+                  fp_epochs=6, qat_epochs=2, batch_size=128, seeds=[0, 1, 2], bits=[2, 3, 4],
+                  ablation_grids=["uniform", "pot", "post"]),
+    "full": dict(_COMMON, dataset="cifar10", arch="resnet20", width=16, n_train=0, n_test=0,
+                 fp_epochs=200, qat_epochs=90, batch_size=256, seeds=[0, 1, 2], bits=[2, 3, 4],
+                 ablation_grids=["uniform", "pot", "post", "post_released"], mse_samples=200000),
+}
+
+
+def get_config(profile: str, **overrides):
+    """The resolved profile; n_train = 0 / n_test = 0 mean the whole split."""
+    return resolve(PROFILES, profile, **overrides)

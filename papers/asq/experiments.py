@@ -1,0 +1,145 @@
+"""The studies the notebooks run: float checkpoints, the QAT grid, cached per run directory.
+
+Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263
+
+A `Study` trains each float model once per seed and each QAT configuration once per seed, keeps
+the final weights and accuracy in `<run_dir>/checkpoints/`, and resumes an interrupted training
+from its last epoch. Later notebooks of the same run reuse what earlier ones trained.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import torch
+from torch import nn
+
+from common.errors import UserError
+
+from .analysis import tag
+from .convert import quant_layers
+from .data import load
+from .models import build_model
+from .train import accuracy, fit, make_qat
+
+
+class Study:
+    def __init__(self, cfg, run_dir, device="cpu", dist=None):
+        self.cfg, self.device, self.dist = cfg, device, dist
+        self.dir = Path(run_dir) / "checkpoints"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        n_train = cfg.n_train or None
+        n_test = cfg.n_test or None
+        self.train, self.test, self.info = load(cfg.dataset, n_train, n_test, seed=0)
+        self._results_path = self.dir / "results.json"
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _results(self) -> dict:
+        return json.loads(self._results_path.read_text()) if self._results_path.exists() else {}
+
+    def _record(self, key: str, value: dict) -> None:
+        from common.io import atomic_write_json
+
+        res = self._results()
+        res[key] = value
+        if self.dist is None or self.dist.is_main:
+            atomic_write_json(self._results_path, res)
+
+    def _new_float(self, seed: int) -> nn.Module:
+        kw = {"width": self.cfg.width} if self.cfg.arch in ("small_resnet", "digits_cnn") else {}
+        return build_model(self.cfg.arch, self.info["classes"], self.info["shape"][0], seed=seed, **kw).to(self.device)
+
+    # -- models --------------------------------------------------------------------------------
+    def float_model(self, seed: int) -> tuple[nn.Module, float]:
+        """The float model of `seed` (trained here once, then loaded)."""
+        key = f"fp-seed{seed}"
+        model = self._new_float(seed)
+        final = self.dir / f"{key}.pt"
+        res = self._results()
+        if final.exists() and key in res:
+            model.load_state_dict(torch.load(final, map_location=self.device))
+            return model, res[key]["acc"]
+        c = self.cfg
+        fit(model, self.train, epochs=c.fp_epochs, lr=c.fp_lr, weight_decay=c.fp_wd, batch_size=c.batch_size,
+            seed=seed, key="asq-fp-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
+            desc=f"float seed {seed}")
+        acc = accuracy(model, self.test, c.eval_batch, self.device)
+        torch.save(model.state_dict(), final)
+        self._record(key, {"acc": acc, "seed": seed, "config": "fp"})
+        return model, acc
+
+    def qat_model(self, seed: int, method: str, bits: int, grid: str = "uniform") -> tuple[nn.Module, float]:
+        """The QAT model (method, W=A=bits, grid) fine-tuned from the float model of `seed`."""
+        name = tag(method, bits, grid)
+        key = f"{name}-seed{seed}"
+        fmodel, _ = self.float_model(seed)
+        c = self.cfg
+        qmodel = make_qat(fmodel, self.train, method=method, w_bits=bits, a_bits=bits, grid=grid,
+                          first_last=c.first_last, seed=seed, device=self.device)
+        final = self.dir / f"{key}.pt"
+        res = self._results()
+        if final.exists() and key in res:
+            qmodel.load_state_dict(torch.load(final, map_location=self.device))
+            return qmodel, res[key]["acc"]
+        fit(qmodel, self.train, epochs=c.qat_epochs, lr=c.qat_lr, weight_decay=c.qat_wd, batch_size=c.batch_size,
+            seed=seed, key="asq-qat-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
+            desc=f"{name} seed {seed}")
+        acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
+        torch.save(qmodel.state_dict(), final)
+        self._record(key, {"acc": acc, "seed": seed, "config": name})
+        return qmodel, acc
+
+    # -- the grid ------------------------------------------------------------------------------
+    def configs(self) -> list[tuple[str, int, str]]:
+        """(method, bits, grid) of every QAT run: LSQ/ASQ at each width, the grid ablation."""
+        out = [(m, b, "uniform") for b in self.cfg.bits for m in ("lsq", "asq")]
+        out += [("asq", self.cfg.ablation_bits, g) for g in self.cfg.ablation_grids
+                if ("asq", self.cfg.ablation_bits, g) not in out]
+        return out
+
+    def run_grid(self) -> pd.DataFrame:
+        """Train (or load) every configuration for every seed; one row per (seed, config)."""
+        from common.progress import progress
+
+        rows = []
+        jobs = [(s, None) for s in self.cfg.seeds] + [(s, c) for s in self.cfg.seeds for c in self.configs()]
+        for seed, conf in progress(jobs, desc="QAT grid"):
+            if conf is None:
+                _, acc = self.float_model(seed)
+                rows.append({"seed": seed, "config": "fp", "method": "fp", "bits": 32, "grid": "float", "acc": acc})
+            else:
+                m, b, g = conf
+                _, acc = self.qat_model(seed, m, b, g)
+                rows.append({"seed": seed, "config": tag(m, b, g), "method": m, "bits": b, "grid": g, "acc": acc})
+        return pd.DataFrame(rows)
+
+
+@torch.no_grad()
+def collect_betas(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500) -> pd.DataFrame:
+    """beta of every ASQ layer for the first n examples: one row per (layer, example)."""
+    layers = [(name, l) for name, l in quant_layers(qmodel) if l.act_q.adapter is not None]
+    if not layers:
+        raise UserError("model has no ASQ layer; convert it with method='asq'")
+    qmodel.eval()
+    out = {name: [] for name, _ in layers}
+    for _, l in layers:
+        l.act_q.record_beta = True
+    try:
+        for start in range(0, min(n, len(data)), batch_size):
+            xb, _ = data.batch(torch.arange(start, min(start + batch_size, n, len(data))))
+            qmodel(xb)
+            for name, l in layers:
+                out[name].append(l.act_q.last_beta.clone())
+    finally:
+        for _, l in layers:
+            l.act_q.record_beta = False
+    frames = []
+    for i, (name, _) in enumerate(layers):
+        b = torch.cat(out[name]).double().numpy()
+        frames.append(pd.DataFrame({"layer": name, "depth": i, "example": range(len(b)), "beta": b}))
+    df = pd.concat(frames, ignore_index=True)
+    labels = data.y[: df.example.max() + 1].numpy()
+    df["label"] = labels[df.example.to_numpy()]
+    return df
