@@ -18,14 +18,16 @@ _COMMON = dict(
     qat_lr=0.01, qat_wd=1e-4,  # QAT: the released recipe (SGD 0.9, cosine)
     ablation_bits=4,          # weight-grid ablation at W4A4 with ASQ activations
     lut_arch="resnet34",      # model on which the LUT / adapter accounting is reported
+    acct_size=224,            # input size for MAC counting in the accounting
     eval_batch=1000,
     mse_samples=20000,
+    ckpt_dir="",              # "" = <run_dir>/checkpoints; point at a torchrun-trained cache
 )
 
 PROFILES = {
     "smoke": dict(_COMMON, dataset="digits", arch="digits_cnn", width=16, n_train=0, n_test=0,
-                  fp_epochs=6, qat_epochs=2, batch_size=64, seeds=[0, 1], bits=[2, 4],
-                  ablation_grids=["uniform", "pot", "post"], mse_samples=4000, eval_batch=500),
+                  fp_epochs=4, qat_epochs=1, batch_size=64, seeds=[0], bits=[2, 4],
+                  ablation_grids=["uniform", "pot", "post"], mse_samples=4000, eval_batch=500, acct_size=64),
     "quick": dict(_COMMON, dataset="fashion_mnist", arch="small_resnet", width=16, n_train=10000, n_test=0,
                   fp_epochs=6, qat_epochs=2, batch_size=128, seeds=[0, 1, 2], bits=[2, 3, 4],
                   ablation_grids=["uniform", "pot", "post"]),

@@ -28,7 +28,7 @@ from .train import accuracy, fit, make_qat
 class Study:
     def __init__(self, cfg, run_dir, device="cpu", dist=None):
         self.cfg, self.device, self.dist = cfg, device, dist
-        self.dir = Path(run_dir) / "checkpoints"
+        self.dir = Path(getattr(cfg, "ckpt_dir", "") or Path(run_dir) / "checkpoints")
         self.dir.mkdir(parents=True, exist_ok=True)
         n_train = cfg.n_train or None
         n_test = cfg.n_test or None
@@ -46,6 +46,17 @@ class Study:
         res[key] = value
         if self.dist is None or self.dist.is_main:
             atomic_write_json(self._results_path, res)
+
+    def _save(self, model: nn.Module, path: Path) -> None:
+        from common.io import atomic_write_bytes
+        import io
+
+        if self.dist is None or self.dist.is_main:
+            buf = io.BytesIO()
+            torch.save(model.state_dict(), buf)
+            atomic_write_bytes(path, buf.getvalue())
+        if self.dist is not None:
+            self.dist.barrier()
 
     def _new_float(self, seed: int) -> nn.Module:
         kw = {"width": self.cfg.width} if self.cfg.arch in ("small_resnet", "digits_cnn") else {}
@@ -66,7 +77,7 @@ class Study:
             seed=seed, key="asq-fp-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
             desc=f"float seed {seed}")
         acc = accuracy(model, self.test, c.eval_batch, self.device)
-        torch.save(model.state_dict(), final)
+        self._save(model, final)
         self._record(key, {"acc": acc, "seed": seed, "config": "fp"})
         return model, acc
 
@@ -87,7 +98,7 @@ class Study:
             seed=seed, key="asq-qat-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
             desc=f"{name} seed {seed}")
         acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
-        torch.save(qmodel.state_dict(), final)
+        self._save(qmodel, final)
         self._record(key, {"acc": acc, "seed": seed, "config": name})
         return qmodel, acc
 

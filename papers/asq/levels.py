@@ -79,16 +79,17 @@ def magnitudes(grid: str, bits: int) -> torch.Tensor:
 
 
 def _apot_magnitudes(bits: int) -> list[float]:
-    """Additive powers of two with two terms (APoT, arXiv:1909.13144), 2^(b-1)-1 magnitudes.
+    """Additive powers of two with two terms (APoT, arXiv:1909.13144): 2^(b-1) - 1 magnitudes.
 
-    p1 in {0, 2^0, 2^-2, 2^-4, ...} and p2 in {0, 2^-1, 2^-3, ...}; the distinct nonzero sums are
-    taken largest first, trimmed to 2^(b-1)-1 and normalised so the largest is 1.
+    The b-1 magnitude bits split into ceil((b-1)/2) bits for p1 in {0, 2^0, 2^-2, 2^-4, ...} and
+    floor((b-1)/2) bits for p2 in {0, 2^-1, 2^-3, ...}; the 2^(b-1) sums p1 + p2 are distinct
+    (even and odd powers), and they are normalised so that the largest is 1.
     """
-    half = 2 ** (bits - 1)
-    n_terms = max(2, math.ceil(math.log2(half)) + 1)
-    p1 = [0.0] + [2.0 ** (-2 * i) for i in range(n_terms)]
-    p2 = [0.0] + [2.0 ** (-2 * i - 1) for i in range(n_terms)]
-    sums = sorted({a + b for a in p1 for b in p2 if a + b > 0}, reverse=True)[: half - 1]
+    n = bits - 1
+    n1, n2 = (n + 1) // 2, n // 2
+    p1 = [0.0] + [2.0 ** (-2 * i) for i in range(2**n1 - 1)]
+    p2 = [0.0] + [2.0 ** (-2 * i - 1) for i in range(2**n2 - 1)]
+    sums = sorted({a + b for a in p1 for b in p2 if a + b > 0}, reverse=True)
     top = sums[0]
     return [fixed_point(s / top) for s in sums]
 

@@ -36,10 +36,12 @@ def _order(n: int, seed: int, key: str, epoch: int) -> torch.Tensor:
 
 def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay: float, batch_size: int,
         seed: int, key: str, momentum: float = 0.9, ckpt: Path | None = None, device="cpu",
-        dist=None, desc: str | None = None) -> dict:
+        dist=None, desc: str | None = None, stop_epoch: int | None = None) -> dict:
     """Train with SGD + per-step cosine schedule; returns {"loss": [mean loss per epoch]}.
 
     With `ckpt`, a checkpoint is written after each epoch and an existing one is resumed.
+    `stop_epoch` ends this call early (after that many epochs of the schedule), e.g. to split a
+    long run into time-limited jobs; the next call with the same `ckpt` carries on.
     """
     from common.checkpoint import load_checkpoint, save_checkpoint
     from common.progress import progress
@@ -62,7 +64,8 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
         step, extra = load_checkpoint(ckpt, model, opt, sched)
         start_epoch, history = step // steps_per_epoch, extra.get("history", history)
     model.train()
-    for epoch in progress(range(start_epoch, epochs), total=epochs - start_epoch, desc=desc or key):
+    end = epochs if stop_epoch is None else min(epochs, stop_epoch)
+    for epoch in progress(range(start_epoch, end), total=max(end - start_epoch, 0), desc=desc or key):
         order = _order(n, seed, key, epoch)
         running = torch.zeros((), dtype=torch.float64)
         for i in range(steps_per_epoch):

@@ -89,7 +89,8 @@ def _logp0_derivs(mix: GaussianMixture):
 
 
 def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSamples, *,
-                 block: int = 2048, q_block: int = 16, workers: int | None = None) -> dict:
+                 block: int = 4096, q_block: int = 4, workers: int | None = None,
+                 fast: bool = True) -> dict:
     """V(q), V'(q), V''(q) averaged over the joint samples, vectorised over (q, samples)."""
     q = np.asarray(q, dtype=np.float64)
     if np.any(q <= 0):
@@ -133,6 +134,10 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
         dlnz = dl / (2 * r) - 0.5 / qq
         ddlnz = ddl / (4 * qq) - dl / (4 * r ** 3) + 0.5 / (qq * qq)
         return lnz.sum(1), dlnz.sum(1), ddlnz.sum(1)
+
+    pair = mix.symmetric_pair()
+    if pair is not None and fast:
+        tile = _pair_tile(float(pair[0][0]), pair[1], e, delta, a_all, x_all, r_all, block, q_block)
 
     w = workers if workers is not None else int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=max(1, w)) as pool:
@@ -182,3 +187,53 @@ def threshold_time(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, t_hi
 def n_inflection_points(curve: dict) -> int:
     return int(np.sum(np.diff(np.sign(curve["ddV"])) != 0))
 
+
+
+def _pair_tile(mu, s2, e, delta, a_all, x_all, r_all, block, q_block):
+    """Fast tile for ½N(±μ, σ²): g(a ± r) = Q(a) ± rQ'(a) + ½r²Q'' + ln cosh(k(a ± r)) + c,
+    with Q(y) = −y²/(2σ²) − (x − e y)²/(2Δ) quadratic and k = μ/σ², so that
+    L = ½(g₊ + g₋) + ln 2 + ln cosh(D/2), D = g₊ − g₋, and w± = ½(1 ± tanh(D/2))."""
+    k = mu / s2
+    c0 = -0.5 * math.log(2 * math.pi * s2) - 0.5 * mu * mu / s2
+    q2 = -1.0 / s2 - e * e / delta                                   # Q''
+    qa = -0.5 * a_all ** 2 / s2 - 0.5 * (x_all - e * a_all) ** 2 / delta  # Q(a)
+    q1 = -a_all / s2 + e * (x_all - e * a_all) / delta                # Q'(a)
+    ka = k * a_all
+
+    def tile(lo, qlo):
+        sl = slice(lo, lo + block)
+        r = r_all[qlo: qlo + q_block]                  # (nq, 1)
+        m = ka[sl].size
+        up = ka[sl][None, :] + k * r; um = ka[sl][None, :] - k * r
+        thp, lcp = _tanh_logcosh(up)
+        thm, lcm = _tanh_logcosh(um)
+        half_d = r * q1[sl][None, :] + 0.5 * (lcp - lcm)               # D/2
+        th, lch = _tanh_logcosh(half_d)
+        rr = r[:, 0]
+        # Σ L = Σ Q(a) + m(½r²Q'' + c + ln 2) + Σ[½(lc₊ + lc₋) + ln cosh(D/2)]
+        sum_l = qa[sl].sum() + m * (0.5 * rr * rr * q2 + c0 + math.log(2.0)) \
+            + (0.5 * (lcp + lcm) + lch).sum(1)
+        # L' = Q'·T + rQ'' + k[½(th₊ − th₋) + ½T(th₊ + th₋)],  T = tanh(D/2) = w₊ − w₋
+        sp = thp + thm
+        sum_dl = th @ q1[sl] + m * rr * q2 + k * (0.5 * (thp - thm) + 0.5 * th * sp).sum(1)
+        # L'' = Q'' + k² − k²(w₊th₊² + w₋th₋²) + ¼(1 − T²)(2Q' + k(th₊ + th₋))²
+        wsq = 0.5 * (thp * thp + thm * thm) + 0.5 * th * (thp * thp - thm * thm)
+        gsum = 2.0 * q1[sl][None, :] + k * sp
+        sum_ddl = m * (q2 + k * k) - k * k * wsq.sum(1) + 0.25 * ((1.0 - th * th) * gsum * gsum).sum(1)
+        qq = rr * rr
+        lnz = sum_l - m * (math.log(2.0) + np.log(rr))                  # ln Z = L − ln(2√q)
+        dlnz = sum_dl / (2 * rr) - 0.5 * m / qq
+        ddlnz = sum_ddl / (4 * qq) - sum_dl / (4 * rr ** 3) + 0.5 * m / (qq * qq)
+        return np.stack([lnz, dlnz, ddlnz])
+    return tile
+
+
+def _tanh_logcosh(u):
+    """(tanh u, ln cosh u) from one exponential: with E = e^{−2|u|}, tanh|u| = (1 − E)/(1 + E) and
+    ln cosh u = |u| + ln(1 + E) − ln 2."""
+    a = np.abs(u)
+    e = np.exp(-2.0 * a)
+    th = (1.0 - e) / (1.0 + e)
+    np.copysign(th, u, out=th)
+    lc = a + np.log1p(e) - math.log(2.0)
+    return th, lc

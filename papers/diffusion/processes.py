@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,7 +52,9 @@ class PathEntropy:
     medium: np.ndarray          # ΔS_E
     system: np.ndarray          # ΔS
     times: np.ndarray           # physical time t of each grid point (decreasing when backward)
-    increments: dict = field(default_factory=dict)   # per-step ensemble means of the increments
+    bin_edges: np.ndarray | None = None              # step indices delimiting the time bins
+    medium_bins: np.ndarray | None = None            # (n, n_bins) per-path medium entropy per bin
+    system_bins: np.ndarray | None = None            # (n, n_bins) per-path system entropy per bin
     paths: np.ndarray | None = None                  # (steps+1, n_keep, d), a few paths for plots
 
     @property
@@ -94,30 +96,41 @@ def _run_chunks(fn, n_paths, chunk, workers, desc, show_progress):
         return list(it)
 
 
-def _merge(direction, T, dt, times, parts, n_paths, record, keep):
+def _bins(steps, n_bins):
+    """Step index -> bin index, for n_bins bins of consecutive steps (edges as step indices)."""
+    n_bins = max(1, min(int(n_bins), steps))
+    edges = np.linspace(0, steps, n_bins + 1).astype(int)
+    return edges, np.searchsorted(edges, np.arange(steps), side="right") - 1
+
+
+def _merge(direction, T, dt, times, parts, edges, keep):
     cat = lambda key: np.concatenate([p[key] for p in parts])  # noqa: E731
     out = PathEntropy(direction, T, dt, cat("x_start"), cat("x_end"), cat("medium"), cat("system"), times)
-    if record:
-        for key in ("medium", "system", "total"):
-            out.increments[key] = sum(p["inc"][key] for p in parts) / n_paths
+    if edges is not None:
+        out.bin_edges = edges
+        out.medium_bins = cat("medium_bins")
+        out.system_bins = cat("system_bins")
     if keep:
         out.paths = parts[0]["paths"]
     return out
 
 
 def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, seed: int = 0, *,
-                     record_increments: bool = False, keep_paths: int = 0, chunk: int = DEFAULT_CHUNK,
+                     n_bins: int = 0, keep_paths: int = 0, chunk: int = DEFAULT_CHUNK,
                      workers: int | None = None, show_progress: bool = False) -> PathEntropy:
     """Forward OU paths from p_0 with the exact kernel and their entropy functionals.
 
-    `record_increments` stores, per step, the ensemble mean of the medium, system and total
-    entropy increments (their mean divided by dt estimates φ, dS/dt and π).
+    The grid has round(T/dt) steps of T/round(T/dt); dt >= T is a UserError.
+
+    `n_bins` > 0 also keeps, per path, the medium and system entropy gathered in each of n_bins
+    time bins (their ensemble means per unit time estimate φ, dS/dt and, summed, π).
     """
     steps, dt = _check_grid(T, dt, n_paths)
     a = math.exp(-dt)                      # X_{t+dt} = e^{−dt} X_t + √(1−e^{−2dt}) Z
     b = math.sqrt(-math.expm1(-2.0 * dt))
     d = mix.d
     times = np.arange(steps + 1) * dt
+    edges, bin_of = _bins(steps, n_bins or 1)
 
     def one(idx, m):
         rng = numpy_rng(seed, "forward", idx)
@@ -125,38 +138,46 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
         x_start = x.copy()
         y = np.empty_like(x)
         z = np.empty_like(x)
-        tmp = np.empty_like(x)
         medium = np.zeros(m)
         kept = None
         if keep_paths and idx == 0:
             kept = np.empty((steps + 1, min(keep_paths, m), d))
             kept[0] = x[: kept.shape[1]]
-        inc = {k: np.zeros(steps) for k in ("medium", "system", "total")} if record_increments else None
-        logp_prev = mix.log_prob(x, 0.0) if record_increments else None
+        med_b = sys_b = logp_prev = None
+        if n_bins:
+            med_b = np.zeros((m, edges.size - 1)); sys_b = np.zeros_like(med_b)
+            logp_prev = mix.log_prob(x, 0.0)
+        sq = (x * x).sum(-1) if d > 1 else (x * x)[:, 0]      # |x_n|², carried from step to step
+        sq_next = np.empty_like(sq)
+        step_med = np.empty_like(sq)
         for n in range(steps):
             rng.standard_normal(out=z)
+            np.multiply(z, b, out=z)
             np.multiply(x, a, out=y)
-            y += b * z if d > 1 else np.multiply(z, b, out=tmp)
-            # dS_E = f∘dX with f = −X:  −½(x_n + x_{n+1})·(x_{n+1} − x_n) = ½(|x_n|² − |x_{n+1}|²)
-            np.subtract(x * x, np.multiply(y, y, out=tmp), out=tmp)
-            step_med = tmp[:, 0] * 0.5 if d == 1 else 0.5 * tmp.sum(-1)
+            y += z                                             # X_{n+1} = e^{−dt}X_n + √(1−e^{−2dt}) Z
+            # dS_E = f∘dX, f = −X:  −½(x_n + x_{n+1})·(x_{n+1} − x_n) = ½(|x_n|² − |x_{n+1}|²)
+            if d == 1:
+                np.multiply(y[:, 0], y[:, 0], out=sq_next)
+            else:
+                np.einsum("ij,ij->i", y, y, out=sq_next)
+            np.subtract(sq, sq_next, out=step_med)
             medium += step_med
-            if record_increments:
+            if n_bins:
                 logp = mix.log_prob(y, times[n + 1])
-                dsys = logp_prev - logp
-                inc["medium"][n] = step_med.sum()
-                inc["system"][n] = dsys.sum()
-                inc["total"][n] = (step_med + dsys).sum()
+                med_b[:, bin_of[n]] += 0.5 * step_med
+                sys_b[:, bin_of[n]] += logp_prev - logp       # dS = −d ln p
                 logp_prev = logp
             x, y = y, x
+            sq, sq_next = sq_next, sq
             if kept is not None:
                 kept[n + 1] = x[: kept.shape[1]]
+        medium *= 0.5
         system = mix.log_prob(x_start, 0.0) - mix.log_prob(x, T)   # ΔS = ln p_0(X_0) − ln p_T(X_T)
         return {"x_start": x_start, "x_end": x.copy(), "medium": medium, "system": system,
-                "inc": inc, "paths": kept}
+                "medium_bins": med_b, "system_bins": sys_b, "paths": kept}
 
     parts = _run_chunks(one, int(n_paths), int(chunk), workers, "forward paths", show_progress)
-    return _merge("forward", T, dt, times, parts, int(n_paths), record_increments, keep_paths)
+    return _merge("forward", T, dt, times, parts, edges if n_bins else None, keep_paths)
 
 
 def _backward_drift(mix: GaussianMixture):
@@ -184,7 +205,7 @@ def _backward_drift(mix: GaussianMixture):
 
 
 def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, seed: int = 0, *,
-                      record_increments: bool = False, keep_paths: int = 0, chunk: int = DEFAULT_CHUNK,
+                      n_bins: int = 0, keep_paths: int = 0, chunk: int = DEFAULT_CHUNK,
                       workers: int | None = None, show_progress: bool = False,
                       x_start: np.ndarray | None = None) -> PathEntropy:
     """Reverse-time paths s ∈ [0, T] from the exact p_T with the exact score (Euler-Maruyama).
@@ -197,6 +218,7 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
     drift = _backward_drift(mix)
     times = T - np.arange(steps + 1) * dt
     times[-1] = 0.0
+    edges, bin_of = _bins(steps, n_bins or 1)
     noise = math.sqrt(2.0 * dt)
     if x_start is not None:
         x_start = np.asarray(x_start, dtype=np.float64).reshape(int(n_paths), d)
@@ -215,8 +237,10 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
         if keep_paths and idx == 0:
             kept = np.empty((steps + 1, min(keep_paths, m), d))
             kept[0] = x[: kept.shape[1]]
-        inc = {k: np.zeros(steps) for k in ("medium", "system", "total")} if record_increments else None
-        logp_prev = mix.log_prob(x, T) if record_increments else None
+        med_b = sys_b = logp_prev = None
+        if n_bins:
+            med_b = np.zeros((m, edges.size - 1)); sys_b = np.zeros_like(med_b)
+            logp_prev = mix.log_prob(x, T)
         drift(x, times[0], f, tmp)
         for n in range(steps):
             rng.standard_normal(out=z)
@@ -231,12 +255,10 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
             tmp *= dx
             step_med = tmp[:, 0] * 0.5 if d == 1 else 0.5 * tmp.sum(-1)
             medium += step_med
-            if record_increments:
+            if n_bins:
                 logp = mix.log_prob(y, times[n + 1])
-                dsys = logp_prev - logp
-                inc["medium"][n] = step_med.sum()
-                inc["system"][n] = dsys.sum()
-                inc["total"][n] = (step_med + dsys).sum()
+                med_b[:, bin_of[n]] += step_med
+                sys_b[:, bin_of[n]] += logp_prev - logp       # dS = −d ln p
                 logp_prev = logp
             x, y = y, x
             f, f_next = f_next, f
@@ -244,7 +266,7 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
                 kept[n + 1] = x[: kept.shape[1]]
         system = mix.log_prob(x0, T) - mix.log_prob(x, 0.0)   # ΔS = ln p_T(X̃_0) − ln p_0(X̃_T)
         return {"x_start": x0, "x_end": x.copy(), "medium": medium, "system": system,
-                "inc": inc, "paths": kept}
+                "medium_bins": med_b, "system_bins": sys_b, "paths": kept}
 
     parts = _run_chunks(one, int(n_paths), int(chunk), workers, "backward paths", show_progress)
-    return _merge("backward", T, dt, times, parts, int(n_paths), record_increments, keep_paths)
+    return _merge("backward", T, dt, times, parts, edges if n_bins else None, keep_paths)

@@ -141,17 +141,29 @@ def mean_and_se(x: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
 
 
-def binned_rates(increments: np.ndarray, dt: float, times: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """Average per-step ensemble increments over bins of consecutive steps and divide by dt.
+def binned_rates(paths) -> dict:
+    """Monte-Carlo rates from binned per-path increments (needs paths simulated with n_bins > 0).
 
-    Returns (bin-centre times, rates). `times` are the grid points (length steps + 1).
+    In each bin, ⟨ΔS_tot⟩/duration estimates π, ⟨ΔS_E⟩/duration φ (φ* backward) and ⟨ΔS⟩/duration
+    dS/dt (dS/ds backward); standard errors come from the spread over paths.
     """
-    inc = np.asarray(increments, dtype=np.float64)
-    steps = inc.size
-    n_bins = max(1, min(int(n_bins), steps))
-    edges = np.linspace(0, steps, n_bins + 1).astype(int)
-    mids = 0.5 * (times[:-1] + times[1:])
-    centres = np.array([mids[a:b].mean() for a, b in zip(edges[:-1], edges[1:])])
-    rates = np.array([inc[a:b].mean() / dt for a, b in zip(edges[:-1], edges[1:])])
-    return centres, rates
+    if paths.medium_bins is None:
+        raise UserError("simulate with n_bins > 0 to get binned rates")
+    edges = paths.bin_edges
+    dur = np.diff(edges) * paths.dt
+    n = paths.medium_bins.shape[0]
+    out = {"t_start": paths.times[edges[:-1]], "t_end": paths.times[edges[1:]]}
+    out["t_mid"] = 0.5 * (out["t_start"] + out["t_end"])
+    for key, arr in (("pi", paths.medium_bins + paths.system_bins), ("phi", paths.medium_bins),
+                     ("dS", paths.system_bins)):
+        out[key] = arr.mean(0) / dur
+        out[key + "_se"] = arr.std(0, ddof=1) / np.sqrt(n) / dur
+    return out
 
+
+def bin_average(rate_fn, paths) -> np.ndarray:
+    """Average a rate t ↦ r(t) over the steps of each bin (evaluated at step midpoints)."""
+    mids = 0.5 * (paths.times[:-1] + paths.times[1:])
+    vals = rate_fn(mids)
+    e = paths.bin_edges
+    return np.array([vals[a:b].mean() for a, b in zip(e[:-1], e[1:])])

@@ -201,8 +201,14 @@ def bivariate_phi(s1: float, s2: np.ndarray, c12: np.ndarray, nodes=None) -> np.
     a = np.tanh(np.sqrt(s1) * z)                                  # tanh(u) at z1 nodes
     sd = np.sqrt(s2)[..., None, None]
     v = sd * (r[..., None, None] * z[:, None] + np.sqrt(1 - r**2)[..., None, None] * z[None, :])
-    inner = (np.tanh(v) * w).sum(-1)                              # E[tanh(v) | z1]
-    return (inner * (a * w)).sum(-1)
+    np.multiply(v, -2.0, out=v)                                   # tanh(v) = 2 / (1 + exp(-2v)) - 1, in place
+    with np.errstate(over="ignore"):
+        np.exp(v, out=v)
+    v += 1.0
+    np.divide(2.0, v, out=v)
+    v -= 1.0
+    inner = v @ w                                                 # E[tanh(v) | z1]
+    return inner @ (a * w)
 
 
 @dataclass

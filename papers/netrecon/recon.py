@@ -68,12 +68,16 @@ def fit_least_squares(traj: np.ndarray, dt: float, ridge: float = 0.0, chunk: in
         A += Xc.T @ Xc  # X^T X
         B += Yc.T @ Xc  # Y^T X
     A[np.diag_indices(N)] += ridge * P
-    try:
-        import scipy.linalg as sla
+    import warnings
 
-        W = sla.solve(A, B.T, assume_a="pos").T  # W = (Y^T X)(X^T X + ridge I)^{-1}
-    except np.linalg.LinAlgError:
-        W = np.linalg.lstsq(A, B.T, rcond=None)[0].T
+    import scipy.linalg as sla
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sla.LinAlgWarning)
+            W = sla.solve(A, B.T, assume_a="pos").T  # W = (Y^T X)(X^T X + ridge I)^{-1}
+    except (np.linalg.LinAlgError, sla.LinAlgWarning):
+        W = np.linalg.lstsq(A, B.T, rcond=None)[0].T  # rank-deficient data: minimum-norm solution
     return W
 
 
@@ -131,7 +135,7 @@ def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_si
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss) * xb.shape[0]
+            total += loss.item() * xb.shape[0]
         hist["loss"].append(total / M)
         if Jt is not None:
             with torch.no_grad():

@@ -1,0 +1,43 @@
+"""Train the QAT grid outside the notebooks, e.g. under torchrun with DistributedDataParallel.
+
+Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263
+
+    torchrun --nproc_per_node 8 -m papers.asq.cli --profile full --ckpt-dir results/asq/ckpt-full
+    python -m common.reproduce asq --profile full -p ckpt_dir=results/asq/ckpt-full
+
+The notebooks then load the finished checkpoints from the same directory instead of training.
+Each rank takes 1/world_size of every global batch (batch_size is the global batch).
+"""
+from __future__ import annotations
+
+import argparse
+
+from common.errors import user_errors_exit
+
+
+def main(argv=None) -> int:
+    from common.distributed import init_distributed
+
+    from .config import get_config
+    from .experiments import Study
+
+    ap = argparse.ArgumentParser(description="ASQ/POST QAT grid (DDP under torchrun)")
+    ap.add_argument("--profile", default="full", choices=["smoke", "quick", "full"])
+    ap.add_argument("--ckpt-dir", required=True, help="where checkpoints and results.json go")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
+    args = ap.parse_args(argv)
+    with user_errors_exit():
+        overrides = dict(kv.split("=", 1) for kv in args.param)
+        cfg = get_config(args.profile, ckpt_dir=args.ckpt_dir, **overrides)
+        ctx = init_distributed(args.device)
+        study = Study(cfg, args.ckpt_dir, device=ctx.device, dist=ctx)
+        df = study.run_grid()
+        ctx.log(df.pivot_table(index="config", columns="seed", values="acc").round(2).to_string())
+        ctx.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

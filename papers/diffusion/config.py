@@ -1,0 +1,66 @@
+"""Profiles for the diffusion notebooks (https://arxiv.org/abs/2405.11932).
+
+smoke: seconds, for tests. quick (default): a few minutes on 2 CPU cores. full: the paper's
+trajectory counts and step sizes, or more. All three run the same code; resolve with
+`common.profiles.resolve(PROFILES, profile, **overrides)`.
+"""
+from __future__ import annotations
+
+_SHARED = {
+    # Figs 2, 3, 7, 8: fluctuation theorems (μ = 1, σ² = 1, T = 10)
+    "ift_mu": 1.0, "ift_sigma2": 1.0, "ift_T": 10.0,
+    "forward_dt": 0.01,                       # the paper's step; the exact OU kernel has no step bias
+    "hist_forward_sigma2": 0.1, "hist_forward_T": 1.0,   # Fig 3 (heavy-tailed e^{−ΔS_tot})
+    "hist_seeds": 5,
+    # Figs 4-6: landscape and phase diagram
+    "potential_times": [1.0, 0.35, 0.1],
+    # Figs 9-10: entropy rates (μ = 1, σ² = 0.4, t ∈ [0, 3], 200 points)
+    "rates_mu": 1.0, "rates_sigma2": 0.4, "rates_T": 3.0, "rates_points": 200,
+    "rates_forward_dt": 0.01, "rates_bins": 30,
+    # Fig 11: Franz-Parisi potential (μ = 1, σ² = 0.1)
+    "fp_mu": 1.0, "fp_sigma2": 0.1, "fp_times": [0.42, 0.015, 0.01],
+    "fp_q_min": 0.075, "fp_q_step": 0.01,
+    "fp_threshold_hi": 0.42, "fp_threshold_lo": 0.015, "fp_threshold_tol": 0.004,
+    # high dimension: cloning (σ = 1, μ = 1_d) and collapse of the empirical score
+    "cloning_sigma2": 1.0,
+    "collapse_sigma2": 1.0,
+    # learned score on real data
+    "learned_classes": [0, 1], "learned_hidden": 256, "learned_batch": 128, "learned_lr": 2e-3,
+}
+
+PROFILES = {
+    "smoke": dict(_SHARED, **{
+        "n_forward": 4000, "n_backward": 2000, "backward_dt": 0.02, "n_hist": 2000,
+        "phase_grid": 9,
+        "n_rates_paths": 2000, "rates_backward_dt": 0.02,
+        "fp_samples": 2000, "fp_q_points": 200, "fp_threshold_samples": 1000,
+        "cloning_dims": [16, 64], "cloning_samples": 500, "clone_check_d": 8, "clone_check_n": 200,
+        "clone_check_dt": 0.05,
+        "collapse_dims": [32], "collapse_n": 300, "collapse_test": 100,
+        "learned_dataset": "digits", "learned_downsample": 1, "learned_steps": 30,
+        "learned_hidden": 32, "learned_clone_starts": 20, "learned_clone_steps": 10, "learned_times": 4,
+    }),
+    "quick": dict(_SHARED, **{
+        "n_forward": 200_000, "n_backward": 100_000, "backward_dt": 0.005, "n_hist": 10_000,
+        "phase_grid": 41,
+        "n_rates_paths": 100_000, "rates_backward_dt": 0.005,
+        "fp_samples": 100_000, "fp_q_points": 800, "fp_threshold_samples": 20_000,
+        "cloning_dims": [16, 256, 1024], "cloning_samples": 4000, "clone_check_d": 16,
+        "clone_check_n": 2000, "clone_check_dt": 0.01,
+        "collapse_dims": [32, 64, 128, 256], "collapse_n": 2000, "collapse_test": 1000,
+        "learned_dataset": "digits", "learned_downsample": 1, "learned_steps": 10_000,
+        "learned_clone_starts": 200, "learned_clone_steps": 50, "learned_times": 16,
+    }),
+    "full": dict(_SHARED, **{
+        "n_forward": 1_000_000, "n_backward": 1_000_000, "backward_dt": 0.005, "n_hist": 10_000,
+        "phase_grid": 121,
+        "n_rates_paths": 1_000_000, "rates_backward_dt": 0.002,
+        "fp_samples": 100_000, "fp_q_points": 800, "fp_threshold_samples": 100_000,
+        "cloning_dims": [16, 256, 1024, 4096], "cloning_samples": 10_000, "clone_check_d": 64,
+        "clone_check_n": 10_000, "clone_check_dt": 0.005,
+        "collapse_dims": [32, 64, 128, 256, 512], "collapse_n": 20_000, "collapse_test": 2000,
+        "learned_dataset": "fashion_mnist", "learned_downsample": 2, "learned_steps": 20_000,
+        "learned_classes": [1, 8], "learned_hidden": 512, "learned_batch": 256,
+        "learned_clone_starts": 400, "learned_clone_steps": 100, "learned_times": 20,
+    }),
+}

@@ -1,0 +1,272 @@
+"""One function per notebook section: run the computation, return arrays and JSON-ready metrics.
+
+Paper: Yu & Huang, https://arxiv.org/abs/2405.11932. The notebooks call these, plot through
+`figures`, and log `result["metrics"]` (plain floats, ints and bools only).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+
+from . import franz_parisi as fp
+from . import highdim, landscape, thermo
+from .mixture import GaussianMixture
+from .processes import simulate_backward, simulate_forward
+
+
+def _f(x) -> float:
+    return float(x)
+
+
+# ---- notebook 01: fluctuation theorems and the second law ----------------------------------------
+
+def fluctuation_theorems(cfg, seed: int = 0) -> dict:
+    """Figs 2/7 and 8: IFT forward and backward, second law against the KL drop (μ=1, σ²=1, T=10)."""
+    mix = GaussianMixture.two_gaussians(cfg.ift_mu, cfg.ift_sigma2)
+    fwd = simulate_forward(mix, cfg.ift_T, cfg.forward_dt, cfg.n_forward, seed, show_progress=True)
+    bwd = simulate_backward(mix, cfg.ift_T, cfg.backward_dt, cfg.n_backward, seed, show_progress=True)
+    kl_drop = thermo.kl_to_standard_normal(mix, 0.0) - thermo.kl_to_standard_normal(mix, cfg.ift_T)
+    out = {"forward": fwd, "backward": bwd, "kl_drop": kl_drop, "metrics": {"kl_drop": _f(kl_drop)}}
+    for name, paths in (("forward", fwd), ("backward", bwd)):
+        st = thermo.ift_statistics(paths.total)
+        mean, se = thermo.mean_and_se(paths.total)
+        out["ift_" + name] = st
+        out["metrics"].update({
+            f"ift_{name}_mean": st["mean"], f"ift_{name}_se": st["se"], f"ift_{name}_tol": st["tol"],
+            f"ift_{name}_n": int(st["n"]), f"frac_negative_{name}": st["frac_negative"],
+            f"dstot_{name}_mean": mean, f"dstot_{name}_se": se, f"dstot_{name}_tol": 4.0 * se,
+            f"dsys_{name}_mean": _f(paths.system.mean()), f"dmed_{name}_mean": _f(paths.medium.mean()),
+        })
+    # the per-path identity ΔS_E = (X_0² − X_T²)/2 of the forward Stratonovich sum
+    ident = 0.5 * ((fwd.x_start ** 2).sum(-1) - (fwd.x_end ** 2).sum(-1))
+    out["metrics"]["forward_medium_identity_maxerr"] = _f(np.abs(fwd.medium - ident).max())
+    return out
+
+
+def heavy_tails(cfg, seed: int = 0) -> dict:
+    """Fig 3 setting (σ² = 0.1, T = 1): e^{−ΔS_tot} is heavy-tailed, so report quantiles and running means."""
+    mix = GaussianMixture.two_gaussians(cfg.ift_mu, cfg.hist_forward_sigma2)
+    runs, metrics = [], {}
+    for k in range(int(cfg.hist_seeds)):
+        paths = simulate_forward(mix, cfg.hist_forward_T, cfg.forward_dt, cfg.n_hist, seed * 1000 + k)
+        st = thermo.ift_statistics(paths.total, n_checkpoints=200)
+        runs.append({"paths": paths, "stats": st})
+    means = np.array([r["stats"]["mean"] for r in runs])
+    metrics.update({
+        "heavy_ift_mean_min": _f(means.min()), "heavy_ift_mean_max": _f(means.max()),
+        "heavy_ift_mean_median": _f(np.median(means)),
+        "heavy_q50": runs[0]["stats"]["q50"], "heavy_q99": runs[0]["stats"]["q99"],
+        "heavy_max": _f(max(r["stats"]["max"] for r in runs)),
+        "heavy_dstot_mean": _f(np.mean([r["paths"].total.mean() for r in runs])),
+    })
+    return {"runs": runs, "metrics": metrics}
+
+
+def schematic_2d(cfg, seed: int = 0) -> dict:
+    """Fig 1: forward and backward paths for ½N(±(4, 4), I) in two dimensions, T = 3."""
+    mix = GaussianMixture.two_gaussians([4.0, 4.0], 1.0)
+    fwd = simulate_forward(mix, 3.0, 0.01, 2000, seed, keep_paths=12)
+    bwd = simulate_backward(mix, 3.0, 0.01, 2000, seed, keep_paths=12)
+    return {"forward": fwd, "backward": bwd}
+
+
+# ---- notebook 02: landscape ------------------------------------------------------------------------
+
+SPECIATION_CASES = [(1.0, 1.0), (1.0, 0.4), (1.0, 0.1), (1.0, 0.64), (0.4, 1.0), (4.0, 2.25),
+                    (0.7, 0.5), (2.0, 3.0), (0.3, 0.2), (1.5, 1.9)]
+
+
+def speciation_checks(cfg) -> dict:
+    """Closed-form t_S against the numerical root of the curvature of U at 0, and t_USB likewise."""
+    rows, diffs = [], []
+    for mu, s2 in SPECIATION_CASES:
+        closed = landscape.speciation_time_closed_form(mu, s2)
+        num = landscape.speciation_time_numeric(GaussianMixture.two_gaussians(mu, s2))
+        rows.append((mu, s2, closed, num))
+        if closed > 0:
+            diffs.append(abs(closed - num))
+        else:   # no speciation: the numerical root must not exist either
+            diffs.append(0.0 if math.isnan(num) else abs(num))
+    usb_diffs = []
+    for s2 in (2.25, 3.0, 5.0):
+        mix = GaussianMixture.two_gaussians(1.0, s2)
+        # non-confinement: coefficient of x² in U at large |x|, 1/v_t − ½, changes sign
+        root = brentq(lambda t: 1.0 / float(mix.at(t).variances[0]) - 0.5, 1e-9, 10.0)
+        usb_diffs.append(abs(root - landscape.usb_time(s2)))
+    m = {"speciation_max_abs_diff": _f(max(diffs)), "usb_max_abs_diff": _f(max(usb_diffs)),
+         "speciation_t_fig4": landscape.speciation_time_closed_form(1.0, 1.0),
+         "speciation_t_fig9": landscape.speciation_time_closed_form(1.0, 0.4),
+         "speciation_t_fig11": landscape.speciation_time_closed_form(1.0, 0.1)}
+    return {"rows": rows, "metrics": m}
+
+
+def phase_diagram(cfg) -> dict:
+    """Fig 5: analytic phases against phases read numerically from U, away from the boundaries."""
+    mus = np.linspace(0.02, 2.0, int(cfg.phase_grid))
+    sigmas = np.linspace(0.05, 2.0, int(cfg.phase_grid))
+    ana, num = landscape.phase_diagram(mus, sigmas)
+    dist = np.array([[landscape.boundary_distance(m, s) for m in mus] for s in sigmas])
+    away = dist > 0.02
+    agree = float(np.mean(ana[away] == num[away]))
+    return {"mus": mus, "sigmas": sigmas, "analytic": ana, "numeric": num,
+            "metrics": {"phase_agreement": agree, "phase_points_checked": int(away.sum()),
+                        "phase_agreement_all": float(np.mean(ana == num))}}
+
+
+# ---- notebook 03: entropy rates --------------------------------------------------------------------
+
+def entropy_rates(cfg, seed: int = 0) -> dict:
+    """Figs 9-10: π, φ, dS/dt forward and backward; closed form, quadrature and binned Monte Carlo."""
+    mix = GaussianMixture.two_gaussians(cfg.rates_mu, cfg.rates_sigma2)
+    t = np.linspace(0.0, cfg.rates_T, int(cfg.rates_points))
+    closed = thermo.rates_closed_form(mix, t)
+    quad = thermo.rates_quadrature(mix, t)
+    fwd = simulate_forward(mix, cfg.rates_T, cfg.rates_forward_dt, cfg.n_rates_paths, seed,
+                           n_bins=cfg.rates_bins, show_progress=True)
+    bwd = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, seed,
+                            n_bins=cfg.rates_bins, show_progress=True)
+    mc_f, mc_b = thermo.binned_rates(fwd), thermo.binned_rates(bwd)
+    cf = lambda key: (lambda tt: thermo.rates_closed_form(mix, tt)[key])  # noqa: E731
+    th_f = {"pi": thermo.bin_average(cf("pi"), fwd), "phi": thermo.bin_average(cf("phi"), fwd),
+            "dS": thermo.bin_average(cf("dSdt"), fwd)}
+    th_b = {"pi": thermo.bin_average(cf("pi"), bwd), "phi": thermo.bin_average(cf("phi_backward"), bwd),
+            "dS": thermo.bin_average(cf("dSds_backward"), bwd)}
+    z = lambda mc, th, key: np.abs(mc[key] - th[key]) / mc[key + "_se"]  # noqa: E731
+    # backward bins run in s = T − t; reverse them to line up with the forward bins in t
+    rb = {k: v[::-1] for k, v in mc_b.items()}
+    same_grid = np.allclose(rb["t_mid"], mc_f["t_mid"])
+    z_fb = lambda key: np.abs(rb[key] - mc_f[key]) / np.hypot(rb[key + "_se"], mc_f[key + "_se"])  # noqa: E731
+    fine = np.linspace(0.0, cfg.rates_T, 20001)
+    cfine = thermo.rates_closed_form(mix, fine)
+    t_star = fine[np.argmin(cfine["phi_backward"])]
+    sign_change = fine[np.where(np.diff(np.sign(cfine["phi_backward"])) != 0)[0]]
+    integral = float(np.trapezoid(cfine["pi"], fine))
+    kl_drop = thermo.kl_to_standard_normal(mix, 0.0) - thermo.kl_to_standard_normal(mix, cfg.rates_T)
+    m = {
+        "rates_closed_vs_quadrature_maxdiff": _f(max(np.abs(closed[k] - quad[k]).max()
+                                                     for k in ("pi", "phi", "phi_backward"))),
+        "pi_forward_mc_max_z": _f(z(mc_f, th_f, "pi").max()),
+        "phi_forward_mc_max_z": _f(z(mc_f, th_f, "phi").max()),
+        "pi_backward_mc_max_z": _f(z(mc_b, th_b, "pi").max()),
+        "phi_backward_mc_max_z": _f(z(mc_b, th_b, "phi").max()),
+        "pi_forward_backward_max_z": _f(z_fb("pi").max()) if same_grid else float("nan"),
+        "phi_forward_backward_max_z": _f(z_fb("phi").max()) if same_grid else float("nan"),
+        "pi_backward_minus_forward_closed_maxabs": _f(np.abs(closed["pi_backward"] - closed["pi"]).max()),
+        "phi_backward_minus_forward_closed_maxabs": _f(np.abs(closed["phi_backward"] - closed["phi"]).max()),
+        "pi_at_0": _f(closed["pi"][0]),
+        "pi_monotone_decreasing": bool(np.all(np.diff(cfine["pi"]) <= 1e-12)),
+        "argmin_phi_backward": _f(t_star),
+        "phi_backward_sign_change": _f(sign_change[0]) if sign_change.size else float("nan"),
+        "speciation_t_rates": landscape.speciation_time_closed_form(cfg.rates_mu, cfg.rates_sigma2),
+        "pi_integral": integral, "rates_kl_drop": _f(kl_drop),
+        "pi_integral_minus_kl": _f(integral - kl_drop),
+    }
+    return {"t": t, "closed": closed, "quad": quad, "mc_forward": mc_f, "mc_backward": mc_b,
+            "theory_forward": th_f, "theory_backward": th_b, "t_star": t_star, "metrics": m}
+
+
+# ---- notebook 04: Franz-Parisi -----------------------------------------------------------------------
+
+def franz_parisi_curves(cfg, seed: int = 0) -> dict:
+    """Fig 11: V, V', V'' at each t in fp_times, the secondary minimum, and its threshold time."""
+    mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
+    q = cfg.fp_q_min + cfg.fp_q_step * np.arange(int(cfg.fp_q_points))
+    samples = fp.draw_samples(mix, cfg.fp_samples, seed)
+    curves, m = {}, {}
+    for t in cfg.fp_times:
+        c = fp.fp_potential(mix, t, q, samples)
+        curves[t] = c
+        sec = fp.secondary_minimum(c)
+        tag = f"{t:g}".replace(".", "")
+        m[f"fp_t{tag}_barrier"] = _f(sec["barrier"]) if sec else 0.0
+        m[f"fp_t{tag}_has_secondary_min"] = sec is not None
+        if sec:
+            m[f"fp_t{tag}_q_min"] = sec["q_min"]; m[f"fp_t{tag}_q_max"] = sec["q_max"]
+        m[f"fp_t{tag}_inflections"] = fp.n_inflection_points(c)
+        if q[-1] >= 8.0:
+            m[f"fp_t{tag}_V_at_8"] = _f(np.interp(8.0, q, c["V"]))
+    small = fp.draw_samples(mix, cfg.fp_threshold_samples, seed + 1)
+    thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol)
+    m["fp_threshold_time"] = _f(thr)
+    m["fp_speciation_time"] = landscape.speciation_time_closed_form(cfg.fp_mu, cfg.fp_sigma2)
+    return {"q": q, "curves": curves, "metrics": m}
+
+
+# ---- notebook 05: high dimension -------------------------------------------------------------------
+
+def cloning(cfg, seed: int = 0) -> dict:
+    """Cloning probability in d dimensions (μ = 1_d): MC against the exact curve, crossing of φ(½ ln|μ|²)."""
+    level = highdim.speciation_value(cfg.cloning_sigma2, 1.0) if cfg.cloning_sigma2 == 1.0 else None
+    out, m, devs = {}, {}, []
+    for d in cfg.cloning_dims:
+        mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=int(d))
+        mc = highdim.CloningMC(mix, cfg.cloning_samples, seed)
+        ts_ = 0.5 * math.log(d)
+        lev = level if level is not None else float(highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, ts_)[0])
+        grid = np.linspace(max(0.02, ts_ - 2.0), ts_ + 2.0, 41)
+        mean, se = mc.curve(grid)
+        exact = highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, grid)
+        cross = mc.crossing(lev, grid[0], grid[-1])
+        out[d] = {"t": grid, "mc": mean, "se": se, "exact": exact, "crossing": cross, "t_s": ts_}
+        m[f"cloning_crossing_d{d}"] = _f(cross)
+        live = exact < 0.999     # near saturation the agreement is a rare-event tail and its SE unreliable
+        m[f"cloning_max_z_d{d}"] = _f(np.max(np.abs(mean - exact)[live] / se[live]))
+        devs.append(abs(cross - ts_))
+    m["cloning_speciation_value"] = _f(level if level is not None else float("nan"))
+    m["cloning_crossing_max_abs_dev"] = _f(max(devs))
+    d = int(cfg.clone_check_d)
+    mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=d)
+    t_chk = 0.5 * math.log(d)
+    p, se = highdim.cloning_by_clones(mix, t_chk, cfg.clone_check_n, cfg.clone_check_dt, seed)
+    exact = float(highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, t_chk)[0])
+    m.update({"clone_sim_probability": p, "clone_sim_se": se, "clone_sim_exact": exact,
+              "clone_sim_z": _f(abs(p - exact) / max(se, 1e-12))})
+    return {"curves": out, "metrics": m}
+
+
+def collapse(cfg, seed: int = 0) -> dict:
+    """Self-overlap of the empirical score against t_C = ½ ln(1 + σ²/(n^{2/d} − 1))."""
+    out, m, errs = {}, {}, []
+    for d in cfg.collapse_dims:
+        ov = highdim.EmpiricalOverlap(cfg.collapse_n, int(d), cfg.collapse_test, seed, cfg.collapse_sigma2)
+        tc = highdim.collapse_time_theory(cfg.collapse_n, int(d), cfg.collapse_sigma2)
+        grid = np.linspace(0.02, 2.5 * tc + 0.2, 25)
+        cross = ov.crossing(0.5, 1e-3, 10.0)
+        out[d] = {"t": grid, "Y": ov.curve(grid), "t_C": tc, "crossing": cross}
+        rel = abs(cross - tc) / tc
+        m[f"collapse_time_d{d}"] = _f(cross); m[f"collapse_theory_d{d}"] = _f(tc)
+        m[f"collapse_rel_err_d{d}"] = _f(rel)
+        if d >= 32:
+            errs.append(rel)
+    m["collapse_max_rel_err_d32plus"] = _f(max(errs)) if errs else float("nan")
+    return {"curves": out, "metrics": m}
+
+
+# ---- notebook 05, continued: learned score-----------------------------------------------------------------
+
+def learned_speciation(cfg, seed: int = 0, device="cpu") -> dict:
+    """Train ε_θ by denoising score matching on two classes, measure cloning, compare with ½ ln Λ."""
+    from . import learned
+
+    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
+    model, losses = learned.train_score(data, cfg.learned_steps, seed, batch=cfg.learned_batch,
+                                       lr=cfg.learned_lr, hidden=cfg.learned_hidden, show_progress=True,
+                                       device=device)
+    lam = data.top_eigenvalue()
+    t_s = data.speciation_time()
+    ts = np.linspace(0.15, 2.5 * max(t_s, 0.5), int(cfg.learned_times))
+    prob, se = learned.cloning_curve(model, data, ts, cfg.learned_clone_starts, cfg.learned_clone_steps, seed)
+    level = highdim.speciation_value()
+    cross = learned.crossing_time(ts, prob, level)
+    emp = learned.empirical_cloning_curve(data, ts, cfg.learned_clone_starts, seed)
+    emp_cross = learned.crossing_time(ts, emp, level)
+    m = {"learned_lambda": _f(lam), "learned_t_s_theory": _f(t_s), "learned_crossing": _f(cross),
+         "learned_rel_err": _f(abs(cross - t_s) / t_s) if t_s > 0 else float("nan"),
+         "learned_empirical_crossing": _f(emp_cross),
+         "learned_empirical_rel_err": _f(abs(emp_cross - t_s) / t_s) if t_s > 0 else float("nan"),
+         "learned_final_loss": _f(np.mean(losses[-max(1, len(losses) // 10):])),
+         "learned_n_train": int(data.x_train.shape[0]), "learned_dim": int(data.dim)}
+    return {"data": data, "losses": losses, "t": ts, "prob": prob, "se": se, "t_s": t_s, "empirical": emp,
+            "crossing": cross, "level": level, "provenance": data.provenance, "metrics": m}

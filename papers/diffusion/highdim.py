@@ -1,0 +1,142 @@
+"""Beyond the paper's 1-D figures: speciation and collapse in d dimensions.
+
+Paper extended: Yu & Huang, https://arxiv.org/abs/2405.11932 (the formulas are written in d
+dimensions, every figure is 1-D). Theory used: Biroli, Bonnaire, de Bortoli & Mézard,
+"Dynamical regimes of diffusion models", https://arxiv.org/abs/2402.18491 (same OU convention).
+
+**Cloning (speciation).** Two clones started from the same X_t and run backward independently
+end in the same class with probability φ(t) = E_{x~p_t} Σ_k P(k | x)². For ½N(±μ, σ²I) only
+the projection on μ̂ matters, P± = ½(1 ± tanh(m x/v)), so
+
+    φ(t) = ½ ∫ (G₊² + G₋²)/(G₊ + G₋) dx = ½ (1 + E tanh²(m x / v)),  m = |μ|e^{−t}, G± = N(±m, v).
+
+Speciation is at t_s = ½ ln Λ (Λ the largest covariance eigenvalue); for σ = 1, Λ = 1 + |μ|²
+and at t = ½ ln|μ|² one has m = 1, v = 1, hence φ = 0.7752 for every d (the "speciation value").
+
+**Collapse.** With n training points a_i and the exact empirical score, p_t^emp = (1/n) Σ N(e^{−t}a_i, Δ_t I).
+The self-overlap Y(t) = E Σ_i P(i | x_t)² (two clones end on the same training point) rises
+from ~1/n to 1 as t decreases; Biroli-Mézard predict the collapse at
+
+    t_C = ½ ln(1 + σ² / (n^{2/d} − 1)).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+
+from common.errors import UserError
+from common.seed import numpy_rng
+
+from .mixture import GaussianMixture, ou_decay, ou_delta
+
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(201)
+_GH_W = _GH_W / np.sqrt(2.0 * np.pi)
+
+
+def cloning_probability_exact(mu_norm: float, sigma2: float, t) -> np.ndarray:
+    """φ(t) = ½(1 + E tanh²(m x/v)) for ½N(±μ, σ²I), by Gauss-Hermite quadrature."""
+    if sigma2 <= 0:
+        raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
+    t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+    e = ou_decay(t)
+    m = mu_norm * e; v = 1.0 + (sigma2 - 1.0) * e * e
+    xs = m[:, None] + np.sqrt(v)[:, None] * _GH_X[None, :]
+    a = (np.tanh(m[:, None] * xs / v[:, None]) ** 2) @ _GH_W
+    return 0.5 * (1.0 + a)                    # φ = ½∫(G₊² + G₋²)/(G₊ + G₋)
+
+
+def speciation_value(sigma2: float = 1.0, mu_norm: float = 1.0) -> float:
+    """φ at t = ½ ln|μ|² (0.7752 when σ = 1, whatever |μ|)."""
+    return float(cloning_probability_exact(mu_norm, sigma2, 0.5 * math.log(mu_norm ** 2))[0])
+
+
+class CloningMC:
+    """Rao-Blackwellised Monte-Carlo cloning curve in d dimensions with common random numbers.
+
+    Each sample keeps its component label and standard normal vector, so x_t at any t is
+    e^{−t} m_k + √v_k(t) z and the curve is smooth in t (its crossing can be found by brentq).
+    """
+
+    def __init__(self, mix: GaussianMixture, n: int, seed: int = 0):
+        if int(n) < 2:
+            raise UserError(f"need at least 2 samples; got {n}")
+        rng = numpy_rng(seed, "cloning", mix.d)
+        self.mix = mix
+        self.labels = rng.choice(mix.k, size=int(n), p=mix.weights)
+        self.z = rng.standard_normal((int(n), mix.d))
+
+    def values(self, t: float) -> np.ndarray:
+        m = self.mix.at(t)
+        x = m.means[self.labels] + np.sqrt(m.variances[self.labels])[:, None] * self.z
+        r = self.mix.responsibilities(x, t)
+        return (r * r).sum(-1)                         # Σ_k P(k|x_t)²
+
+    def curve(self, ts) -> tuple[np.ndarray, np.ndarray]:
+        vals = [self.values(t) for t in np.atleast_1d(ts)]
+        return (np.array([v.mean() for v in vals]),
+                np.array([v.std(ddof=1) / math.sqrt(v.size) for v in vals]))
+
+    def crossing(self, level: float, t_lo: float, t_hi: float) -> float:
+        f = lambda t: self.values(t).mean() - level  # noqa: E731
+        if f(t_lo) * f(t_hi) > 0:
+            return float("nan")
+        return float(brentq(f, t_lo, t_hi, xtol=1e-6))
+
+
+def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: int = 0) -> tuple[float, float]:
+    """Direct clone experiment: x_t ~ p_t, two independent backward SDE runs to t = 0 with the
+    exact score, then compare the components each clone ends closest to (max responsibility)."""
+    from .processes import simulate_backward
+
+    rng = numpy_rng(seed, "clones", mix.d)
+    x_t = mix.sample(int(n), rng, t=t)
+    start = np.concatenate([x_t, x_t])
+    paths = simulate_backward(mix, t, dt, 2 * int(n), seed=seed, x_start=start)
+    cls = mix.responsibilities(paths.x_end, 0.0).argmax(-1)
+    same = (cls[: int(n)] == cls[int(n):]).astype(np.float64)
+    return float(same.mean()), float(same.std(ddof=1) / math.sqrt(same.size))
+
+
+# ---- collapse of the empirical score --------------------------------------------------------------
+
+def collapse_time_theory(n: int, d: int, sigma2: float = 1.0) -> float:
+    """t_C = ½ ln(1 + σ²/(n^{2/d} − 1)) (Biroli-Bonnaire-de Bortoli-Mézard)."""
+    if n < 2 or d < 1:
+        raise UserError(f"need n >= 2 training points and d >= 1; got n={n}, d={d}")
+    return 0.5 * math.log1p(sigma2 / math.expm1(2.0 * math.log(n) / d))
+
+
+class EmpiricalOverlap:
+    """Self-overlap Y(t) = E Σ_i P(i | x_t)² under the empirical marginal, common random numbers."""
+
+    def __init__(self, n_train: int, d: int, n_test: int, seed: int = 0, sigma2: float = 1.0):
+        if sigma2 <= 0:
+            raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
+        if n_train < 2 or n_test < 2 or d < 1:
+            raise UserError("need n_train >= 2, n_test >= 2 and d >= 1")
+        rng = numpy_rng(seed, "collapse", d, n_train)
+        self.a = math.sqrt(sigma2) * rng.standard_normal((n_train, d))     # training set ~ N(0, σ²I)
+        self.idx = rng.integers(0, n_train, size=n_test)
+        self.z = rng.standard_normal((n_test, d))
+        self.a2 = (self.a * self.a).sum(-1)
+        self.sigma2 = sigma2
+
+    def values(self, t: float) -> np.ndarray:
+        e = float(ou_decay(t)); delta = float(ou_delta(t))
+        x = e * self.a[self.idx] + math.sqrt(delta) * self.z               # x_t from p_t^emp
+        logits = (2.0 * e * (x @ self.a.T) - e * e * self.a2[None, :]) / (2.0 * delta)  # −|x − e a_i|²/(2Δ) + const
+        logits -= logits.max(-1, keepdims=True)
+        w = np.exp(logits)
+        w /= w.sum(-1, keepdims=True)
+        return (w * w).sum(-1)
+
+    def curve(self, ts) -> np.ndarray:
+        return np.array([self.values(t).mean() for t in np.atleast_1d(ts)])
+
+    def crossing(self, level: float = 0.5, t_lo: float = 1e-3, t_hi: float = 10.0) -> float:
+        f = lambda t: self.values(t).mean() - level  # noqa: E731
+        if f(t_lo) * f(t_hi) > 0:
+            return float("nan")
+        return float(brentq(f, t_lo, t_hi, xtol=1e-5))

@@ -1,0 +1,147 @@
+"""One task per (g, seed): the units of work the notebooks hand to `parallel.pmap`.
+
+Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
+https://arxiv.org/abs/2409.04240
+
+Each task builds its own network from `common.seed.numpy_rng(seed, <name>, g, ...)`, so a result
+depends only on its arguments, whatever process runs it. Results are small (no N-sized arrays
+except where asked) so they travel cheaply between processes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from common.seed import numpy_rng
+
+from . import lyap, predict, recon, rnn
+
+
+def autocorrelation(states: np.ndarray, max_lag: int) -> np.ndarray:
+    """Delta(k) = <x_i(t) x_i(t+k)> averaged over t, units and trajectories; states (R, K, N)."""
+    R = states.shape[0]
+    if max_lag >= R:
+        max_lag = R - 1
+    n_fft = 1 << int(np.ceil(np.log2(2 * R)))
+    f = np.fft.rfft(states, n=n_fft, axis=0)
+    ac = np.fft.irfft(f * np.conj(f), n=n_fft, axis=0)[: max_lag + 1]  # sum_t x(t) x(t+k)
+    ac = ac.mean(axis=(1, 2))
+    return ac / (R - np.arange(max_lag + 1))
+
+
+def network(N: int, g: float, seed: int, *keys):
+    """The teacher J for (N, g, seed, keys) and a generator for everything else in the task."""
+    rng = numpy_rng(seed, "network", N, float(g), *keys)
+    return rnn.make_J(N, g, rng), rng
+
+
+def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, t_average: float,
+                  t_align: float = 0.0, dt: float = rnn.DT, method: str = "two-trajectory",
+                  record_dt: float = 0.0, max_lag_time: float = 0.0) -> dict:
+    """lambda of one network (several initial states), optional autocorrelation Delta_sim(tau)."""
+    J, rng = network(N, g, seed, "lyap")
+    x0 = rng.standard_normal((n_traj, N))
+    rec = int(round(record_dt / dt)) if record_dt else 0
+    res = lyap.largest_exponent(J, x0, dt=dt, t_transient=t_transient, t_average=t_average,
+                                t_align=t_align, method=method, rng=rng, record_every=rec)
+    out = {"N": N, "g": g, "seed": seed, "lam": res.lam.tolist(), "lam_mean": res.mean,
+           "times": res.times, "running": res.running.mean(axis=1),
+           "lam_linear": lyap.quiescent_exponent(J, dt) if g < 1 else float("nan")}
+    if rec:
+        states = res.extra["states"]
+        lag = int(round(max_lag_time / record_dt))
+        out["tau"] = np.arange(lag + 1) * record_dt
+        out["Delta"] = autocorrelation(states, lag)
+    return out
+
+
+def trajectories_task(N: int, g: float, seed: int, t_max: float, n_show: int, dt: float = rnn.DT) -> dict:
+    """A few units of one teacher trajectory from x0 ~ N(0, I) (for plots)."""
+    J, rng = network(N, g, seed, "traj")
+    x = rnn.simulate(J, rng.standard_normal(N), int(round(t_max / dt)), dt=dt, record_every=10)
+    return {"t": np.arange(x.shape[0]) * 10 * dt, "x": x[:, :n_show], "g": g}
+
+
+def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: float, t_max: float,
+                 delta: float, t_lyap: float, dt: float = rnn.DT, record_every: int = 20) -> dict:
+    """T_pd for students sqrt(1-eta^2) J + eta J' over a grid of eta, and lambda of the same network.
+
+    The teacher first relaxes for t_burn onto its attractor; all students start from that state.
+    """
+    J, rng = network(N, g, seed, "horizon")
+    etas = np.asarray(etas, dtype=np.float64)
+    JS = rnn.perturb(J, etas, g, rng)
+    x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
+    res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, delta=delta if g > 1 else None,
+                           record_every=record_every)
+    eps = np.stack([predict.one_step_error(J, JS[i], x0, dt) for i in range(len(etas))])
+    phi2 = float(np.mean(np.tanh(x0) ** 2))
+    out = {"N": N, "g": g, "seed": seed, "etas": etas, "t": res["t"], "D_mean": np.nanmean(res["D"], axis=2),
+           "eps": eps.mean(axis=1), "phi2": phi2, "r": [recon.pearson_r(W, J) for W in JS],
+           "d_W": [recon.d_W(W, J) for W in JS]}
+    if g > 1:
+        out["T_pd"] = res["T_pd"]
+        lr = lyap.largest_exponent(J, x0, dt=dt, t_transient=0.0, t_average=t_lyap, rng=rng)
+        out["lam"] = lr.mean
+    return out
+
+
+def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_max: float,
+                        dt: float = rnn.DT) -> dict:
+    """g < 1: RMS teacher-student error from x0 ~ N(0, I), in units of eta."""
+    J, rng = network(N, g, seed, "quiescent")
+    JS = rnn.perturb(J, eta, g, rng)
+    res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=t_max, dt=dt, record_every=10)
+    return {"t": res["t"], "rms_over_eta": np.sqrt(res["D"]).mean(axis=1) / eta, "g": g, "eta": eta}
+
+
+def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: float, dt: float = rnn.DT) -> dict:
+    """Simulated D(t) for teacher J and student sqrt(1-eta^2) J + eta J' from x0 ~ N(0, I)."""
+    J, rng = network(N, g, seed, "pair", float(eta))
+    JS = rnn.perturb(J, eta, g, rng)
+    res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=T, dt=dt, record_every=5)
+    return {"t": res["t"], "D": res["D"].mean(axis=1), "g": g, "eta": eta, "seed": seed}
+
+
+def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noise: float, ridge: float,
+                   t_burn: float, n_x0: int, t_max: float, delta: float, t_lyap: float,
+                   dt: float = rnn.DT) -> dict:
+    """d_W and T_pd against the number of observed trajectories (ridge least squares, noisy data)."""
+    J, rng = network(N, g, seed, "datasize")
+    n_max = max(n_trajs)
+    traj = rnn.simulate(J, rng.standard_normal((n_max, N)), n_steps, dt=dt)  # (T+1, n_max, N)
+    obs = recon.add_observation_noise(traj, noise, rng)
+    Ws = [recon.fit_least_squares(obs[:, :k], dt, ridge=ridge) for k in n_trajs]
+    x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
+    res = predict.run_pair(J, np.stack(Ws), x0, t_max=t_max, dt=dt, delta=delta, record_every=50)
+    lr = lyap.largest_exponent(J, x0, dt=dt, t_transient=0.0, t_average=t_lyap, rng=rng)
+    eps = [float(predict.one_step_error(J, W, x0, dt).mean()) for W in Ws]
+    return {"n_trajs": list(n_trajs), "P": [k * n_steps for k in n_trajs], "eps": eps,
+            "d_W": [recon.d_W(W, J) for W in Ws], "r": [recon.pearson_r(W, J) for W in Ws],
+            "T_pd": res["T_pd"], "lam": lr.mean, "seed": seed}
+
+
+def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) -> dict:
+    """The two-replica DMFT D(t) (a task, so several (g, eta) run in parallel)."""
+    from . import dmft
+
+    r = dmft.two_replica(g, eta, T=T, dt=dt, n_nodes=n_nodes)
+    return {"g": g, "eta": eta, "t": r.t, "D": r.D, "C_TT": r.C_TT}
+
+
+def mismatch_task(N: int, g: float, seed: int, eta: float, t_average: float, n_x0: int = 2,
+                  dt: float = rnn.DT) -> dict:
+    """The official "OS" teacher-student rate next to the true largest exponent of the teacher."""
+    J, rng = network(N, g, seed, "mismatch")
+    JS = rnn.perturb(J, eta, g, rng)
+    x0 = rng.standard_normal((n_x0, N))
+    os_rate = predict.mismatch_rate(J, JS, x0, t_average=t_average, dt=dt)
+    lam = lyap.largest_exponent(J, x0, dt=dt, t_transient=20.0, t_average=t_average, t_align=5.0, rng=rng)
+    return {"g": g, "os_rate": float(os_rate.mean()), "lam": lam.mean}
+
+
+def spectrum_task(N: int, g: float, seed: int, k: int, t_average: float, dt: float = rnn.DT) -> dict:
+    """The k largest exponents of one network by QR, with running estimates."""
+    J, rng = network(N, g, seed, "spectrum")
+    r = lyap.spectrum(J, rng.standard_normal(N), k, dt=dt, t_transient=20.0, t_ons_transient=10.0,
+                      t_average=t_average, t_ons=0.5, rng=rng)
+    return {"lam": r.lam, "times": r.times, "running": r.running}

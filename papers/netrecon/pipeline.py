@@ -1,0 +1,294 @@
+"""What each notebook computes: tasks in, tidy results and plain-number metrics out.
+
+Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
+https://arxiv.org/abs/2409.04240
+
+Every function takes the resolved profile `cfg`, the run's `seed` and a cache directory, runs its
+(g, seed) tasks through `cache.cached_pmap` and returns {"metrics": {...}, ...data for figures}.
+Metric values are plain floats so they go straight into metrics.json.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from . import dmft, experiments as ex, predict, recon, rnn
+from .cache import cached_pmap
+from .parallel import single_threaded
+
+
+def _workers(cfg):
+    return cfg.workers or None
+
+
+def _gkey(g: float) -> str:
+    """Metric suffix for a gain: 0.8 -> 'g0p8', 2.0 -> 'g2'."""
+    return "g" + (f"{g:g}".replace(".", "p"))
+
+
+# ---------------------------------------------------------------------------------------------
+# 01 regimes
+# ---------------------------------------------------------------------------------------------
+def grid_tasks(cfg, seed):
+    return [dict(N=cfg.grid_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.grid_n_traj,
+                 t_transient=cfg.grid_t_transient, t_average=cfg.grid_t_average, t_align=0.0, dt=cfg.dt)
+            for g in cfg.grid_gs for s in range(cfg.grid_seeds)]
+
+
+@single_threaded
+def regimes(cfg, seed, cache_dir=None) -> dict:
+    """Teacher trajectories below and above g = 1, and lambda(g) by the two-trajectory method."""
+    trajs = [ex.trajectories_task(cfg.traj_N, float(g), seed, cfg.traj_t, cfg.traj_show, cfg.dt) for g in cfg.traj_gs]
+    sub = [dict(N=cfg.sub_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.sub_n_traj, t_transient=cfg.sub_t_transient,
+                t_average=cfg.sub_t_average, t_align=cfg.sub_t_align, dt=cfg.dt)
+           for g in cfg.sub_gs for s in range(cfg.sub_seeds)]
+    grid = grid_tasks(cfg, seed)
+    res = cached_pmap(ex.lyapunov_task, grid + sub, cache_dir, _workers(cfg), desc="lyapunov")
+    grid_res, sub_res = res[: len(grid)], res[len(grid):]
+    metrics = {}
+    for g in cfg.sub_gs:
+        lam = [v for r in sub_res if r["g"] == g for v in r["lam"]]
+        lin = [r["lam_linear"] for r in sub_res if r["g"] == g]
+        metrics[f"lam_sim_{_gkey(g)}"] = float(np.mean(lam))
+        metrics[f"lam_linear_{_gkey(g)}"] = float(np.mean(lin))
+    return {"metrics": metrics, "trajs": trajs, "grid": grid_res, "sub": sub_res}
+
+
+# ---------------------------------------------------------------------------------------------
+# 02 reconstruction
+# ---------------------------------------------------------------------------------------------
+@single_threaded
+def reconstruction(cfg, seed, device=None) -> dict:
+    """Least squares and the paper's Adam fit at rec_N for each g; d_W against the data size."""
+
+    from common.seed import torch_generator
+
+    out, metrics = {}, {}
+    for g in cfg.rec_gs:
+        J, rng = ex.network(cfg.rec_N, g, seed, "recon")
+        traj = rnn.simulate(J, rng.standard_normal((cfg.rec_n_traj, cfg.rec_N)), cfg.rec_n_steps, dt=cfg.dt)
+        W_ls = recon.fit_least_squares(traj, cfg.dt)
+        epochs = cfg.adam_epochs_sub if g < 1 else cfg.adam_epochs_chaos
+        gen = torch_generator(seed, "adam", g)
+        W_ad, hist = recon.fit_adam(traj, cfg.dt, epochs=epochs, lr=cfg.adam_lr, batch_size=cfg.adam_batch,
+                                    window=cfg.adam_window, J_true=J, generator=gen, device="cpu")
+        noisy = recon.add_observation_noise(traj, cfg.sweep_noise, rng)
+        sweep = {"n": [], "P": [], "dW_exact": [], "dW_noisy": [], "dW_adam": []}
+        for n in cfg.sweep_n_trajs:
+            sweep["n"].append(n)
+            sweep["P"].append(n * cfg.rec_n_steps)
+            sweep["dW_exact"].append(recon.d_W(recon.fit_least_squares(traj[:, :n], cfg.dt), J))
+            sweep["dW_noisy"].append(recon.d_W(recon.fit_least_squares(noisy[:, :n], cfg.dt, ridge=cfg.sweep_ridge), J))
+        adam_sweep = []
+        for n in cfg.adam_sweep_n_trajs:
+            W_n, _ = recon.fit_adam(traj[:, :n], cfg.dt, epochs=cfg.adam_sweep_epochs, lr=cfg.adam_lr,
+                                    batch_size=cfg.adam_batch, window=cfg.adam_window,
+                                    generator=torch_generator(seed, "adam-sweep", g, n), device="cpu")
+            adam_sweep.append((n * cfg.rec_n_steps, recon.d_W(W_n, J)))
+        k = _gkey(g)
+        s_ls, s_ad = recon.summary(W_ls, J, g), recon.summary(W_ad, J, g)
+        metrics.update({f"ls_relfro_{k}": s_ls["rel_fro"], f"adam_r_{k}": s_ad["r"], f"adam_dW_{k}": s_ad["d_W"],
+                        f"adam_eta_{k}": s_ad["eta"], f"adam_relfro_{k}": s_ad["rel_fro"]})
+        if len(sweep["P"]) > 2:
+            metrics[f"sweep_spearman_noisy_{k}"] = float(stats.spearmanr(sweep["P"], sweep["dW_noisy"])[0])
+        out[g] = {"J": J, "W_ls": W_ls, "W_adam": W_ad, "hist": hist, "sweep": sweep, "adam_sweep": adam_sweep}
+        del traj, noisy
+    return {"metrics": metrics, "by_g": out}
+
+
+# ---------------------------------------------------------------------------------------------
+# 03 prediction
+# ---------------------------------------------------------------------------------------------
+@single_threaded
+def prediction(cfg, seed, cache_dir=None) -> dict:
+    """T_pd against eta (g > 1), the quiescent error (g < 1) and T_pd against the data size."""
+    hor = [dict(N=cfg.pred_N, g=float(g), seed=seed * 1000 + s, etas=list(cfg.pred_etas), n_x0=cfg.pred_n_x0,
+                t_burn=cfg.pred_t_burn, t_max=cfg.pred_t_max, delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, dt=cfg.dt)
+           for g in cfg.pred_gs for s in range(cfg.pred_seeds)]
+    qui = [dict(N=cfg.q_N, g=cfg.q_g, seed=seed * 1000 + s, eta=cfg.q_eta, n_x0=cfg.q_n_x0, t_max=cfg.q_T, dt=cfg.dt)
+           for s in range(cfg.q_seeds)]
+    dsz = [dict(N=cfg.ds_N, g=cfg.ds_g, seed=seed * 1000 + s, n_trajs=list(cfg.ds_n_trajs), n_steps=cfg.ds_n_steps,
+                noise=cfg.ds_noise, ridge=cfg.ds_ridge, t_burn=cfg.pred_t_burn, n_x0=cfg.ds_n_x0, t_max=cfg.ds_t_max,
+                delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, dt=cfg.dt)
+           for s in range(cfg.ds_seeds)]
+    fns = [ex.horizon_task] * len(hor) + [ex.quiescent_pair_task] * len(qui) + [ex.data_size_task] * len(dsz)
+    res = cached_pmap(_dispatch, [dict(fn=f.__name__, kw=t) for f, t in zip(fns, hor + qui + dsz)],
+                      cache_dir, _workers(cfg), desc="prediction")
+    h_res, q_res, d_res = res[: len(hor)], res[len(hor): len(hor) + len(qui)], res[len(hor) + len(qui):]
+    metrics, horizon = {}, {}
+    etas = np.asarray(cfg.pred_etas, dtype=float)
+    for g in cfg.pred_gs:
+        rs = [r for r in h_res if r["g"] == g]
+        T = np.stack([r["T_pd"] for r in rs])                    # (seeds, eta, x0)
+        Tm = np.nanmean(T, axis=(0, 2))
+        lam = np.array([r["lam"] for r in rs])
+        lam_eff = 1.0 / np.mean(1.0 / lam)                      # slope of the pooled fit is mean(1/lambda)
+        k = _gkey(g)
+        try:
+            fit = predict.fit_log_slope(etas, Tm)
+        except Exception:
+            fit = {"slope": float("nan"), "intercept": float("nan"), "r2": float("nan"), "lam_fit": float("nan")}
+        metrics.update({f"pred_lam_fit_{k}": fit["lam_fit"], f"pred_lam_benettin_{k}": float(lam_eff),
+                        f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_r2_{k}": fit["r2"],
+                        f"pred_finite_frac_{k}": float(np.isfinite(T).mean())})
+        i3 = int(np.argmin(np.abs(np.log(etas / 1e-3))))
+        metrics[f"pred_Tpd_eta1e-3_{k}"] = float(Tm[i3])
+        metrics[f"pred_r_eta1e-3_{k}"] = float(np.mean([r["r"][i3] for r in rs]))
+        eps = np.mean([r["eps"] for r in rs], axis=0)
+        phi2 = float(np.mean([r["phi2"] for r in rs]))
+        eps_th = predict.one_step_theory(cfg.pred_N, g, etas, phi2, cfg.dt)
+        metrics[f"eps_ratio_{k}"] = float(np.mean(eps / eps_th))
+        n_max = max(len(r["t"]) for r in rs)
+        Dpad = np.full((len(rs), n_max, len(etas)), np.nan)
+        for i, r in enumerate(rs):
+            Dpad[i, : len(r["t"])] = r["D_mean"]
+        t_long = max((r["t"] for r in rs), key=len)
+        horizon[g] = {"T": T, "Tm": Tm, "lam": lam, "fit": fit, "eps": eps, "eps_theory": eps_th,
+                      "t": t_long, "D": np.nanmean(Dpad, axis=0)}   # D: (time, eta)
+    q_rms = np.mean([r["rms_over_eta"] for r in q_res], axis=0)
+    q_t = q_res[0]["t"]
+    metrics["q_max_rms_over_eta"] = float(q_rms.max())
+    metrics["q_final_rms_over_eta"] = float(q_rms[-1])
+    # data size: d_W falls, T_pd rises only like ln(1/d_W) / (2 lambda)
+    sp, slopes = [], []
+    for r in d_res:
+        sp.append(stats.spearmanr(r["P"], r["d_W"])[0])
+        Tm = np.nanmean(r["T_pd"], axis=1)
+        good = (np.asarray(r["r"]) >= cfg.ds_min_r) & np.isfinite(Tm)
+        if good.sum() >= 2:
+            b = np.polyfit(np.log(1 / np.asarray(r["d_W"])[good]), Tm[good], 1)[0]  # T_pd = a + b ln(1/d_W)
+            slopes.append(2.0 * b * r["lam"])                                       # 1 for an isotropic error
+    metrics["ds_spearman_dW_P"] = float(np.mean(sp))
+    metrics["ds_slope_times_2lam"] = float(np.mean(slopes)) if slopes else float("nan")
+    metrics["ds_dW_drop"] = float(np.mean([r["d_W"][0] / r["d_W"][-1] for r in d_res]))
+    metrics["ds_Tpd_gain"] = float(np.mean([np.nanmean(r["T_pd"][-1]) - np.nanmean(r["T_pd"][0]) for r in d_res]))
+    metrics["ds_r_max_P"] = float(np.mean([r["r"][-1] for r in d_res]))
+    metrics["ds_Tpd_max_P"] = float(np.mean([np.nanmean(r["T_pd"][-1]) for r in d_res]))
+    return {"metrics": metrics, "horizon": horizon, "etas": etas, "quiescent": {"t": q_t, "rms_over_eta": q_rms},
+            "data_size": d_res}
+
+
+def _dispatch(fn: str, kw: dict):
+    """Run the task function named `fn` of `experiments` (lets one pool mix task kinds)."""
+    return getattr(ex, fn)(**kw)
+
+
+@single_threaded
+def teacher_student_example(cfg, seed, eta: float, g: float, t_max: float = 20.0) -> dict:
+    """Three units of a teacher and a student sqrt(1-eta^2) J + eta J' from the same state."""
+    J, rng = ex.network(cfg.traj_N, g, seed, "example")
+    JS = rnn.perturb(J, eta, g, rng)
+    x0 = rnn.relax(J, rng.standard_normal(cfg.traj_N), 20.0, dt=cfg.dt)
+    n = int(round(t_max / cfg.dt))
+    xT = rnn.simulate(J, x0, n, dt=cfg.dt, record_every=5)
+    xS = rnn.simulate(JS, x0, n, dt=cfg.dt, record_every=5)
+    return {"t": np.arange(xT.shape[0]) * 5 * cfg.dt, "xT": xT[:, :3], "xS": xS[:, :3], "g": g, "eta": eta}
+
+
+# ---------------------------------------------------------------------------------------------
+# 04 DMFT
+# ---------------------------------------------------------------------------------------------
+def stationary_tasks(cfg, seed):
+    return [dict(N=cfg.st_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.st_n_traj, t_transient=cfg.st_t_transient,
+                 t_average=cfg.st_t_average, t_align=0.0, dt=cfg.dt, record_dt=cfg.st_record_dt,
+                 max_lag_time=cfg.st_max_lag)
+            for g in cfg.st_gs for s in range(cfg.st_seeds)]
+
+
+@single_threaded
+def stationary_comparison(cfg, seed, cache_dir=None) -> dict:
+    """Delta(tau) and lambda: DMFT against N = st_N simulations (several networks)."""
+    sims = cached_pmap(ex.lyapunov_task, stationary_tasks(cfg, seed), cache_dir, _workers(cfg), desc="stationary")
+    metrics, by_g = {}, {}
+    for g in cfg.st_gs:
+        th = dmft.stationary(g, tau_max=max(40.0, cfg.st_max_lag))
+        lam_th = dmft.lyapunov(g, stat=th)["lam"]
+        rs = [r for r in sims if r["g"] == g]
+        tau = rs[0]["tau"]
+        D_sim = np.mean([r["Delta"] for r in rs], axis=0)
+        D_th = np.interp(tau, th.tau, th.Delta)
+        lam_sim = float(np.mean([v for r in rs for v in r["lam"]]))
+        k = _gkey(g)
+        metrics.update({f"delta0_dmft_{k}": th.Delta0, f"delta0_sim_{k}": float(D_sim[0]),
+                        f"delta0_ratio_{k}": float(D_sim[0] / th.Delta0),
+                        f"delta_maxdev_{k}": float(np.max(np.abs(D_sim - D_th)) / th.Delta0),
+                        f"lam_dmft_{k}": lam_th, f"lam_sim_N{cfg.st_N}_{k}": lam_sim,
+                        f"lam_sim_over_dmft_{k}": lam_sim / lam_th})
+        by_g[g] = {"tau": tau, "D_sim": D_sim, "D_sim_each": [r["Delta"] for r in rs], "theory": th, "lam_dmft": lam_th,
+                   "lam_sim": lam_sim, "running": [(r["times"], r["running"]) for r in rs]}
+    return {"metrics": metrics, "by_g": by_g}
+
+
+@single_threaded
+def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
+    """D(t) from the two-replica DMFT against teacher-student simulations, and its long-time limit."""
+    cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
+    th_tasks = [dict(fn="two_replica_task", kw=dict(g=g, eta=e, T=cfg.tr_T, dt=cfg.tr_dt, n_nodes=cfg.tr_nodes))
+                for g, e in cases]
+    sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
+    th_tasks += [dict(fn="two_replica_task", kw=dict(g=g, eta=e, T=cfg.sat_T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
+                 for g, e in sat_cases]
+    sim_tasks = [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
+                                                      T=cfg.sat_T if (g, e) in sat_cases else cfg.tr_T, dt=cfg.dt))
+                 for g, e in cases for s in range(cfg.tr_seeds)]
+    res = cached_pmap(_dispatch, th_tasks + sim_tasks, cache_dir, _workers(cfg), desc="two-replica")
+    th, sat, sims = res[: len(cases)], res[len(cases): len(cases) + len(sat_cases)], res[len(cases) + len(sat_cases):]
+    metrics, out = {}, {}
+    for (g, e), r in zip(cases, th):
+        rs = [s for s in sims if s["g"] == g and s["eta"] == e]
+        t_sim = rs[0]["t"]
+        D_sim = np.mean([s["D"] for s in rs], axis=0)
+        D_sd = np.std([s["D"] for s in rs], axis=0)
+        sel = t_sim <= cfg.tr_T + 1e-9
+        D_th = np.interp(t_sim[sel], r["t"], r["D"])
+        k = _gkey(g)
+        if g > 1:
+            win = (t_sim[sel] >= min(2.0, cfg.tr_T / 2)) & (t_sim[sel] <= cfg.tr_T)
+            metrics[f"tr_maxlog_{k}"] = float(np.max(np.abs(np.log(D_th[win] / D_sim[sel][win]))))
+        else:
+            metrics[f"tr_maxrel_{k}"] = float(np.max(np.abs(D_th - D_sim[sel])) / np.max(D_sim[sel]))
+        out[(g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": t_sim, "D_sim": D_sim, "D_sd": D_sd}
+    for (g, e), r in zip(sat_cases, sat):
+        k = _gkey(g)
+        rs = [s for s in sims if s["g"] == g and s["eta"] == e]
+        D_sim_end = float(np.mean([s["D"][-1] for s in rs]))
+        if g > 1:
+            two_d0 = 2.0 * dmft.delta0(g)
+            metrics[f"sat_dmft_over_2delta0_{k}"] = float(r["D"][-1] / two_d0)
+            metrics[f"sat_sim_over_2delta0_{k}"] = float(D_sim_end / two_d0)
+        else:
+            metrics[f"sat_dmft_final_over_max_{k}"] = float(r["D"][-1] / r["D"].max())
+            metrics[f"sat_sim_final_over_max_{k}"] = float(D_sim_end / np.max(np.mean([s["D"] for s in rs], axis=0)))
+        out[("sat", g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": rs[0]["t"],
+                              "D_sim": np.mean([s["D"] for s in rs], axis=0),
+                              "two_delta0": 2.0 * dmft.delta0(g)}
+    return {"metrics": metrics, "cases": out}
+
+
+# ---------------------------------------------------------------------------------------------
+# 05 Lyapunov
+# ---------------------------------------------------------------------------------------------
+@single_threaded
+def lyapunov_theory_vs_simulation(cfg, seed, cache_dir=None) -> dict:
+    """lambda(g) from DMFT, the simulated grid (shared with 01), N = st_N points (shared with 04),
+    the official OS rate next to the true exponent, and a QR spectrum."""
+    gs = np.asarray(cfg.ly_gs_dmft, dtype=float)
+    lam_th = np.array([dmft.lyapunov(g)["lam"] for g in gs])
+    grid = cached_pmap(ex.lyapunov_task, grid_tasks(cfg, seed), cache_dir, _workers(cfg), desc="lambda grid")
+    big = cached_pmap(ex.lyapunov_task, stationary_tasks(cfg, seed), cache_dir, _workers(cfg), desc="lambda N")
+    os_res = cached_pmap(_dispatch, [dict(fn="mismatch_task", kw=dict(N=cfg.os_N, g=float(g), seed=seed, eta=cfg.os_eta,
+                                                                       t_average=cfg.os_t, dt=cfg.dt))
+                                     for g in cfg.os_gs], cache_dir, _workers(cfg), desc="OS rate")
+    spec = ex.spectrum_task(cfg.qr_N, cfg.qr_g, seed, cfg.qr_k, cfg.qr_t_average, cfg.dt)
+    metrics = {}
+    for g in cfg.st_gs:
+        k = _gkey(g)
+        th = dmft.lyapunov(g)["lam"]
+        sim = float(np.mean([v for r in big if r["g"] == g for v in r["lam"]]))
+        metrics[f"lam_dmft_{k}"] = th
+        metrics[f"lam_sim_over_dmft_{k}"] = sim / th
+    for r in os_res:
+        metrics[f"os_rate_{_gkey(r['g'])}"] = r["os_rate"]
+        metrics[f"os_true_lam_{_gkey(r['g'])}"] = r["lam"]
+    metrics["qr_lam_max"] = float(spec["lam"][0])
+    return {"metrics": metrics, "gs": gs, "lam_th": lam_th, "grid": grid, "big": big, "os": os_res, "spectrum": spec}

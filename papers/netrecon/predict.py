@@ -1,0 +1,144 @@
+"""Teacher-student prediction: the distance D(t), the horizon T_pd and the one-step error law.
+
+Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
+https://arxiv.org/abs/2409.04240
+
+Teacher (couplings J) and student (couplings W, learned or sqrt(1-eta^2) J + eta J') start from
+the same state. Their distance D(t) = (1/N) ||x_T(t) - x_S(t)||^2 stays O(eta^2) for g < 1 and
+decays; for g > 1 it grows like exp(2 lambda t) until it saturates at 2 Delta_0. The prediction
+horizon is the first time the RMS distance sqrt(D) exceeds a tolerance delta:
+
+    T_pd ~ lambda^{-1} ln(delta / eps),   eps ~ one-step error ~ eta,
+
+so T_pd is linear in ln(1/eta) with slope 1/lambda: a 100-fold better reconstruction buys only
+ln(10)/lambda more time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from common.errors import UserError
+
+from .rnn import DT, _JT, check_params, euler_step
+
+
+def distance(xT: np.ndarray, xS: np.ndarray) -> np.ndarray:
+    """D = (1/N) ||x_T - x_S||^2 over the last axis."""
+    return np.mean((xT - xS) ** 2, axis=-1)  # D(t) = (1/N) sum_i (x_i^T - x_i^S)^2
+
+
+def first_crossing(rms: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
+    """First time along axis 0 at which `rms` reaches `delta` (linear interpolation); NaN if never."""
+    above = rms >= delta
+    hit = above.any(axis=0)
+    i = np.argmax(above, axis=0)
+    i0 = np.maximum(i - 1, 0)
+    r0 = np.take_along_axis(rms, i0[None], 0)[0]
+    r1 = np.take_along_axis(rms, i[None], 0)[0]
+    frac = np.where(r1 > r0, (delta - r0) / np.where(r1 > r0, r1 - r0, 1.0), 0.0)
+    T = t[i0] + np.clip(frac, 0, 1) * (t[i] - t[i0])
+    T = np.where(i == 0, t[0], T)
+    return np.where(hit, T, np.nan)
+
+
+def run_pair(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_max: float, dt: float = DT,
+             delta: float | None = None, record_every: int = 10) -> dict:
+    """Teacher J and students JS (shape (S, N, N) or (N, N)) from the same states x0 (K, N).
+
+    Returns times t, D (n_rec, S, K) and, with a tolerance delta, T_pd (S, K): the first time the
+    RMS distance sqrt(D) reaches delta. Stops early once every pair has crossed.
+    """
+    check_params(N=J.shape[-1], dt=dt)
+    if t_max <= 0 or record_every < 1:
+        raise UserError("run_pair needs t_max > 0 and record_every >= 1")
+    if delta is not None and delta <= 0:
+        raise UserError(f"tolerance delta={delta} must be positive")
+    single = JS.ndim == 2
+    JS = JS[None] if single else JS
+    xT = np.atleast_2d(np.array(x0, dtype=np.float64))
+    S, (K, N) = JS.shape[0], xT.shape
+    JT, JST = _JT(J), _JT(JS)
+    xS = np.broadcast_to(xT, (S, K, N)).copy()
+    n_steps = int(round(t_max / dt))
+    n_rec = n_steps // record_every + 1
+    D = np.full((n_rec, S, K), np.nan)
+    D[0] = 0.0
+    T_pd = np.full((S, K), np.nan)
+    prev = np.zeros((S, K))
+    for n in range(1, n_steps + 1):
+        xT = euler_step(xT, JT, dt)
+        xS = euler_step(xS, JST, dt)
+        if n % record_every:
+            continue
+        d = distance(xT[None], xS)
+        D[n // record_every] = d
+        if delta is not None:
+            # first crossing of sqrt(D) = delta, interpolated in ln sqrt(D) between records
+            lr, lp = 0.5 * np.log(np.maximum(d, 1e-300)), 0.5 * np.log(np.maximum(prev, 1e-300))
+            new = np.isnan(T_pd) & (lr >= np.log(delta))
+            frac = np.clip((np.log(delta) - lp) / np.maximum(lr - lp, 1e-300), 0.0, 1.0)
+            T_pd = np.where(new, (n - record_every + frac * record_every) * dt, T_pd)
+            prev = d
+            if not np.isnan(T_pd).any():
+                D = D[: n // record_every + 1]
+                break
+    t = np.arange(D.shape[0]) * record_every * dt
+    out = {"t": t, "D": D[:, 0] if single else D}
+    if delta is not None:
+        out["T_pd"] = T_pd[0] if single else T_pd
+    return out
+
+
+def fit_log_slope(eta: np.ndarray, T_pd: np.ndarray) -> dict:
+    """Least-squares line T_pd = a + b ln(1/eta); b estimates 1/lambda. Returns b, a, R^2, lambda_fit = 1/b."""
+    x = np.log(1.0 / np.asarray(eta, dtype=np.float64))
+    y = np.asarray(T_pd, dtype=np.float64)
+    ok = np.isfinite(y)
+    if ok.sum() < 3:
+        raise UserError("fewer than three finite horizons; raise t_max or the tolerance")
+    b, a = np.polyfit(x[ok], y[ok], 1)  # T_pd = a + b ln(1/eta)
+    resid = y[ok] - (a + b * x[ok])
+    r2 = 1.0 - resid.var() / y[ok].var()
+    return {"slope": float(b), "intercept": float(a), "r2": float(r2), "lam_fit": float(1.0 / b)}
+
+
+def one_step_error(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, dt: float = DT) -> np.ndarray:
+    """eps = ||x_S(1) - x_T(1)|| from identical states (Euclidean norm over units), per state."""
+    x0 = np.atleast_2d(x0)
+    return np.linalg.norm(euler_step(x0, _JT(JS), dt) - euler_step(x0, _JT(J), dt), axis=-1)
+
+
+def one_step_theory(N: int, g: float, eta, phi2: float, dt: float = DT):
+    """eps ~ dt sqrt(2 N g^2 (1 - rho) <phi^2>), rho = sqrt(1 - eta^2), <phi^2> over the states."""
+    rho = np.sqrt(1.0 - np.asarray(eta, dtype=np.float64) ** 2)
+    return dt * np.sqrt(2.0 * N * g**2 * (1.0 - rho) * phi2)  # eps = dt sqrt(2 N g^2 (1-rho) <phi^2>)
+
+
+def horizon_formula(lam: float, delta: float, eps) -> np.ndarray:
+    """The paper's T_pd = lambda^{-1} ln(delta / eps) (delta and eps as Euclidean norms)."""
+    return np.log(delta / np.asarray(eps)) / lam  # T_pd = ln(delta/eps) / lambda
+
+
+def mismatch_rate(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_average: float, dt: float = DT,
+                  eps: float = 1e-6, t_transient: float = 20.0) -> np.ndarray:
+    """The official code's teacher-student "OS" rate, reproduced to show why it is not an exponent.
+
+    Teacher and student (different couplings) are renormalised to distance eps every step, as in
+    a two-trajectory Lyapunov estimate. The mismatch dt (J - J_S) tanh(x) adds ~dt ||(J-J_S)phi||
+    each step, which dwarfs eps, so the "rate" measures ln(1 + forcing/eps)/dt, not lambda.
+    """
+    x = np.atleast_2d(np.array(x0, dtype=np.float64))
+    JT, JST = _JT(J), _JT(JS)
+    for _ in range(int(round(t_transient / dt))):
+        x = euler_step(x, JT, dt)
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal(x.shape)
+    y = x + eps * u / np.linalg.norm(u, axis=-1, keepdims=True)
+    n = int(round(t_average / dt))
+    acc = np.zeros(x.shape[0])
+    for _ in range(n):
+        x, y = euler_step(x, JT, dt), euler_step(y, JST, dt)
+        d = np.linalg.norm(y - x, axis=-1)
+        acc += np.log(d / eps)
+        y = x + (y - x) * (eps / d)[:, None]
+    return acc / (n * dt)

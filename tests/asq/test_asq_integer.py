@@ -1,0 +1,81 @@
+"""Integer / LUT inference: bit-exact accumulation, model-level equality, accounting."""
+import pytest
+import torch
+
+from papers.asq.convert import init_step_sizes, quant_layers, quantize_model
+from papers.asq.data import Split
+from papers.asq.integer import (IntegerLayer, accounting, accumulate, compare_paths, export_layer,
+                                integer_model, lut_for)
+from papers.asq.levels import LUT_FRAC_BITS, level_set
+from papers.asq.models import build_model
+
+
+def qmodel(grid, method="asq", bits=4):
+    torch.manual_seed(0)
+    q = quantize_model(build_model("small_resnet", 10, 1, seed=0, width=8), method, bits, bits, grid, seed=0)
+    init_step_sizes(q, torch.randn(32, 1, 28, 28))
+    return q.eval()
+
+
+def test_post_lut_values():
+    assert lut_for("post", 4).tolist() == [0, 32768, 23170, 16384, 11585, 8192, 5793, 4096]
+    assert lut_for("pot", 3).tolist() == [0, 32768, 16384, 8192]
+    assert lut_for("uniform", 4) is None
+
+
+@pytest.mark.parametrize("grid", ["uniform", "pot", "post", "post_released"])
+def test_integer_accumulation_bit_exact_vs_float64_reference(grid):
+    q = qmodel(grid)
+    name, layer = quant_layers(q)[2]
+    il = export_layer(layer)
+    x_codes = torch.randint(0, 16, (3, layer.in_channels, 7, 7))
+    acc = accumulate(x_codes, il, "int64")
+    assert acc.dtype == torch.int64
+    # float64 reference from the same rounded levels: w_ref = level * 2^F exactly (dyadic)
+    lv = level_set(grid, 4)
+    if grid == "uniform":
+        w_ref = il.w_codes.double()
+    else:
+        mags = il.lut.double() / 2**LUT_FRAC_BITS
+        w_ref = il.w_codes.sign().double() * mags[il.w_codes.abs()]
+        assert torch.isin(w_ref, lv).all()
+    ref = torch.nn.functional.conv2d(x_codes.double(), w_ref, None, il.stride, il.padding)
+    scaled = acc.double() if grid == "uniform" else acc.double() * 2.0**-LUT_FRAC_BITS
+    assert torch.equal(scaled, ref)                                     # bit-exact
+    assert torch.equal(accumulate(x_codes, il, "float64"), acc)         # BLAS path is exact too
+
+
+def test_integer_layer_matches_fake_quant_float64():
+    q = qmodel("post").double()
+    _, layer = quant_layers(q)[0]
+    x = torch.rand(4, layer.in_channels, 9, 9, dtype=torch.float64)
+    with torch.no_grad():
+        ref = layer(x)
+        out = IntegerLayer(layer, "int64")(x)
+    assert (out - ref).abs().max() < 1e-12
+
+
+@pytest.mark.parametrize("grid,method", [("post", "asq"), ("uniform", "lsq")])
+def test_model_level_integer_path_equals_fake_quant(grid, method):
+    q = qmodel(grid, method)
+    data = Split(torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,)), None, None)
+    r = compare_paths(q, data, batch_size=32)
+    assert r["max_abs_logit_diff"] < 1e-10
+    assert r["argmax_agreement"] == 1.0
+
+
+def test_accounting_resnet18_post():
+    q = quantize_model(build_model("resnet18", 1000, 3), "asq", 4, 4, "post")
+    a = accounting(q, (3, 64, 64))
+    assert a["lut_layers"] == 19 and a["lut_entries"] == 19 * 7
+    assert a["lut_entries_pct_of_params"] < 0.002
+    assert a["bits_per_quantized_weight"] == 4.0
+    assert 2.0 < a["adapter_params_pct"] < 3.0                       # ~0.31M of 11.7M
+    assert a["adapter_macs_pct"] < 0.5                               # 64x64 input; ~0.017% at 224x224
+
+
+def test_integer_model_deterministic():
+    q = qmodel("post")
+    x = torch.randn(8, 1, 28, 28, dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.equal(integer_model(q)(x), integer_model(q)(x))

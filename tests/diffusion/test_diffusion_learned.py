@@ -1,0 +1,33 @@
+"""Learned score by denoising score matching (extension of arXiv:2405.11932)."""
+import numpy as np
+import pytest
+import torch
+
+from common.errors import UserError
+from papers.diffusion import learned
+
+
+def test_train_is_deterministic_and_clones_run():
+    data = learned.load_two_classes("digits", (0, 1))
+    assert data.dim == 64 and set(np.unique(data.y_train)) == {0, 1}
+    assert data.x_train.min() >= -1 and data.x_train.max() <= 1
+    m1, l1 = learned.train_score(data, 5, seed=3, batch=16, hidden=16)
+    m2, l2 = learned.train_score(data, 5, seed=3, batch=16, hidden=16)
+    np.testing.assert_array_equal(l1, l2)
+    p, se = learned.cloning_curve(m1, data, [0.3, 1.0], 6, 3, seed=0)
+    assert p.shape == (2,) and np.all((0 <= p) & (p <= 1))
+
+
+def test_network_score_scaling():
+    net = learned.ScoreNet(4, hidden=8)
+    x = torch.zeros(3, 4); t = torch.tensor([0.1, 1.0, 2.0])
+    eps = net(x, t)
+    np.testing.assert_allclose(net.score(x, t).detach().numpy(),
+                               (-eps / torch.sqrt(1 - torch.exp(-2 * t))[:, None]).detach().numpy(), rtol=1e-6)
+
+
+def test_crossing_time_by_hand_and_bad_classes():
+    assert learned.crossing_time([0, 1, 2], [1.0, 0.8, 0.6], 0.7) == pytest.approx(1.5)
+    assert np.isnan(learned.crossing_time([0, 1], [0.5, 0.4], 0.9))
+    with pytest.raises(UserError):
+        learned.load_two_classes("digits", (3, 3))

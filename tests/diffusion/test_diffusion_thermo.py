@@ -1,0 +1,68 @@
+"""Ensemble entropy rates and KL identities (arXiv:2405.11932, Eqs. 24-30, 54-64)."""
+import numpy as np
+import pytest
+
+from common.errors import UserError
+from papers.diffusion.mixture import GaussianMixture
+from papers.diffusion.processes import simulate_forward
+from papers.diffusion.thermo import (binned_rates, bin_average, ift_statistics, kl_to_standard_normal,
+                                     rates_closed_form, rates_quadrature)
+
+
+@pytest.mark.parametrize("mu,s2", [(1.0, 0.4), (1.0, 1.0), (2.0, 0.1), (0.3, 2.5)])
+def test_closed_form_rates_equal_quadrature(mu, s2):
+    mix = GaussianMixture.two_gaussians(mu, s2)
+    t = np.linspace(0, 3, 13)
+    a, b = rates_closed_form(mix, t), rates_quadrature(mix, t)
+    for k in ("pi", "phi", "phi_backward", "dSdt", "dSds_backward"):
+        np.testing.assert_allclose(a[k], b[k], atol=1e-7)
+    np.testing.assert_array_equal(a["pi_backward"], a["pi"])
+
+
+def test_single_gaussian_rates_by_hand():
+    m0, s2 = 0.7, 0.3
+    mix = GaussianMixture.single_gaussian(m0, s2)
+    t = np.array([0.0, 0.5, 2.0])
+    v = 1 + (s2 - 1) * np.exp(-2 * t)
+    r = rates_closed_form(mix, t)
+    np.testing.assert_allclose(r["pi"], (v - 1) ** 2 / v + m0 ** 2 * np.exp(-2 * t), atol=1e-14)
+    np.testing.assert_allclose(r["dSdt"], 1 / v - 1, atol=1e-14)
+    np.testing.assert_allclose(rates_quadrature(mix, t)["pi"], r["pi"], atol=1e-8)
+
+
+def test_pair_in_d_dimensions_adds_orthogonal_terms():
+    mix = GaussianMixture.two_gaussians(1.0, 0.5, d=3)
+    one = GaussianMixture.two_gaussians(np.sqrt(3.0), 0.5)
+    t = np.array([0.2, 1.0]); v = 1 + (0.5 - 1) * np.exp(-2 * t)
+    np.testing.assert_allclose(rates_closed_form(mix, t)["pi"], rates_closed_form(one, t)["pi"] + 2 * (v - 1) ** 2 / v)
+
+
+def test_integral_of_pi_is_the_kl_drop():
+    for mix in (GaussianMixture.two_gaussians(1.0, 0.4), GaussianMixture.single_gaussian(0.5, 2.0),
+                GaussianMixture.two_gaussians(1.0, 0.3, d=4)):
+        t = np.linspace(0, 4, 8001)
+        integral = np.trapezoid(rates_closed_form(mix, t)["pi"], t)
+        assert abs(integral - (kl_to_standard_normal(mix, 0) - kl_to_standard_normal(mix, 4.0))) < 1e-5
+
+
+def test_kl_single_gaussian_closed_form():
+    mix = GaussianMixture.single_gaussian(0.5, 2.0)
+    assert abs(kl_to_standard_normal(mix) - 0.5 * (2.0 - 1 - np.log(2.0) + 0.25)) < 1e-12
+    # the 1-D quadrature agrees with the Gaussian formula
+    two = GaussianMixture.create([0.5, 0.5], [2.0, 2.0], [0.5, 0.5])
+    assert abs(kl_to_standard_normal(two) - kl_to_standard_normal(mix)) < 1e-9
+
+
+def test_binned_monte_carlo_rates_match_theory():
+    mix = GaussianMixture.two_gaussians(1.0, 0.4)
+    p = simulate_forward(mix, 1.5, 0.01, 40_000, seed=0, n_bins=5)
+    mc = binned_rates(p)
+    th = bin_average(lambda t: rates_closed_form(mix, t)["pi"], p)
+    assert np.all(np.abs(mc["pi"] - th) < 4.5 * mc["pi_se"])
+
+
+def test_ift_statistics_tolerance_floor():
+    st = ift_statistics(np.zeros(100))
+    assert st["mean"] == 1.0 and st["se"] == 0.0 and st["tol"] == 0.01
+    with pytest.raises(UserError):
+        ift_statistics(np.zeros(1))

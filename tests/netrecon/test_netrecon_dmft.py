@@ -1,0 +1,62 @@
+"""Dynamical mean-field theory: stationary and two-replica (arXiv:2409.04240)."""
+import numpy as np
+import pytest
+
+from common.errors import UserError
+from papers.netrecon import dmft
+
+
+def test_quiescent_phase_has_no_fluctuations():
+    assert dmft.delta0(0.8) == 0.0
+    assert dmft.lyapunov(0.8)["lam"] == pytest.approx(-0.2)
+
+
+def test_delta0_solves_energy_condition():
+    z, w = dmft.gauss_grid()
+    D0 = dmft.delta0(2.0)
+    Phi = dmft.log_cosh(np.sqrt(D0) * z)
+    var = (w * Phi**2).sum() - (w * Phi).sum() ** 2
+    assert D0**2 / 2 == pytest.approx(4.0 * var, rel=1e-10)
+
+
+def test_zero_mode_and_reference_exponent():
+    s = dmft.stationary(2.0)
+    L = dmft.lyapunov(2.0, stat=s)
+    assert abs(L["E"][1]) < 1e-4               # psi = Delta'(tau) has zero energy
+    assert L["zero_mode_overlap"] > 0.999
+    assert L["lam"] == pytest.approx(0.1125, abs=0.001)
+    assert s.Delta[0] == pytest.approx(s.Delta0) and s.Delta[-1] < 1e-3 * s.Delta0
+    assert np.all(np.diff(s.Delta) <= 1e-12)   # monotone decay
+
+
+def test_bivariate_expectation_limits():
+    nodes = dmft.gauss_grid(61, 8.0)
+    z, w = dmft.gauss_grid(401, 10.0)
+    same = dmft.bivariate_phi(2.0, np.array([2.0]), np.array([2.0]), nodes)[0]
+    assert same == pytest.approx((w * np.tanh(np.sqrt(2.0) * z) ** 2).sum(), abs=1e-6)
+    assert dmft.bivariate_phi(2.0, np.array([3.0]), np.array([0.0]), nodes)[0] == pytest.approx(0.0, abs=1e-12)
+    small = dmft.bivariate_phi(1e-4, np.array([1e-4]), np.array([5e-5]), nodes)[0]
+    assert small == pytest.approx(5e-5, rel=1e-3)   # tanh ~ identity for small arguments
+
+
+def test_two_replica_identical_student_has_zero_distance():
+    r = dmft.two_replica(2.0, 0.0, T=2.0, dt=0.05)
+    assert np.max(np.abs(r.D)) < 1e-12
+
+
+def test_two_replica_variance_relaxes_to_delta0():
+    r = dmft.two_replica(2.0, 0.5, T=12.0, dt=0.05, n_nodes=31)
+    assert r.C_TT[-1] == pytest.approx(dmft.delta0(2.0), rel=0.05)
+    assert r.D[0] == 0.0 and r.D[-1] > r.D[len(r.D) // 2] > 0
+
+
+def test_two_replica_decays_below_onset():
+    r = dmft.two_replica(0.5, 0.3, T=10.0, dt=0.05, n_nodes=31)
+    assert r.D[-1] < 0.05 * r.D.max()
+
+
+def test_bad_dmft_input():
+    with pytest.raises(UserError):
+        dmft.two_replica(2.0, 1.5)
+    with pytest.raises(UserError):
+        dmft.stationary(-1.0)

@@ -1,0 +1,56 @@
+"""Lyapunov exponents on known answers (arXiv:2409.04240)."""
+import numpy as np
+import pytest
+
+from common.errors import UserError
+from papers.netrecon import lyap, rnn
+
+
+@pytest.mark.parametrize("method", ["two-trajectory", "tangent"])
+def test_zero_coupling_exponent_is_log_one_minus_dt(method):
+    J = np.zeros((10, 10))
+    x0 = np.random.default_rng(0).standard_normal((3, 10))
+    r = lyap.largest_exponent(J, x0, dt=0.01, t_transient=1.0, t_average=5.0, method=method)
+    assert np.allclose(r.lam, np.log(1 - 0.01) / 0.01, atol=1e-9)
+
+
+def test_zero_coupling_spectrum_is_degenerate():
+    r = lyap.spectrum(np.zeros((6, 6)), np.ones(6), k=4, t_transient=0.0, t_ons_transient=0.0, t_average=3.0)
+    assert np.allclose(r.lam, np.log(0.99) / 0.01, atol=1e-9)
+
+
+def test_quiescent_exponent_matches_linear_theory():
+    rng = np.random.default_rng(1)
+    J = rnn.make_J(60, 0.5, rng)
+    r = lyap.largest_exponent(J, rng.standard_normal((2, 60)), t_transient=20.0, t_align=20.0, t_average=40.0, rng=rng)
+    assert abs(r.mean - lyap.quiescent_exponent(J)) < 0.02
+
+
+def test_methods_agree_and_spectrum_top_matches_in_chaos():
+    rng = np.random.default_rng(2)
+    J = rnn.make_J(80, 3.0, rng)
+    x0 = rng.standard_normal((1, 80))
+    a = lyap.largest_exponent(J, x0, t_transient=20, t_average=60, method="two-trajectory", rng=np.random.default_rng(0))
+    b = lyap.largest_exponent(J, x0, t_transient=20, t_average=60, method="tangent", rng=np.random.default_rng(0))
+    s = lyap.spectrum(J, x0[0], k=3, t_transient=20, t_ons_transient=0, t_average=60, rng=np.random.default_rng(0))
+    assert a.mean > 0
+    assert abs(a.mean - b.mean) < 0.01
+    assert abs(s.lam[0] - b.mean) < 0.01
+    assert np.all(np.diff(s.lam) <= 1e-9)
+
+
+def test_running_estimate_ends_at_final_value_and_is_deterministic():
+    rng = np.random.default_rng(3)
+    J = rnn.make_J(40, 2.0, rng)
+    x0 = rng.standard_normal((2, 40))
+    r1 = lyap.largest_exponent(J, x0, t_transient=5, t_average=20, rng=np.random.default_rng(7))
+    r2 = lyap.largest_exponent(J, x0, t_transient=5, t_average=20, rng=np.random.default_rng(7))
+    assert np.array_equal(r1.lam, r2.lam)
+    assert np.allclose(r1.running[-1], r1.lam)
+
+
+def test_bad_lyapunov_input():
+    with pytest.raises(UserError):
+        lyap.largest_exponent(np.zeros((4, 4)), np.zeros(4), t_average=-1)
+    with pytest.raises(UserError):
+        lyap.spectrum(np.zeros((4, 4)), np.zeros(4), k=9)

@@ -1,0 +1,63 @@
+"""Teacher-student distance, horizon and one-step error (arXiv:2409.04240)."""
+import numpy as np
+import pytest
+
+from common.errors import UserError
+from papers.netrecon import experiments, predict, rnn
+
+
+def test_first_crossing_interpolates():
+    t = np.array([0.0, 1.0, 2.0, 3.0])
+    rms = np.array([[0.0, 0.0], [0.5, 0.1], [1.5, 0.2], [2.0, 0.3]])
+    T = predict.first_crossing(rms, t, 1.0)
+    assert T[0] == pytest.approx(1.5) and np.isnan(T[1])
+
+
+def test_log_slope_fit_recovers_line():
+    eta = np.logspace(-6, -1, 6)
+    f = predict.fit_log_slope(eta, 3.0 + 5.0 * np.log(1 / eta))
+    assert f["slope"] == pytest.approx(5.0) and f["r2"] == pytest.approx(1.0) and f["lam_fit"] == pytest.approx(0.2)
+
+
+def test_identical_student_never_departs():
+    rng = np.random.default_rng(0)
+    J = rnn.make_J(30, 2.0, rng)
+    out = predict.run_pair(J, J.copy(), rng.standard_normal((2, 30)), t_max=5.0, delta=0.1)
+    assert np.all(out["D"] == 0) and np.all(np.isnan(out["T_pd"]))
+    assert np.all(predict.one_step_error(J, J, rng.standard_normal(30)) == 0)
+
+
+def test_one_step_error_law():
+    rng = np.random.default_rng(1)
+    N, g, eta = 400, 2.0, 0.1
+    J = rnn.make_J(N, g, rng)
+    JS = rnn.perturb(J, eta, g, rng)
+    x0 = rng.standard_normal((20, N))
+    eps = predict.one_step_error(J, JS, x0).mean()
+    theory = predict.one_step_theory(N, g, eta, float(np.mean(np.tanh(x0) ** 2)))
+    assert eps == pytest.approx(theory, rel=0.05)
+
+
+def test_chaotic_student_crosses_and_horizon_shrinks_with_eta():
+    rng = np.random.default_rng(2)
+    J = rnn.make_J(200, 3.0, rng)
+    JS = rnn.perturb(J, np.array([1e-4, 1e-2]), 3.0, rng)
+    x0 = rnn.relax(J, rng.standard_normal((2, 200)), 20.0)
+    out = predict.run_pair(J, JS, x0, t_max=200.0, delta=0.3, record_every=5)
+    assert np.all(np.isfinite(out["T_pd"]))
+    assert np.all(out["T_pd"][0] > out["T_pd"][1])
+
+
+def test_task_is_deterministic_for_a_seed():
+    kw = dict(N=40, g=2.0, seed=3, eta=0.1, n_x0=2, T=1.0)
+    a, b = experiments.pair_distance_task(**kw), experiments.pair_distance_task(**kw)
+    assert np.array_equal(a["D"], b["D"])
+    c = experiments.pair_distance_task(**dict(kw, seed=4))
+    assert not np.array_equal(a["D"], c["D"])
+
+
+def test_horizon_formula_and_bad_tolerance():
+    assert predict.horizon_formula(0.5, 1.0, np.exp(-2.0)) == pytest.approx(4.0)
+    J = np.zeros((3, 3))
+    with pytest.raises(UserError):
+        predict.run_pair(J, J, np.zeros(3), t_max=1.0, delta=-1.0)

@@ -1,0 +1,77 @@
+"""Reconstruction of J and its metrics (arXiv:2409.04240)."""
+import numpy as np
+import pytest
+
+from common.errors import UserError
+from papers.netrecon import recon, rnn
+
+
+def _data(N=30, g=2.0, n_traj=5, steps=200, seed=0):
+    rng = np.random.default_rng(seed)
+    J = rnn.make_J(N, g, rng)
+    return J, rnn.simulate(J, rng.standard_normal((n_traj, N)), steps)
+
+
+def test_noise_free_least_squares_recovers_J():
+    J, traj = _data()
+    W = recon.fit_least_squares(traj, 0.01)
+    assert np.max(np.abs(W - J)) < 1e-8
+    assert recon.rel_frobenius(W, J) < 1e-8
+
+
+def test_transitions_are_the_regression_of_the_map():
+    J, traj = _data(N=6, n_traj=2, steps=5)
+    X, Y = recon.transitions(traj, 0.01)
+    assert X.shape == (10, 6)
+    assert np.allclose(Y, X @ J.T, atol=1e-10)
+
+
+def test_ridge_shrinks_towards_zero():
+    J, traj = _data()
+    W0 = recon.fit_least_squares(traj, 0.01)
+    W1 = recon.fit_least_squares(traj, 0.01, ridge=1.0)
+    assert np.linalg.norm(W1) < np.linalg.norm(W0)
+
+
+def test_eta_dW_round_trip():
+    eta = np.array([1e-4, 0.01, 0.3, 0.9, 1.0])
+    dw = recon.dW_from_eta(eta, 2.0, 200)
+    assert np.allclose(recon.eta_from_dW(dw, 2.0, 200), eta, rtol=1e-6)
+    assert np.isnan(recon.eta_from_dW(3 * dw[-1], 2.0, 200))
+
+
+def test_eta_from_dW_of_perturbed_student():
+    rng = np.random.default_rng(1)
+    J = rnn.make_J(300, 2.0, rng)
+    for eta in (0.05, 0.2):
+        W = rnn.perturb(J, eta, 2.0, rng)
+        assert abs(recon.eta_from_dW(recon.d_W(W, J), 2.0, 300) / eta - 1) < 0.02
+
+
+def test_metrics_on_hand_cases():
+    J = np.array([[0.0, 1.0], [2.0, 0.0]])
+    W = J + 0.5
+    assert recon.d_W(W, J) == pytest.approx(0.25)
+    assert recon.rel_frobenius(W, J) == pytest.approx(1.0 / np.sqrt(5))
+    assert recon.pearson_r(2 * J + 1, J, off_diagonal=False) == pytest.approx(1.0)
+
+
+def test_adam_fit_improves_and_is_deterministic():
+    import torch
+
+    J, traj = _data(N=20, n_traj=10, steps=100)
+    W1, h1 = recon.fit_adam(traj, 0.01, epochs=30, lr=0.02, batch_size=25, J_true=J, generator=torch.Generator().manual_seed(0))
+    W2, _ = recon.fit_adam(traj, 0.01, epochs=30, lr=0.02, batch_size=25, J_true=J, generator=torch.Generator().manual_seed(0))
+    assert np.array_equal(W1, W2)
+    assert h1["d_W"][-1] < 0.3 * h1["d_W"][0]
+    assert h1["loss"][-1] < h1["loss"][0]
+
+
+def test_bad_reconstruction_input():
+    J, traj = _data(N=5, n_traj=1, steps=5)
+    with pytest.raises(UserError):
+        recon.fit_least_squares(traj, 0.01, ridge=-1)
+    with pytest.raises(UserError):
+        recon.eta_from_dW(-1.0, 2.0, 10)
+    with pytest.raises(UserError):
+        recon.windows(traj, 4, 100)
