@@ -87,6 +87,8 @@ def _workers(workers):
 
 
 def _run_chunks(fn, n_paths, chunk, workers, desc, show_progress):
+    if chunk < 1:
+        raise UserError(f"chunk must be a positive number of paths; got {chunk}")
     sizes = [min(chunk, n_paths - i) for i in range(0, n_paths, chunk)]
     jobs = list(enumerate(sizes))
     with ThreadPoolExecutor(max_workers=_workers(workers)) as pool:

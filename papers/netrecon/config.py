@@ -27,7 +27,7 @@ _FULL = {
     "adam_sweep_n_trajs": [4, 16, 64], "adam_sweep_epochs": 10,
     # 03 prediction
     "pred_N": 1000, "pred_gs": [2.0, 3.0], "pred_seeds": 5, "pred_etas": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2],
-    "pred_n_x0": 8, "pred_t_burn": 50.0, "pred_t_max": 400.0, "pred_delta": 0.3, "pred_t_lyap": 200.0,
+    "pred_n_x0": 8, "pred_t_burn": 50.0, "pred_t_max": 400.0, "pred_delta": 0.3, "pred_t_lyap": 300.0,
     "q_N": 1000, "q_g": 0.8, "q_eta": 0.1, "q_T": 30.0, "q_n_x0": 8, "q_seeds": 3,
     "ds_N": 300, "ds_g": 3.0, "ds_seeds": 4, "ds_n_trajs": [8, 16, 32, 64, 128, 256], "ds_n_steps": 500,
     "ds_noise": 1e-3, "ds_ridge": 1e-5, "ds_n_x0": 8, "ds_t_max": 300.0, "ds_min_r": 0.99,
@@ -35,7 +35,7 @@ _FULL = {
     "st_gs": [2.0, 3.0], "st_N": 1000, "st_seeds": 4, "st_n_traj": 4, "st_t_transient": 50.0,
     "st_t_average": 300.0, "st_record_dt": 0.1, "st_max_lag": 30.0,
     "tr_cases": [[0.8, 0.3], [2.0, 0.1], [3.0, 0.1]], "tr_T": 10.0, "tr_dt": 0.01, "tr_nodes": 61,
-    "tr_N": 1000, "tr_seeds": 5, "tr_n_x0": 8, "sat_T": 25.0, "sat_dt": 0.02,
+    "tr_N": 1000, "tr_seeds": 5, "tr_n_x0": 8, "sat_T": 40.0, "sat_dt": 0.02,
     # 05 Lyapunov
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0, 4.8],
     "os_N": 200, "os_gs": [0.5, 2.0, 3.0], "os_eta": 0.01, "os_t": 50.0,
@@ -48,7 +48,7 @@ _QUICK = dict(_FULL) | {
     "sub_seeds": 1, "sub_t_average": 60.0,
     "sweep_n_trajs": [2, 4, 8, 16, 32, 64, 100],
     "pred_N": 500, "pred_seeds": 2, "pred_etas": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2], "pred_n_x0": 4,
-    "pred_t_max": 250.0, "pred_t_lyap": 60.0,
+    "pred_t_max": 250.0, "pred_t_lyap": 150.0,
     "q_N": 500, "q_seeds": 1, "q_n_x0": 4,
     "ds_N": 300, "ds_seeds": 2, "ds_n_trajs": [16, 32, 64, 128, 256], "ds_n_x0": 4, "ds_t_max": 200.0,
     "st_seeds": 2, "st_t_average": 150.0,
