@@ -118,7 +118,7 @@ def peak_memory(fn, *a, **k):
 def main():
     from common.bench import write_benchmark
     from papers.netrecon import dmft, experiments, recon, rnn
-    from papers.netrecon.parallel import pmap
+    from papers.netrecon.parallel import one_thread, pmap
 
     quick = os.environ.get("REPRO_BENCH_QUICK") == "1"
     results = {}
@@ -127,15 +127,18 @@ def main():
     N, g, nets = 1000, 2.0, 5
     steps, discard = (2000, 400) if quick else (10_000, 2000)
     lam_ref, t_ref = timed(reference_lyapunov_point, N, g, nets, steps, discard)
-    tasks = [dict(N=N, g=g, seed=s, n_traj=1, t_transient=discard * 0.01, t_average=(steps - discard) * 0.01)
-             for s in range(nets)]
-    ours, t_ours = timed(pmap, experiments.lyapunov_task, tasks)
-    lam_ours = float(np.mean([r["lam_mean"] for r in ours]))
+    base = [dict(N=N, g=g, seed=s, n_traj=1, t_transient=discard * 0.01, t_average=(steps - discard) * 0.01)
+            for s in range(nets)]
+    runs = {"float64 two-trajectory": base,
+            "float32 tangent": [dict(t, method="tangent", dtype="float32") for t in base]}
     results["lyapunov_point"] = {"N": N, "g": g, "networks": nets, "steps": steps, "reference_s": t_ref,
-                                 "ours_s": t_ours, "speedup": t_ref / t_ours, "lambda_reference": lam_ref,
-                                 "lambda_ours": lam_ours}
-    print(f"Lyapunov point: reference {t_ref:.1f}s, ours {t_ours:.1f}s, x{t_ref / t_ours:.1f} "
-          f"(lambda {lam_ref:.4f} vs {lam_ours:.4f})", flush=True)
+                                 "lambda_reference": lam_ref}
+    for name, tasks in runs.items():
+        ours, t_ours = timed(pmap, experiments.lyapunov_task, tasks)
+        lam_ours = float(np.mean([r["lam_mean"] for r in ours]))
+        results["lyapunov_point"][name] = {"seconds": t_ours, "speedup": t_ref / t_ours, "lambda": lam_ours}
+        print(f"Lyapunov point: reference {t_ref:.1f}s, ours ({name}) {t_ours:.1f}s, x{t_ref / t_ours:.1f} "
+              f"(lambda {lam_ref:.4f} vs {lam_ours:.4f}; 5 networks each, different draws)", flush=True)
 
     # 2. reconstruction at N = 1000 --------------------------------------------------------------
     rng = np.random.default_rng(1)
@@ -143,7 +146,8 @@ def main():
     n_traj = 20 if quick else 60
     traj = rnn.simulate(J, rng.standard_normal((n_traj, N)), 500)
     W_ref, t_epoch = timed(reference_adam_epoch, traj, 0.01)
-    W_ls, t_ls = timed(recon.fit_least_squares, traj, 0.01)
+    with one_thread():
+        W_ls, t_ls = timed(recon.fit_least_squares, traj, 0.01)
     results["reconstruction"] = {"N": N, "samples": int(n_traj * 500), "reference_adam_epoch_s": t_epoch,
                                  "least_squares_s": t_ls, "speedup_vs_one_epoch": t_epoch / t_ls,
                                  "relfro_adam_one_epoch": recon.rel_frobenius(W_ref, J),
@@ -156,8 +160,9 @@ def main():
     g, eta, T = 2.0, 0.1, 10.0
     ms, it = (1000, 4) if quick else (4000, 10)
     (t_mc, D_mc), s_mc, mem_mc = peak_memory(reference_two_replica_mc, g, eta, T, 0.02, ms, it)
-    r02, s02, mem02 = peak_memory(dmft.two_replica, g, eta, T=T, dt=0.02)
-    r01, s01, mem01 = peak_memory(dmft.two_replica, g, eta, T=T, dt=0.01, n_nodes=61, half_width=8.0)
+    with one_thread():
+        r02, s02, mem02 = peak_memory(dmft.two_replica, g, eta, T=T, dt=0.02)
+        r01, s01, mem01 = peak_memory(dmft.two_replica, g, eta, T=T, dt=0.01, n_nodes=61, half_width=8.0)
     i5 = int(round(5 / 0.02))
     published_bytes = 20000 * 2000 * 31 * 8  # the released solver's (samples, time, iterations) array
     results["two_replica"] = {

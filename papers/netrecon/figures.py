@@ -97,14 +97,15 @@ def teacher_student(ex):
 def horizon(res, delta):
     etas = res["etas"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for g, h in res["horizon"].items():
+    for i, (g, h) in enumerate(res["horizon"].items()):
         x = np.log(1 / etas)
-        axes[0].plot(x, h["Tm"], "o", label=f"g = {g:g}")
+        axes[0].plot(x, h["Tm"], "o", color=f"C{i}", label=f"g = {g:g}")
         f = h["fit"]
-        axes[0].plot(x, f["intercept"] + f["slope"] * x, "-", lw=0.8,
+        axes[0].plot(x, f["intercept"] + f["slope"] * x, "-", color=f"C{i}", lw=0.8,
                      label=rf"fit: $\lambda_{{fit}}$ = {f['lam_fit']:.3f}, Benettin {1 / np.mean(1 / h['lam']):.3f}")
-        axes[1].semilogy(h["t"], h["D"][:, -1], label=f"g = {g:g}, eta = {etas[-1]:g}")
-        axes[1].semilogy(h["t"], h["D"][:, 0], "--", label=f"g = {g:g}, eta = {etas[0]:g}")
+        full = np.all(np.isfinite(h["D"]), axis=1)  # times every network reached
+        axes[1].semilogy(h["t"][full], h["D"][full, -1], color=f"C{i}", label=f"g = {g:g}, eta = {etas[-1]:g}")
+        axes[1].semilogy(h["t"][full], h["D"][full, 0], "--", color=f"C{i}", label=f"g = {g:g}, eta = {etas[0]:g}")
     axes[0].set(xlabel=r"$\ln(1/\eta)$", ylabel=r"$T_{pd}$ ($\sqrt{D}$ = %g)" % delta)
     axes[0].legend(fontsize=7)
     axes[1].axhline(delta**2, color="gray", lw=0.8)

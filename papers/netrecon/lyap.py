@@ -44,13 +44,21 @@ class LyapunovResult:
         return float(np.std(self.lam, ddof=1) / np.sqrt(K)) if K > 1 else float("nan")
 
 
+def _rows_times(rows: np.ndarray, JT: np.ndarray) -> np.ndarray:
+    """rows @ JT; two rows or fewer go as separate matrix-vector products (OpenBLAS's small-gemm
+    path is 1.5-3x slower than two gemv calls for N >= 500)."""
+    if rows.shape[0] <= 2 and JT.shape[0] >= 500:
+        return np.stack([r @ JT for r in rows])
+    return rows @ JT
+
+
 def _steps(t: float, dt: float) -> int:
     return int(round(t / dt))
 
 
 def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient: float = 20.0,
                      t_average: float = 100.0, method: str = "two-trajectory", eps: float = 1e-6,
-                     t_align: float = 0.0,
+                     t_align: float = 0.0, dtype=np.float64,
                      renorm_every: int = 1, n_running: int = 200, record_every: int = 0,
                      rng: np.random.Generator | None = None) -> LyapunovResult:
     """Largest Lyapunov exponent of the Euler map for every row of `x0` (shape (K, N)).
@@ -60,6 +68,8 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     method "tangent": the linearised map D_t acts on a unit vector (no eps).
     lambda = (1/T) sum_k ln(d_k / eps) over the averaging window.
 
+    `dtype=np.float32` (tangent method only) halves the memory traffic of the products; the
+    exponent is a time average, insensitive to single-precision rounding of the trajectory.
     `t_align` is a tangent transient: the perturbation is evolved and renormalised that long
     before its growth is counted, so it aligns with the most unstable direction first.
     With `record_every > 0` the states are also recorded every that many steps during the
@@ -70,9 +80,12 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         raise UserError(f"unknown method {method!r}; choose 'two-trajectory' or 'tangent'")
     if t_transient < 0 or t_align < 0 or t_average <= 0 or renorm_every < 1:
         raise UserError("need t_transient >= 0, t_align >= 0, t_average > 0 and renorm_every >= 1")
-    x = np.atleast_2d(np.array(x0, dtype=np.float64))
+    dtype = np.dtype(dtype)
+    if dtype == np.float32 and method != "tangent":
+        raise UserError("single precision cannot resolve a 1e-6 separation; use method='tangent' or float64")
+    x = np.atleast_2d(np.array(x0, dtype=dtype))
     K, N = x.shape
-    JT = _JT(J)
+    JT = _JT(J).astype(dtype, copy=False)
     rng = rng if rng is not None else np.random.default_rng(0)
     n_tr, n_av = _steps(t_transient, dt), _steps(t_average, dt)
     n_av -= n_av % renorm_every
@@ -80,11 +93,11 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         raise UserError("t_average is shorter than one renormalisation interval")
     for _ in range(n_tr):  # state transient
         x = euler_step(x, JT, dt)
-    u = rng.standard_normal((K, N))
+    u = rng.standard_normal((K, N)).astype(dtype)
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     if t_align > 0:  # tangent transient: align the perturbation, count nothing
         pre = largest_exponent(J, x, dt, 0.0, t_align, method=method, eps=eps, renorm_every=renorm_every,
-                               n_running=1, rng=rng)
+                               n_running=1, rng=rng, dtype=dtype)
         x, u = pre.extra["x_final"], pre.extra["u_final"]
     states = None
     if record_every:
@@ -100,7 +113,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         z = np.concatenate([x, x + eps * u])  # reference and companion share one product
         for b in range(n_blocks):
             for s in range(renorm_every):
-                z = euler_step(z, JT, dt)
+                z = (1.0 - dt) * z + dt * _rows_times(np.tanh(z), JT)  # Euler map for both states
                 if states is not None and (b * renorm_every + s + 1) % record_every == 0:
                     states[(b * renorm_every + s + 1) // record_every - 1] = z[:K]
             d = z[K:] - z[:K]
@@ -117,7 +130,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         for b in range(n_blocks):
             for s in range(renorm_every):
                 sech2 = 1.0 / np.cosh(x) ** 2
-                prod = np.concatenate([np.tanh(x), sech2 * v]) @ JT  # J phi(x) and J diag(sech^2 x) v
+                prod = _rows_times(np.concatenate([np.tanh(x), sech2 * v]), JT)  # J phi(x), J diag(sech^2 x) v
                 x = (1 - dt) * x + dt * prod[:K]
                 v = (1 - dt) * v + dt * prod[K:]  # v <- D_t v
                 if states is not None and (b * renorm_every + s + 1) % record_every == 0:
@@ -130,7 +143,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
                 times.append((b + 1) * renorm_every * dt)
                 running.append(log_sum / ((b + 1) * renorm_every * dt))
         x_final = x
-    lam = log_sum / (n_av * dt)  # lambda = (1/T) sum ln(d_k/eps)
+    lam = log_sum.astype(np.float64) / (n_av * dt)  # lambda = (1/T) sum ln(d_k/eps)
     extra = {"x_final": x_final, "u_final": u}
     if states is not None:
         extra["states"] = states

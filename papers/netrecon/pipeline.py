@@ -143,8 +143,9 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
         for i, r in enumerate(rs):
             Dpad[i, : len(r["t"])] = r["D_mean"]
         t_long = max((r["t"] for r in rs), key=len)
+        n_min = min(len(r["t"]) for r in rs)   # times every network reached
         horizon[g] = {"T": T, "Tm": Tm, "lam": lam, "fit": fit, "eps": eps, "eps_theory": eps_th,
-                      "t": t_long, "D": np.nanmean(Dpad, axis=0)}   # D: (time, eta)
+                      "t": t_long[:n_min], "D": np.nanmean(Dpad[:, :n_min], axis=0)}   # D: (time, eta)
     q_rms = np.mean([r["rms_over_eta"] for r in q_res], axis=0)
     q_t = q_res[0]["t"]
     metrics["q_max_rms_over_eta"] = float(q_rms.max())
@@ -229,7 +230,7 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
     th_tasks += [dict(fn="two_replica_task", kw=dict(g=g, eta=e, T=cfg.sat_T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
                  for g, e in sat_cases]
     sim_tasks = [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
-                                                      T=cfg.sat_T if (g, e) in sat_cases else cfg.tr_T, dt=cfg.dt))
+                                                      T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt))
                  for g, e in cases for s in range(cfg.tr_seeds)]
     res = cached_pmap(_dispatch, th_tasks + sim_tasks, cache_dir, _workers(cfg), desc="two-replica")
     th, sat, sims = res[: len(cases)], res[len(cases): len(cases) + len(sat_cases)], res[len(cases) + len(sat_cases):]
@@ -258,7 +259,6 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
             metrics[f"sat_sim_over_2delta0_{k}"] = float(D_sim_end / two_d0)
         else:
             metrics[f"sat_dmft_final_over_max_{k}"] = float(r["D"][-1] / r["D"].max())
-            metrics[f"sat_sim_final_over_max_{k}"] = float(D_sim_end / np.max(np.mean([s["D"] for s in rs], axis=0)))
         out[("sat", g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": rs[0]["t"],
                               "D_sim": np.mean([s["D"] for s in rs], axis=0),
                               "two_delta0": 2.0 * dmft.delta0(g)}

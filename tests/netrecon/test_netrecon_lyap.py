@@ -54,3 +54,15 @@ def test_bad_lyapunov_input():
         lyap.largest_exponent(np.zeros((4, 4)), np.zeros(4), t_average=-1)
     with pytest.raises(UserError):
         lyap.spectrum(np.zeros((4, 4)), np.zeros(4), k=9)
+
+
+def test_single_precision_tangent_agrees_and_two_trajectory_refuses():
+    rng = np.random.default_rng(4)
+    J = rnn.make_J(100, 3.0, rng)
+    x0 = rng.standard_normal((2, 100))
+    a = lyap.largest_exponent(J, x0, t_transient=10, t_average=60, method="tangent", rng=np.random.default_rng(0))
+    b = lyap.largest_exponent(J, x0, t_transient=10, t_average=60, method="tangent", dtype=np.float32,
+                              rng=np.random.default_rng(0))
+    assert abs(a.mean - b.mean) < 0.03
+    with pytest.raises(UserError):
+        lyap.largest_exponent(J, x0, dtype=np.float32)
