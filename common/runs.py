@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +37,15 @@ def git_state() -> dict:
 
 
 def versions() -> dict:
+    """Interpreter, platform and library versions (read from package metadata: no imports)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     out = {"python": platform.python_version(), "platform": platform.platform()}
-    for mod in ("numpy", "torch", "pandas", "scipy", "papermill"):
-        m = sys.modules.get(mod)
-        if m is None:
-            try:
-                m = __import__(mod)
-            except ImportError:
-                continue
-        out[mod] = getattr(m, "__version__", "?")
+    for pkg in ("numpy", "torch", "pandas", "scipy", "papermill"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            continue
     return out
 
 

@@ -110,12 +110,13 @@ class Study:
                 if ("asq", self.cfg.ablation_bits, g) not in out]
         return out
 
-    def run_grid(self) -> pd.DataFrame:
-        """Train (or load) every configuration for every seed; one row per (seed, config)."""
+    def run_grid(self, seeds=None) -> pd.DataFrame:
+        """Train (or load) every configuration for `seeds` (default: all); one row per (seed, config)."""
         from common.progress import progress
 
+        seeds = self.cfg.seeds if seeds is None else list(seeds)
         rows = []
-        jobs = [(s, None) for s in self.cfg.seeds] + [(s, c) for s in self.cfg.seeds for c in self.configs()]
+        jobs = [(s, None) for s in seeds] + [(s, c) for s in seeds for c in self.configs()]
         for seed, conf in progress(jobs, desc="QAT grid"):
             if conf is None:
                 _, acc = self.float_model(seed)
@@ -124,7 +125,7 @@ class Study:
                 m, b, g = conf
                 _, acc = self.qat_model(seed, m, b, g)
                 rows.append({"seed": seed, "config": tag(m, b, g), "method": m, "bits": b, "grid": g, "acc": acc})
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc"])
 
 
 @torch.no_grad()

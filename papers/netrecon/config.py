@@ -17,7 +17,7 @@ _FULL = {
     # 01 regimes
     "traj_N": 200, "traj_gs": [0.8, 2.0], "traj_t": 20.0, "traj_show": 15,
     "grid_N": 1000, "grid_gs": [0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8, 3.2, 3.6, 4.0, 4.4, 4.8],
-    "grid_seeds": 5, "grid_n_traj": 2, "grid_t_transient": 20.0, "grid_t_average": 80.0,
+    "grid_seeds": 5, "grid_n_traj": 2, "grid_t_transient": 20.0, "grid_t_align": 10.0, "grid_t_average": 80.0,
     "sub_N": 1000, "sub_gs": [0.5, 0.8], "sub_seeds": 3, "sub_n_traj": 2,
     "sub_t_transient": 20.0, "sub_t_align": 20.0, "sub_t_average": 100.0,
     # 02 reconstruction
@@ -28,18 +28,19 @@ _FULL = {
     # 03 prediction
     "pred_N": 1000, "pred_gs": [2.0, 3.0], "pred_seeds": 5, "pred_etas": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2],
     "pred_n_x0": 8, "pred_t_burn": 50.0, "pred_t_max": 400.0, "pred_delta": 0.3, "pred_t_lyap": 300.0,
+    "pred_t_align": 20.0,
     "q_N": 1000, "q_g": 0.8, "q_eta": 0.1, "q_T": 30.0, "q_n_x0": 8, "q_seeds": 3,
     "ds_N": 300, "ds_g": 3.0, "ds_seeds": 4, "ds_n_trajs": [8, 16, 32, 64, 128, 256], "ds_n_steps": 500,
     "ds_noise": 1e-3, "ds_ridge": 1e-5, "ds_n_x0": 8, "ds_t_max": 300.0, "ds_min_r": 0.99,
     # 04 DMFT
-    "st_gs": [2.0, 3.0], "st_N": 1000, "st_seeds": 4, "st_n_traj": 4, "st_t_transient": 50.0,
+    "st_gs": [2.0, 3.0], "st_N": 1000, "st_seeds": 4, "st_n_traj": 4, "st_t_transient": 50.0, "st_t_align": 20.0,
     "st_t_average": 300.0, "st_record_dt": 0.1, "st_max_lag": 30.0,
     "tr_cases": [[0.8, 0.3], [2.0, 0.1], [3.0, 0.1]], "tr_T": 10.0, "tr_dt": 0.01, "tr_nodes": 61,
     "tr_N": 1000, "tr_seeds": 5, "tr_n_x0": 8, "sat_T": 40.0, "sat_dt": 0.02,
     # 05 Lyapunov
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0, 4.8],
     "os_N": 200, "os_gs": [0.5, 2.0, 3.0], "os_eta": 0.01, "os_t": 50.0,
-    "qr_N": 200, "qr_g": 2.0, "qr_k": 30, "qr_t_average": 200.0,
+    "qr_N": 200, "qr_g": 2.0, "qr_k": 30, "qr_t_average": 1000.0,
 }
 
 _QUICK = dict(_FULL) | {
@@ -54,20 +55,21 @@ _QUICK = dict(_FULL) | {
     "st_seeds": 2, "st_t_average": 150.0,
     "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 3, "tr_n_x0": 4, "sat_dt": 0.05,
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0],
-    "os_t": 20.0, "qr_k": 20, "qr_t_average": 60.0,
+    "os_t": 20.0, "qr_k": 20, "qr_t_average": 200.0,
 }
 
 _SMOKE = dict(_QUICK) | {
     "workers": 1, "traj_N": 100, "traj_t": 10.0,
-    "grid_N": 100, "grid_gs": [0.5, 2.0], "grid_t_transient": 5.0, "grid_t_average": 5.0,
+    "grid_N": 100, "grid_gs": [0.5, 2.0], "grid_t_transient": 5.0, "grid_t_align": 2.0, "grid_t_average": 5.0,
     "sub_N": 100, "sub_gs": [0.5], "sub_t_transient": 5.0, "sub_t_align": 2.0, "sub_t_average": 5.0,
     "rec_N": 40, "rec_n_traj": 10, "rec_n_steps": 100, "adam_epochs_sub": 2, "adam_epochs_chaos": 2,
     "sweep_n_trajs": [1, 2, 4], "adam_sweep_n_trajs": [2, 4], "adam_sweep_epochs": 2,
     "pred_N": 60, "pred_seeds": 1, "pred_etas": [1e-4, 1e-3, 1e-2], "pred_n_x0": 2,
-    "pred_t_burn": 5.0, "pred_t_max": 40.0, "pred_t_lyap": 5.0,
+    "pred_t_burn": 5.0, "pred_t_max": 40.0, "pred_t_lyap": 5.0, "pred_t_align": 2.0,
     "q_N": 60, "q_T": 5.0, "q_n_x0": 2,
     "ds_N": 40, "ds_seeds": 1, "ds_n_trajs": [2, 4, 8], "ds_n_steps": 100, "ds_n_x0": 2, "ds_t_max": 20.0,
-    "st_gs": [2.0], "st_N": 100, "st_seeds": 1, "st_n_traj": 2, "st_t_transient": 5.0, "st_t_average": 20.0,
+    "st_gs": [2.0], "st_N": 100, "st_seeds": 1, "st_n_traj": 2, "st_t_transient": 5.0, "st_t_align": 2.0,
+    "st_t_average": 20.0,
     "st_max_lag": 10.0,
     "tr_cases": [[2.0, 0.1]], "tr_T": 2.0, "tr_dt": 0.05, "tr_nodes": 21, "tr_N": 100, "tr_seeds": 1,
     "tr_n_x0": 2, "sat_T": 3.0, "sat_dt": 0.1,

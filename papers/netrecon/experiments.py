@@ -62,7 +62,7 @@ def trajectories_task(N: int, g: float, seed: int, t_max: float, n_show: int, dt
 
 
 def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: float, t_max: float,
-                 delta: float, t_lyap: float, dt: float = rnn.DT, record_every: int = 20) -> dict:
+                 delta: float, t_lyap: float, t_align: float = 0.0, dt: float = rnn.DT, record_every: int = 20) -> dict:
     """T_pd for students sqrt(1-eta^2) J + eta J' over a grid of eta, and lambda of the same network.
 
     The teacher first relaxes for t_burn onto its attractor; all students start from that state.
@@ -81,7 +81,7 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
     if g > 1:
         out["T_pd"] = res["T_pd"]
         # two states (four rows per product) keep the product in the fast small-matrix regime
-        lr = lyap.largest_exponent(J, x0[:2], dt=dt, t_transient=0.0, t_average=t_lyap, rng=rng)
+        lr = lyap.largest_exponent(J, x0[:2], dt=dt, t_transient=0.0, t_align=t_align, t_average=t_lyap, rng=rng)
         out["lam"] = lr.mean
     return out
 
@@ -105,7 +105,7 @@ def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: fl
 
 def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noise: float, ridge: float,
                    t_burn: float, n_x0: int, t_max: float, delta: float, t_lyap: float,
-                   dt: float = rnn.DT) -> dict:
+                   t_align: float = 0.0, dt: float = rnn.DT) -> dict:
     """d_W and T_pd against the number of observed trajectories (ridge least squares, noisy data)."""
     J, rng = network(N, g, seed, "datasize")
     n_max = max(n_trajs)

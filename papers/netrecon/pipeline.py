@@ -31,7 +31,7 @@ def _gkey(g: float) -> str:
 # ---------------------------------------------------------------------------------------------
 def grid_tasks(cfg, seed):
     return [dict(N=cfg.grid_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.grid_n_traj,
-                 t_transient=cfg.grid_t_transient, t_average=cfg.grid_t_average, t_align=0.0, dt=cfg.dt)
+                 t_transient=cfg.grid_t_transient, t_average=cfg.grid_t_average, t_align=cfg.grid_t_align, dt=cfg.dt)
             for g in cfg.grid_gs for s in range(cfg.grid_seeds)]
 
 
@@ -103,13 +103,14 @@ def reconstruction(cfg, seed, device=None) -> dict:
 def prediction(cfg, seed, cache_dir=None) -> dict:
     """T_pd against eta (g > 1), the quiescent error (g < 1) and T_pd against the data size."""
     hor = [dict(N=cfg.pred_N, g=float(g), seed=seed * 1000 + s, etas=list(cfg.pred_etas), n_x0=cfg.pred_n_x0,
-                t_burn=cfg.pred_t_burn, t_max=cfg.pred_t_max, delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, dt=cfg.dt)
+                t_burn=cfg.pred_t_burn, t_max=cfg.pred_t_max, delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap,
+                t_align=cfg.pred_t_align, dt=cfg.dt)
            for g in cfg.pred_gs for s in range(cfg.pred_seeds)]
     qui = [dict(N=cfg.q_N, g=cfg.q_g, seed=seed * 1000 + s, eta=cfg.q_eta, n_x0=cfg.q_n_x0, t_max=cfg.q_T, dt=cfg.dt)
            for s in range(cfg.q_seeds)]
     dsz = [dict(N=cfg.ds_N, g=cfg.ds_g, seed=seed * 1000 + s, n_trajs=list(cfg.ds_n_trajs), n_steps=cfg.ds_n_steps,
                 noise=cfg.ds_noise, ridge=cfg.ds_ridge, t_burn=cfg.pred_t_burn, n_x0=cfg.ds_n_x0, t_max=cfg.ds_t_max,
-                delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, dt=cfg.dt)
+                delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, t_align=cfg.pred_t_align, dt=cfg.dt)
            for s in range(cfg.ds_seeds)]
     fns = [ex.horizon_task] * len(hor) + [ex.quiescent_pair_task] * len(qui) + [ex.data_size_task] * len(dsz)
     res = cached_pmap(_dispatch, [dict(fn=f.__name__, kw=t) for f, t in zip(fns, hor + qui + dsz)],
@@ -191,7 +192,7 @@ def teacher_student_example(cfg, seed, eta: float, g: float, t_max: float = 20.0
 # ---------------------------------------------------------------------------------------------
 def stationary_tasks(cfg, seed):
     return [dict(N=cfg.st_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.st_n_traj, t_transient=cfg.st_t_transient,
-                 t_average=cfg.st_t_average, t_align=0.0, dt=cfg.dt, record_dt=cfg.st_record_dt,
+                 t_average=cfg.st_t_average, t_align=cfg.st_t_align, dt=cfg.dt, record_dt=cfg.st_record_dt,
                  max_lag_time=cfg.st_max_lag)
             for g in cfg.st_gs for s in range(cfg.st_seeds)]
 
