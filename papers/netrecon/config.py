@@ -52,8 +52,8 @@ _QUICK = dict(_FULL) | {
     "pred_t_max": 250.0, "pred_t_lyap": 150.0,
     "q_N": 500, "q_seeds": 1, "q_n_x0": 4,
     "ds_N": 300, "ds_seeds": 2, "ds_n_trajs": [16, 32, 64, 128, 256], "ds_n_x0": 4, "ds_t_max": 200.0,
-    "st_seeds": 2, "st_t_average": 150.0,
-    "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 3, "tr_n_x0": 4, "sat_dt": 0.05,
+    "st_seeds": 2, "st_t_transient": 30.0, "st_t_average": 150.0,
+    "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 2, "tr_n_x0": 4, "sat_dt": 0.05,
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0],
     "os_t": 20.0, "qr_k": 20, "qr_t_average": 200.0,
 }

@@ -114,7 +114,7 @@ def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noi
     Ws = [recon.fit_least_squares(obs[:, :k], dt, ridge=ridge) for k in n_trajs]
     x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
     res = predict.run_pair(J, np.stack(Ws), x0, t_max=t_max, dt=dt, delta=delta, record_every=50)
-    lr = lyap.largest_exponent(J, x0, dt=dt, t_transient=0.0, t_average=t_lyap, rng=rng)
+    lr = lyap.largest_exponent(J, x0[:2], dt=dt, t_transient=0.0, t_align=t_align, t_average=t_lyap, rng=rng)
     eps = [float(predict.one_step_error(J, W, x0, dt).mean()) for W in Ws]
     return {"n_trajs": list(n_trajs), "P": [k * n_steps for k in n_trajs], "eps": eps,
             "d_W": [recon.d_W(W, J) for W in Ws], "r": [recon.pearson_r(W, J) for W in Ws],
