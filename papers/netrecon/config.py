@@ -34,7 +34,8 @@ _FULL = {
     "ds_noise": 1e-3, "ds_ridge": 1e-5, "ds_n_x0": 8, "ds_t_max": 300.0, "ds_min_r": 0.99,
     # 04 DMFT
     "st_gs": [2.0, 3.0], "st_N": 1000, "st_seeds": 4, "st_n_traj": 4, "st_t_transient": 50.0, "st_t_align": 20.0,
-    "st_t_average": 300.0, "st_record_dt": 0.1, "st_max_lag": 30.0,
+    "st_t_average": 600.0, "st_record_dt": 0.1, "st_max_lag": 30.0,
+    "st_dtype": "float32",              # tangent map in single precision: 2x less memory traffic
     "tr_cases": [[0.8, 0.3], [2.0, 0.1], [3.0, 0.1]], "tr_T": 10.0, "tr_dt": 0.01, "tr_nodes": 61,
     "tr_N": 1000, "tr_seeds": 5, "tr_n_x0": 8, "sat_T": 40.0, "sat_dt": 0.02,
     # 05 Lyapunov
@@ -51,8 +52,8 @@ _QUICK = dict(_FULL) | {
     "pred_N": 500, "pred_seeds": 2, "pred_etas": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2], "pred_n_x0": 4,
     "pred_t_max": 250.0, "pred_t_lyap": 150.0,
     "q_N": 500, "q_seeds": 1, "q_n_x0": 4,
-    "ds_N": 300, "ds_seeds": 2, "ds_n_trajs": [16, 32, 64, 128, 256], "ds_n_x0": 4, "ds_t_max": 200.0,
-    "st_seeds": 2, "st_t_transient": 30.0, "st_t_average": 150.0,
+    "ds_N": 300, "ds_seeds": 2, "ds_n_trajs": [16, 32, 64, 128], "ds_n_x0": 4, "ds_t_max": 200.0,
+    "st_seeds": 2, "st_t_transient": 20.0, "st_t_average": 300.0,
     "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 2, "tr_n_x0": 4, "sat_dt": 0.05,
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0],
     "os_t": 20.0, "qr_k": 20, "qr_t_average": 200.0,

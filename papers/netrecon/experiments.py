@@ -18,6 +18,7 @@ from . import lyap, predict, recon, rnn
 
 def autocorrelation(states: np.ndarray, max_lag: int) -> np.ndarray:
     """Delta(k) = <x_i(t) x_i(t+k)> averaged over t, units and trajectories; states (R, K, N)."""
+    states = np.asarray(states, dtype=np.float64)
     R = states.shape[0]
     if max_lag >= R:
         max_lag = R - 1

@@ -193,7 +193,7 @@ def teacher_student_example(cfg, seed, eta: float, g: float, t_max: float = 20.0
 def stationary_tasks(cfg, seed):
     return [dict(N=cfg.st_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.st_n_traj, t_transient=cfg.st_t_transient,
                  t_average=cfg.st_t_average, t_align=cfg.st_t_align, dt=cfg.dt, record_dt=cfg.st_record_dt,
-                 max_lag_time=cfg.st_max_lag)
+                 max_lag_time=cfg.st_max_lag, method="tangent", dtype=cfg.st_dtype)
             for g in cfg.st_gs for s in range(cfg.st_seeds)]
 
 
