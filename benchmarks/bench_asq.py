@@ -10,7 +10,7 @@ quantizer built from grad_scale / round_pass tensor ops, float masks in the acti
 and a POST projection that finds the nearest level by materialising a levels x weights distance
 tensor and taking its argmin). Ratios come from one run on this machine.
 
-    .venv/bin/python benchmarks/bench_asq.py [--batch 32] [--size 224] [--repeat 3]
+    .venv/bin/python benchmarks/bench_asq.py [--batch 32] [--size 224] [--repeat 2]
 """
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--size", type=int, default=224)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args(argv)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(0)

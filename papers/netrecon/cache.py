@@ -16,7 +16,7 @@ from pathlib import Path
 
 from common.io import atomic_write_bytes
 
-from .parallel import pmap
+from common.parallel import pmap
 
 #: bump when a task's meaning changes, so stale cache entries are ignored
 VERSION = "netrecon-1"

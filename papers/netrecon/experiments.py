@@ -1,4 +1,4 @@
-"""One task per (g, seed): the units of work the notebooks hand to `parallel.pmap`.
+"""One task per (g, seed): the units of work the notebooks hand to `common.parallel.pmap`.
 
 Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
 https://arxiv.org/abs/2409.04240

@@ -14,7 +14,7 @@ from scipy import stats
 
 from . import dmft, experiments as ex, predict, recon, rnn
 from .cache import cached_pmap
-from .parallel import single_threaded
+from common.parallel import single_threaded
 
 
 def _workers(cfg):

@@ -1,7 +1,8 @@
 """Process pool with pinned BLAS threads gives the serial answer (arXiv:2409.04240)."""
 import numpy as np
 
-from papers.netrecon import experiments, parallel
+from common import parallel
+from papers.netrecon import experiments
 
 
 def test_pool_matches_serial_and_keeps_order():

@@ -1,9 +1,6 @@
-"""Run independent (g, seed) tasks in worker processes with one BLAS thread each.
+"""Run independent tasks in worker processes with one BLAS thread each.
 
-Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
-https://arxiv.org/abs/2409.04240
-
-The simulations are memory-bound matrix-vector products. On a 2-core machine two processes with
+For memory-bound matrix-vector work (simulations over a grid of parameters and seeds). On a 2-core machine two processes with
 one BLAS thread each are about ten times faster than two processes whose BLAS pools compete, so
 workers are started with OMP/OPENBLAS/MKL_NUM_THREADS=1 (spawned, so the limit holds from their
 first import) and every task gets its own seeded generator.
@@ -15,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 import multiprocessing as mp
 
-from common.progress import progress
+from .progress import progress
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
