@@ -118,7 +118,7 @@ def peak_memory(fn, *a, **k):
 def main():
     from common.bench import write_benchmark
     from papers.netrecon import dmft, experiments, recon, rnn
-    from papers.netrecon.parallel import one_thread, pmap
+    from common.parallel import one_thread, pmap
 
     quick = os.environ.get("REPRO_BENCH_QUICK") == "1"
     results = {}
