@@ -47,7 +47,8 @@ class Study:
         if self.dist is None or self.dist.is_main:
             atomic_write_json(self._results_path, res)
 
-    def _save(self, model: nn.Module, path: Path) -> None:
+    def _save(self, model: nn.Module, path: Path, resume_ckpt: Path | None = None) -> None:
+        """Write the final weights; the resume checkpoint (optimizer, RNG) is then dropped."""
         from common.io import atomic_write_bytes
         import io
 
@@ -55,6 +56,8 @@ class Study:
             buf = io.BytesIO()
             torch.save(model.state_dict(), buf)
             atomic_write_bytes(path, buf.getvalue())
+            if resume_ckpt is not None:
+                resume_ckpt.unlink(missing_ok=True)
         if self.dist is not None:
             self.dist.barrier()
 
@@ -77,7 +80,7 @@ class Study:
             seed=seed, key="asq-fp-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
             desc=f"float seed {seed}")
         acc = accuracy(model, self.test, c.eval_batch, self.device)
-        self._save(model, final)
+        self._save(model, final, self.dir / f"{key}.ckpt")
         self._record(key, {"acc": acc, "seed": seed, "config": "fp"})
         return model, acc
 
@@ -98,7 +101,7 @@ class Study:
             seed=seed, key="asq-qat-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
             desc=f"{name} seed {seed}")
         acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
-        self._save(qmodel, final)
+        self._save(qmodel, final, self.dir / f"{key}.ckpt")
         self._record(key, {"acc": acc, "seed": seed, "config": name})
         return qmodel, acc
 

@@ -210,9 +210,9 @@ def accounting(qmodel: nn.Module, input_shape: tuple, lut_entry_bytes: int = 2) 
     storage bits, everything else at 32. The LUT is one table per log-grid layer, of its nonzero
     magnitudes, `lut_entry_bytes` each (uint16 at F = 15).
     """
+    qmodel = copy.deepcopy(qmodel)           # the MAC-counting forward pass must not touch the caller's model
     for _, layer in quant_layers(qmodel):
-        # make sure steps are initialised before counting MACs (a forward pass may init them)
-        layer.act_q.initialized.fill_(True)
+        layer.act_q.initialized.fill_(True)  # no step-size initialisation from the dummy input
     names = {n for n, _ in qmodel.named_parameters()}
     is_quant = lambda n: (".act_q." in f".{n}" or ".weight_q." in f".{n}")  # noqa: E731
     model_params = sum(p.numel() for n, p in qmodel.named_parameters() if not is_quant(n))
