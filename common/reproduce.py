@@ -121,6 +121,7 @@ def execute(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool) ->
             str(nb), str(out), parameters=parameters, kernel_name="python3", language="python",
             cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
             log_output=False, report_mode=False,
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # quiet in logs: no kernel start-up chatter
         )
     except pm.PapermillExecutionError as err:
         raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
