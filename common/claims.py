@@ -8,7 +8,7 @@ missing (or not finite), or whose profile cannot test it, is "not run at this sc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ class Claim:
     rel_tolerance: float | None = None
     interval: tuple | None = None
     note: str = ""
-    extra: dict = field(default_factory=dict)
 
     def criterion(self) -> str:
         ref = _describe(self.value)
@@ -74,13 +73,14 @@ def _as_claim(raw: dict, where: str) -> Claim:
         raise ValueError(f"{where}: claim {raw['id']!r}: {raw['compare']} needs a value")
     if raw["compare"] == "within" and (raw.get("value") is None or (raw.get("tolerance") is None) == (raw.get("rel_tolerance") is None)):
         raise ValueError(f"{where}: claim {raw['id']!r}: within needs a value and exactly one of tolerance, rel_tolerance")
-    known = set(required) | {"value", "tolerance", "rel_tolerance", "interval", "note"}
+    unknown = set(raw) - set(required) - {"value", "tolerance", "rel_tolerance", "interval", "note"}
+    if unknown:  # a misspelt key would otherwise be silently ignored
+        raise ValueError(f"{where}: claim {raw['id']!r}: unknown keys {', '.join(sorted(unknown))}")
     return Claim(
         id=str(raw["id"]), statement=str(raw["statement"]), paper_value=str(raw["paper_value"]), source=str(raw["source"]),
         metric=str(raw["metric"]), compare=raw["compare"], profiles=tuple(raw["profiles"]), value=raw.get("value"),
         tolerance=raw.get("tolerance"), rel_tolerance=raw.get("rel_tolerance"),
         interval=tuple(raw["interval"]) if raw.get("interval") else None, note=str(raw.get("note", "")),
-        extra={k: v for k, v in raw.items() if k not in known},
     )
 
 

@@ -81,16 +81,16 @@ def parse_params(pairs: list[str]) -> dict:
     return params
 
 
-def check_params(papers: list[str], params: dict) -> dict[str, set]:
-    """Per paper, the parameter names its notebooks accept; unknown names are a UserError."""
-    accepted = {p: set().union(*(notebook_parameters(nb) for nb in notebooks(p))) for p in papers}
+def check_params(papers: list[str], params: dict) -> dict[str, dict[Path, dict]]:
+    """Per paper, each notebook's parameters; a name no notebook accepts is a UserError."""
+    declared = {p: {nb: notebook_parameters(nb) for nb in notebooks(p)} for p in papers}
+    names = set().union(*(set(nbp) for per_nb in declared.values() for nbp in per_nb.values()))
     for key in params:
         if key in RESERVED:
             raise UserError(f"parameter {key!r} is set by the runner; use --profile / --results instead")
-        if not any(key in acc for acc in accepted.values()):
-            valid = sorted(set().union(*accepted.values()) - set(RESERVED))
-            raise UserError(f"unknown parameter {key!r} for {', '.join(papers)}; valid: {', '.join(valid)}")
-    return accepted
+        if key not in names:
+            raise UserError(f"unknown parameter {key!r} for {', '.join(papers)}; valid: {', '.join(sorted(names - set(RESERVED)))}")
+    return declared
 
 
 def preflight(paper: str, profile: str, params: dict) -> None:
@@ -139,8 +139,8 @@ def _swap_in(staging: Path, final: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def run_paper(paper: str, profile: str, params: dict, accepted: set, device: str | None, timeout: int | None, quiet: bool = False) -> dict:
-    """Execute one paper; returns {'paper', 'ok', 'summary', 'wall_s', 'dir'}."""
+def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict], device: str | None, timeout: int | None, quiet: bool = False) -> dict:
+    """Execute the notebooks in `declared` (notebook -> its parameters); returns {'paper', 'ok', 'summary', 'wall_s', 'dir'}."""
     final = paths.run_dir(paper, profile)
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = final.with_name(f".{profile}.staging-{os.getpid()}")
@@ -150,8 +150,7 @@ def run_paper(paper: str, profile: str, params: dict, accepted: set, device: str
     started, t0 = now(), time.perf_counter()
     executed, failure = [], None
     timeout = timeout or DEFAULT_CELL_TIMEOUT[profile]
-    for nb in notebooks(paper):
-        own = notebook_parameters(nb)
+    for nb, own in declared.items():
         injected = {k: v for k, v in params.items() if k in own}
         injected.update(profile=profile, run_dir=str(staging))
         if device is not None and "device" in own:
@@ -219,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
 
             select_device(args.device)  # fail before anything is written
         params = parse_params(args.param)
-        accepted = check_params(chosen, params)
+        declared = check_params(chosen, params)
         if len(chosen) == 1:
             preflight(chosen[0], args.profile, params)
         bindir = str(Path(sys.executable).parent)  # the kernel must see this interpreter first
@@ -228,11 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         ok = True
         for paper in chosen:
             if len(chosen) == 1:
-                result = run_paper(paper, args.profile, params, accepted[paper], args.device, args.timeout, args.quiet)
+                result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet)
             else:  # `all`: one paper's user error must not stop the others
                 try:
                     preflight(paper, args.profile, params)
-                    result = run_paper(paper, args.profile, params, accepted[paper], args.device, args.timeout, args.quiet)
+                    result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet)
                 except UserError as err:
                     print(f"error: {paper}: {err}", file=sys.stderr)
                     ok = False

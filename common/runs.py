@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
-from .io import atomic_write_json, read_json
+from .io import _jsonable, atomic_write_json, read_json
 
 
 def now() -> str:
@@ -108,9 +108,9 @@ class Run:
         """Merge `metrics` into `metrics.json`; returns the merged dict."""
         path = self.dir / "metrics.json"
         merged = read_json(path, default={}) or {}
-        merged.update(metrics)
+        merged.update(_jsonable(metrics))
         atomic_write_json(path, merged)
-        return read_json(path)
+        return merged
 
     def metrics(self) -> dict:
         return read_json(self.dir / "metrics.json", default={}) or {}

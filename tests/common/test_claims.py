@@ -53,6 +53,8 @@ def test_bad_claims_are_rejected():
         claim(compare="equals", value=1)
     with pytest.raises(ValueError, match="exactly one"):
         claim(compare="within", value=1)
+    with pytest.raises(ValueError, match="unknown keys tolerence"):
+        claim(compare="within", value=1, rel_tolerance=0.1, tolerence=0.2)
     with pytest.raises(ValueError, match="lacks"):
         _as_claim({"id": "x"}, "t")
 
