@@ -12,13 +12,14 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths
-from .claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED, load_paper, summary, to_markdown
+from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, format_measured, headline, load_paper,
+                     read_claims_table, summary, to_markdown)
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_text, read_json
 from .profiles import PROFILE_NAMES
 from .reproduce import registered_papers
 
-VERDICT_COLOR = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", NOT_RUN: "#777777"}
+VERDICT_COLOR = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", INCONCLUSIVE: "#b35806", NOT_RUN: "#777777"}
 
 
 def collect(profile: str) -> list[dict]:
@@ -29,12 +30,25 @@ def collect(profile: str) -> list[dict]:
         d = paths.run_dir(paper, profile)
         entry = {"paper": paper, "meta": meta, "dir": d if (d / "claims.csv").exists() else None}
         if entry["dir"]:
-            table = pd.read_csv(d / "claims.csv")
-            table["measured"] = table["measured"].astype(object).where(table["measured"].notna(), None)
-            entry.update(table=table, summary=summary(table), manifest=read_json(d / "manifest.json", default={}) or {},
-                         figures=sorted((d / "figures").glob("*.png")))
+            table = read_claims_table(d / "claims.csv")
+            manifest = read_json(d / "manifest.json", default={}) or {}
+            first = d / manifest["runs"][0] if manifest.get("runs") else d  # a --seeds run: figures of its first seed
+            if first != d:
+                manifest = dict(read_json(first / "manifest.json", default={}) or {}, seeds=manifest.get("seeds"),
+                                wall_s=manifest.get("wall_s"))
+            entry.update(table=table, summary=summary(table), manifest=manifest,
+                         figures=sorted((first / "figures").glob("*.png")))
         out.append(entry)
     return out
+
+
+def _columns(table) -> tuple[str, ...]:
+    """Claim table columns; a --seeds run shows each seed's estimate and verdict before the overall one."""
+    seeds = [c[len("verdict_seed_"):] for c in table.columns if c.startswith("verdict_seed_")]
+    if seeds:
+        return ("id", "kind", "statement", "source", "paper_value", "criterion", *[f"measured_seed_{k}" for k in seeds],
+                *[f"verdict_seed_{k}" for k in seeds], "verdict")
+    return ("id", "kind", "statement", "source", "paper_value", "measured", "criterion", "verdict")
 
 
 def _manifest_lines(m: dict) -> list[str]:
@@ -56,7 +70,8 @@ def _headline(e: dict, profile: str) -> str:
     if not e["dir"]:
         return f"{e['paper']}: no {profile} run yet (`make reproduce-{e['paper']} PROFILE={profile}`)"
     s = e["summary"]
-    return f"{e['paper']}: {s[REPRODUCED]}/{s['total']} claims reproduced ({s[NOT_REPRODUCED]} not reproduced, {s[NOT_RUN]} not run at this scale)"
+    seeds = e["manifest"].get("seeds")
+    return f"{e['paper']}: {headline(s)}" + (f" over seeds {', '.join(map(str, seeds))}" if seeds else "")
 
 
 def render_markdown(entries: list[dict], profile: str) -> str:
@@ -72,7 +87,7 @@ def render_markdown(entries: list[dict], profile: str) -> str:
             parts.append(_headline(e, profile))
             continue
         parts.append(_headline(e, profile) + "\n")
-        parts.append(to_markdown(e["table"]))
+        parts.append(to_markdown(e["table"], _columns(e["table"])))
         parts.append("\n" + "\n".join(f"- {line}" for line in _manifest_lines(e["manifest"])) + "\n")
         for fig in e["figures"]:
             rel = fig.relative_to(paths.results_root())
@@ -89,7 +104,6 @@ def render_html(entries: list[dict], profile: str) -> str:
            f"<h1>Reproduction report (profile <code>{esc(profile)}</code>)</h1><ul>"]
     out += [f"<li><a href='#{esc(e['paper'])}'>{esc(_headline(e, profile))}</a></li>" for e in entries]
     out.append("</ul>")
-    cols = ("id", "statement", "source", "paper_value", "measured", "criterion", "verdict")
     for e in entries:
         out.append(f"<h2 id='{esc(e['paper'])}'>{esc(e['paper'])}: {esc(e['meta'].get('title', ''))}</h2>")
         if e["meta"].get("url"):
@@ -97,13 +111,14 @@ def render_html(entries: list[dict], profile: str) -> str:
         out.append(f"<p>{esc(_headline(e, profile))}</p>")
         if not e["dir"]:
             continue
+        cols = _columns(e["table"])
         out.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
         for _, row in e["table"].iterrows():
             cells = []
             for c in cols:
-                v = row[c]
-                text = "–" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-                style = f" style='color:{VERDICT_COLOR.get(text, '#000')};font-weight:bold'" if c == "verdict" else ""
+                v = format_measured(row) if c == "measured" else row.get(c)
+                text = "–" if v is None or v != v else (f"{v:.4g}" if isinstance(v, float) else str(v))
+                style = f" style='color:{VERDICT_COLOR.get(text, '#000')};font-weight:bold'" if c.startswith("verdict") else ""
                 cells.append(f"<td{style}>{esc(text)}</td>")
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</table><ul class='m'>" + "".join(f"<li>{esc(line)}</li>" for line in _manifest_lines(e["manifest"])) + "</ul>")

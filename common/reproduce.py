@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 
 from . import paths
-from .claims import evaluate, load_paper, summary, write_claims_table, REPRODUCED
+from .claims import (REPRODUCED, combine_seeds, evaluate, format_measured, headline, load_paper, summary,
+                     write_claims_table, write_seed_table)
 from .errors import UserError, user_errors_exit
-from .io import read_json
+from .io import atomic_write_json, read_json
 from .profiles import PROFILE_NAMES
 from .runs import Run, now
 
@@ -139,43 +140,78 @@ def _swap_in(staging: Path, final: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict], device: str | None, timeout: int | None, quiet: bool = False) -> dict:
-    """Execute the notebooks in `declared` (notebook -> its parameters); returns {'paper', 'ok', 'summary', 'wall_s', 'dir'}."""
-    final = paths.run_dir(paper, profile)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = final.with_name(f".{profile}.staging-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    (staging / "notebooks").mkdir(parents=True)
-    meta, claims = load_paper(paths.PAPERS / paper / "claims.yaml")
-    started, t0 = now(), time.perf_counter()
-    executed, failure = [], None
-    timeout = timeout or DEFAULT_CELL_TIMEOUT[profile]
+def _execute_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, dict], device: str | None,
+                       timeout: int, quiet: bool, out: Path, label: str = "") -> tuple[list[dict], NotebookFailed | None]:
+    """Run every notebook of `declared` into `out`; stops at the first failure."""
+    (out / "notebooks").mkdir(parents=True, exist_ok=True)
+    executed = []
     for nb, own in declared.items():
         injected = {k: v for k, v in params.items() if k in own}
-        injected.update(profile=profile, run_dir=str(staging))
+        injected.update(profile=profile, run_dir=str(out))
         if device is not None and "device" in own:
             injected["device"] = device
-        print(f"[{paper}/{profile}] {nb.name} ...", file=sys.stderr, flush=True)
+        print(f"[{paper}/{profile}{label}] {nb.name} ...", file=sys.stderr, flush=True)
         try:
-            secs = execute(nb, staging / "notebooks" / nb.name, injected, timeout, quiet)
+            secs = execute(nb, out / "notebooks" / nb.name, injected, timeout, quiet)
             executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
         except NotebookFailed as err:
             executed.append({"notebook": nb.name, "parameters": injected, "status": "failed", "error": f"{err.ename}: {err.evalue}"})
-            failure = err
-            break
-    wall = time.perf_counter() - t0
-    if failure is not None and failure.ename == "UserError":
-        shutil.rmtree(staging, ignore_errors=True)  # a user error writes nothing
-        raise UserError(failure.evalue)
-    metrics = read_json(staging / "metrics.json", default={}) or {}
+            return executed, err
+    return executed, None
+
+
+def _judge_run(paper: str, profile: str, out: Path, claims, meta: dict, params: dict, device, executed, started, wall,
+               failure) -> "object":
+    """Claims table and manifest of one executed run directory; returns the table."""
+    metrics = read_json(out / "metrics.json", default={}) or {}
     table = evaluate(claims, metrics, profile)
-    write_claims_table(table, staging)
-    run = Run(paper, profile, staging)
-    run._update_manifest(
+    write_claims_table(table, out)
+    Run(paper, profile, out)._update_manifest(
         paper_meta=meta, runner={"command": " ".join(sys.argv), "profile": profile, "parameters": params, "device": device},
         notebooks=executed, started=started, finished=now(), wall_s=round(wall, 2),
         status="ok" if failure is None else "failed",
     )
+    return table
+
+
+def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict], device: str | None, timeout: int | None,
+              quiet: bool = False, seeds: list[int] | None = None) -> dict:
+    """Execute the notebooks in `declared` (notebook -> its parameters); returns {'paper', 'ok', 'summary', 'wall_s', 'dir', 'table'}.
+
+    With `seeds`, the paper runs once per seed into `<profile>/seed-<k>/`, and `<profile>/claims.csv`
+    holds each seed's verdict and the overall verdict (`combine_seeds`).
+    """
+    final = paths.run_dir(paper, profile)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = final.with_name(f".{profile}.staging-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    meta, claims = load_paper(paths.PAPERS / paper / "claims.yaml")
+    timeout = timeout or DEFAULT_CELL_TIMEOUT[profile]
+    t_all = time.perf_counter()
+    failure, tables = None, {}
+    for seed in (seeds if seeds else [None]):
+        out = staging if seed is None else staging / f"seed-{seed}"
+        run_params = dict(params) if seed is None else dict(params, seed=seed)
+        started, t0 = now(), time.perf_counter()
+        executed, failure = _execute_notebooks(paper, profile, run_params, declared, device, timeout, quiet, out,
+                                               "" if seed is None else f" seed {seed}")
+        if failure is not None and failure.ename == "UserError":
+            shutil.rmtree(staging, ignore_errors=True)  # a user error writes nothing
+            raise UserError(failure.evalue)
+        tables[seed] = _judge_run(paper, profile, out, claims, meta, run_params, device, executed, started,
+                                  time.perf_counter() - t0, failure)
+        if failure is not None:
+            break
+    wall = time.perf_counter() - t_all
+    if seeds:
+        table = combine_seeds(tables)
+        write_seed_table(table, sorted(tables), staging)
+        atomic_write_json(staging / "manifest.json", {
+            "paper": paper, "profile": profile, "seeds": sorted(tables), "wall_s": round(wall, 2),
+            "runs": [f"seed-{s}" for s in sorted(tables)], "status": "ok" if failure is None else "failed"})
+    else:
+        table = tables[None]
     if failure is None:
         _swap_in(staging, final)
         out_dir = final
@@ -184,17 +220,21 @@ def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict]
         shutil.rmtree(failed, ignore_errors=True)
         os.replace(staging, failed)
         out_dir = failed
-        print(f"error: {paper} failed in {failure}; executed notebook kept in {failed / 'notebooks'}; "
+        print(f"error: {paper} failed in {failure}; executed notebook kept in {failed}; "
               f"the last complete run in {final} is untouched", file=sys.stderr)
     return {"paper": paper, "ok": failure is None, "summary": summary(table), "wall_s": wall, "dir": out_dir, "table": table}
 
 
 def print_table(result: dict) -> None:
     table, s = result["table"], result["summary"]
-    print(f"\n{result['paper']}: {s[REPRODUCED]}/{s['total']} claims reproduced  ({result['wall_s']:.0f}s, {result['dir']})")
+    print(f"\n{result['paper']}: {headline(s)}  ({result['wall_s']:.0f}s, {result['dir']})")
+    seeds = [c[len("verdict_seed_"):] for c in table.columns if c.startswith("verdict_seed_")]
     for _, row in table.iterrows():
-        measured = "–" if row["measured"] is None or row["measured"] != row["measured"] else f"{row['measured']:.4g}"
-        print(f"  {row['verdict']:<22} {row['id']:<28} {measured:>10}  {row['criterion']}")
+        if seeds:
+            per_seed = "  ".join(f"s{k}:{row[f'verdict_seed_{k}'][:14]}" for k in seeds)
+            print(f"  {row['verdict']:<27} {row['id']:<28} {per_seed}")
+        else:
+            print(f"  {row['verdict']:<27} {row['id']:<28} {format_measured(row):>22}  {row['criterion']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default=None, help="auto | cpu | cuda[:i] | rocm | xpu | mps")
     ap.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     ap.add_argument("--quiet", action="store_true", help="no papermill progress bar")
+    ap.add_argument("--seeds", type=int, nargs="+", default=None, metavar="K",
+                    help="run once per seed into <profile>/seed-<k>/ and judge every claim at each seed")
     args = ap.parse_args(argv)
     with user_errors_exit():
         if args.paper != "all" and args.paper not in papers:
@@ -218,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
 
             select_device(args.device)  # fail before anything is written
         params = parse_params(args.param)
+        if args.seeds and "seed" in params:
+            raise UserError("pass the seed either as -p seed=... or as --seeds, not both")
+        if args.seeds and len(set(args.seeds)) != len(args.seeds):
+            raise UserError(f"--seeds lists a seed twice: {args.seeds}")
         declared = check_params(chosen, params)
         if len(chosen) == 1:
             preflight(chosen[0], args.profile, params)
@@ -227,11 +273,11 @@ def main(argv: list[str] | None = None) -> int:
         ok = True
         for paper in chosen:
             if len(chosen) == 1:
-                result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet)
+                result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet, args.seeds)
             else:  # `all`: one paper's user error must not stop the others
                 try:
                     preflight(paper, args.profile, params)
-                    result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet)
+                    result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet, args.seeds)
                 except UserError as err:
                     print(f"error: {paper}: {err}", file=sys.stderr)
                     ok = False

@@ -8,10 +8,11 @@ from common import paths
 TOY_CLAIMS = """
 paper: {title: "Toy paper", url: "https://example.org/toy"}
 claims:
-  - {id: c-pass, statement: "x is at least 1", paper_value: "1", source: "Eq. 1", metric: x, compare: at_least, value: 1, profiles: [smoke, quick]}
-  - {id: c-fail, statement: "x is at most 0", paper_value: "0", source: "Eq. 2", metric: x, compare: at_most, value: 0, profiles: [smoke]}
-  - {id: c-missing, statement: "never measured", paper_value: "3", source: "Tab. 1", metric: nope, compare: within, value: 3, tolerance: 1, profiles: [smoke]}
-  - {id: c-scale, statement: "only at full", paper_value: "2", source: "Fig. 1", metric: x, compare: at_least, value: 0, profiles: [full]}
+  - {id: c-pass, kind: exact, statement: "x is at least 1", paper_value: "1", source: "Eq. 1", metric: x, compare: at_least, value: 1, profiles: [smoke, quick]}
+  - {id: c-fail, kind: exact, statement: "x is at most 0", paper_value: "0", source: "Eq. 2", metric: x, compare: at_most, value: 0, profiles: [smoke]}
+  - {id: c-missing, kind: exact, statement: "never measured", paper_value: "3", source: "Tab. 1", metric: nope, compare: within, value: 3, tolerance: 1, profiles: [smoke]}
+  - {id: c-scale, kind: exact, statement: "only at full", paper_value: "2", source: "Fig. 1", metric: x, compare: at_least, value: 0, profiles: [full]}
+  - {id: c-seed, kind: exact, statement: "the seed is at least 1", paper_value: "1", source: "Eq. 3", metric: s, compare: at_least, value: 1, profiles: [smoke]}
 """
 
 PARAMS = '''import os
@@ -30,7 +31,7 @@ if x < 0:
 assert not fail, "asked to fail"
 import matplotlib.pyplot as plt
 fig, ax = plt.subplots(); ax.plot([0, 1], [0, x]); run.save_figure(fig, "line"); plt.close(fig)
-run.log_metrics({"x": x})'''
+run.log_metrics({"x": x, "s": seed})'''
 
 
 def make_notebook(path: Path, params: str = PARAMS, body: str = BODY) -> None:

@@ -2,12 +2,12 @@ import math
 
 import pytest
 
-from common.claims import (NOT_REPRODUCED, NOT_RUN, REPRODUCED, _as_claim, evaluate, load_paper, summary,
-                           verdict, write_claims_table)
+from common.claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, _as_claim, combine_seeds, evaluate,
+                           format_measured, judge, load_paper, paired, summary, verdict, write_claims_table)
 
 
 def claim(**kw):
-    base = dict(id="c", statement="s", paper_value="1", source="Tab. 1", metric="m", profiles=["quick"])
+    base = dict(id="c", kind="exact", statement="s", paper_value="1", source="Tab. 1", metric="m", profiles=["quick"])
     base.update(kw)
     return _as_claim(base, "test")
 
@@ -28,11 +28,13 @@ def test_comparisons(compare, extra, value, expected):
     assert verdict(claim(compare=compare, **extra), {"m": value}, "quick")[0] == expected
 
 
-def test_missing_metric_is_never_reproduced():
+def test_missing_metric_at_a_listed_profile_is_not_reproduced():
     c = claim(compare="at_least", value=-math.inf)
-    assert verdict(c, {}, "quick")[0] == NOT_RUN
-    assert verdict(c, {"m": None}, "quick")[0] == NOT_RUN
-    assert verdict(c, {"m": float("nan")}, "quick")[0] == NOT_RUN
+    for metrics in ({}, {"m": None}, {"m": float("nan")}, {"m": "nan"}):
+        v, _, why = verdict(c, metrics, "quick")
+        assert (v, why.split(":")[0]) == (NOT_REPRODUCED, "not measured")
+    # a failed search at a profile the claim does not list stays "not run"
+    assert verdict(c, {"m": float("nan")}, "smoke")[0] == NOT_RUN
 
 
 def test_profile_outside_claim_is_not_run_even_when_measured():
@@ -45,7 +47,7 @@ def test_metric_references_for_value_and_tolerance():
     c = claim(compare="within", value="ref", tolerance={"metric": "tol"})
     assert verdict(c, {"m": 1.0, "ref": 1.3, "tol": 0.31}, "quick")[0] == REPRODUCED
     assert verdict(c, {"m": 1.0, "ref": 1.3, "tol": 0.29}, "quick")[0] == NOT_REPRODUCED
-    assert verdict(c, {"m": 1.0, "ref": 1.3}, "quick")[0] == NOT_RUN
+    assert verdict(c, {"m": 1.0, "ref": 1.3}, "quick")[0] == NOT_REPRODUCED  # tolerance not measured
 
 
 def test_bad_claims_are_rejected():
@@ -55,6 +57,12 @@ def test_bad_claims_are_rejected():
         claim(compare="within", value=1)
     with pytest.raises(ValueError, match="unknown keys tolerence"):
         claim(compare="within", value=1, rel_tolerance=0.1, tolerence=0.2)
+    with pytest.raises(ValueError, match="kind must be"):
+        claim(kind="vibes", compare="at_least", value=1)
+    with pytest.raises(ValueError, match="needs `se`"):
+        claim(kind="statistical", compare="at_least", value=1)
+    with pytest.raises(ValueError, match="`baseline` belongs"):
+        claim(compare="at_least", value=1, baseline="b")
     with pytest.raises(ValueError, match="lacks"):
         _as_claim({"id": "x"}, "t")
 
@@ -62,10 +70,10 @@ def test_bad_claims_are_rejected():
 def test_table_files(tmp_path):
     claims = [claim(id="a", compare="at_least", value=1), claim(id="b", compare="at_most", value=0), claim(id="c", metric="zz", compare="at_least", value=0)]
     df = evaluate(claims, {"m": 1.5}, "quick")
-    assert list(df["verdict"]) == [REPRODUCED, NOT_REPRODUCED, NOT_RUN]
-    assert summary(df) == {"total": 3, REPRODUCED: 1, NOT_REPRODUCED: 1, NOT_RUN: 1}
+    assert list(df["verdict"]) == [REPRODUCED, NOT_REPRODUCED, NOT_REPRODUCED]
+    assert summary(df) == {"total": 3, REPRODUCED: 1, NOT_REPRODUCED: 2, INCONCLUSIVE: 0, NOT_RUN: 0}
     write_claims_table(df, tmp_path)
-    assert (tmp_path / "claims.md").read_text().startswith("1/3 claims reproduced")
+    assert (tmp_path / "claims.md").read_text().startswith("1/3 claims reproduced (2 not reproduced, 0 inconclusive")
     assert "| a |" in (tmp_path / "claims.md").read_text()
     assert (tmp_path / "claims.csv").read_text().count("\n") == 4
 
@@ -79,3 +87,78 @@ def test_every_paper_claims_file_loads():
         assert claims, f
         for c in claims:
             assert set(c.profiles) <= {"smoke", "quick", "full"}, (f, c.id)
+
+
+def test_paired_statistics_by_hand():
+    # d = (1, 2, 3): mean 2, sd 1, se 1/sqrt(3), t_{0.95, 2} = 2.919986
+    out = paired([3.0, 5.0, 7.0], [2.0, 3.0, 4.0])
+    assert out["mean"] == 2.0 and out["n"] == 3
+    assert out["se"] == pytest.approx(1 / math.sqrt(3), rel=1e-12)
+    assert out["low"] == pytest.approx(2 - 2.919986 / math.sqrt(3), abs=1e-5)
+    assert paired([4.0])["se"] is None
+
+
+SEEDS_A = [0.80, 0.82, 0.79, 0.81, 0.80]
+
+
+@pytest.mark.parametrize("b,expected", [
+    ([0.70, 0.71, 0.69, 0.70, 0.72], REPRODUCED),           # A beats B by 0.10 +- 0.005
+    ([0.80, 0.83, 0.78, 0.80, 0.81], INCONCLUSIVE),         # null effect: the interval holds 0
+    ([0.90, 0.91, 0.89, 0.92, 0.90], NOT_REPRODUCED),       # reversed: B beats A beyond the noise
+])
+def test_paired_comparison_true_null_and_reversed_effects(b, expected):
+    c = claim(kind="comparison", metric="a", baseline="b", compare="at_least", value=0.0)
+    o = judge(c, {"a": SEEDS_A, "b": b}, "quick")
+    assert o.verdict == expected and o.n == 5
+    assert o.ci_low <= o.measured <= o.ci_high
+
+
+def test_comparison_edge_cases():
+    c = claim(kind="comparison", metric="a", baseline="b", compare="at_least", value=0.0)
+    assert judge(c, {"a": [0.9], "b": [0.1]}, "quick").verdict == INCONCLUSIVE           # one seed: no interval
+    assert judge(c, {"a": [0.9, None], "b": [0.1, 0.2]}, "quick").verdict == NOT_REPRODUCED  # a seed not measured
+    assert judge(c, {"a": [0.9, 0.8], "b": [0.1]}, "quick").verdict == NOT_REPRODUCED    # unpaired lengths
+    assert judge(c, {"a": [0.9, 0.8], "b": [0.1, 0.2]}, "smoke").verdict == NOT_RUN
+    # without a baseline the metric holds the paired differences; a margin moves the bar
+    d = claim(kind="comparison", metric="d", compare="at_most", value=0.05)
+    assert judge(d, {"d": [0.01, 0.02, 0.015]}, "quick").verdict == REPRODUCED
+    assert judge(d, {"d": [0.10, 0.11, 0.12]}, "quick").verdict == NOT_REPRODUCED
+    # equivalence (within): the 90 % interval inside +-tol reproduces, straddling is inconclusive
+    e = claim(kind="comparison", metric="d", compare="within", value=0.0, tolerance=0.3)
+    assert judge(e, {"d": [0.05, -0.05, 0.0, 0.02]}, "quick").verdict == REPRODUCED
+    assert judge(e, {"d": [0.5, -0.4, 0.3, -0.2]}, "quick").verdict == INCONCLUSIVE
+    assert judge(e, {"d": [1.0, 1.1, 0.9, 1.05]}, "quick").verdict == NOT_REPRODUCED
+
+
+@pytest.mark.parametrize("m,se,expected", [
+    (1.0005, 0.0011, REPRODUCED),     # [0.99869, 1.00231] inside [0.99, 1.01]
+    (1.0005, 0.01, INCONCLUSIVE),     # the interval reaches beyond 1 +- 0.01
+    (1.05, 0.001, NOT_REPRODUCED),    # entirely outside
+])
+def test_statistical_claim_uses_its_standard_error(m, se, expected):
+    c = claim(kind="statistical", metric="m", se="m_se", compare="within", value=1.0, tolerance=0.01)
+    o = judge(c, {"m": m, "m_se": se}, "quick")
+    assert o.verdict == expected
+    assert o.ci_low == pytest.approx(m - 1.6448536 * se) and o.se == se
+    assert judge(c, {"m": m}, "quick").verdict == NOT_REPRODUCED  # its standard error not measured
+
+
+def test_criterion_and_measured_read_as_numbers():
+    c = claim(compare="within", value="ref", tolerance={"metric": "tol"})
+    df = evaluate([c], {"m": 1.0, "ref": 1.3, "tol": 0.31}, "quick")
+    assert df.loc[0, "criterion"] == "= 1.3 (ref) ± 0.31 (tol)"
+    s = claim(kind="statistical", metric="m", se=0.004, compare="at_least", value=0.1)
+    row = evaluate([s], {"m": 0.123}, "quick").iloc[0]
+    assert format_measured(row) == "0.123 ± 0.004"
+    missing = evaluate([claim(compare="at_least", value=0)], {}, "quick").iloc[0]
+    assert format_measured(missing) == "not measured"
+
+
+def test_combine_seeds_overall_verdict():
+    c = [claim(id="a", compare="at_least", value=1), claim(id="b", metric="k", compare="at_least", value=1)]
+    tables = {s: evaluate(c, {"m": 2.0, "k": float(s)}, "quick") for s in (0, 1, 2)}
+    df = combine_seeds(tables).set_index("id")
+    assert df.loc["a", "verdict"] == REPRODUCED
+    assert df.loc["b", "verdict"] == INCONCLUSIVE
+    assert df.loc["b", "note"] == ("verdict differs between seeds: seed 0: not reproduced, seed 1: reproduced, "
+                                  "seed 2: reproduced")

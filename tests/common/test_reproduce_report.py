@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from common import paths, report, reproduce
-from common.claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED
+from common.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, read_claims_table
 from common.io import read_json
 
 
@@ -19,23 +19,27 @@ def run_cli(*args):
 def test_toy_paper_runs_and_is_judged(toy_repo, capsys):
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0
     out = paths.run_dir("toy", "smoke")
-    assert read_json(out / "metrics.json") == {"x": 2.0}
-    verdicts = dict(line.split(",")[0:1] + [line.split(",")[-2]] for line in (out / "claims.csv").read_text().splitlines()[1:])
-    assert verdicts == {"c-pass": REPRODUCED, "c-fail": NOT_REPRODUCED, "c-missing": NOT_RUN, "c-scale": NOT_RUN}
+    assert read_json(out / "metrics.json") == {"x": 2.0, "s": 0}
+    table = read_claims_table(out / "claims.csv")
+    verdicts = dict(zip(table["id"], table["verdict"]))
+    # a listed claim whose metric was never measured is not reproduced, never "not run"
+    assert verdicts == {"c-pass": REPRODUCED, "c-fail": NOT_REPRODUCED, "c-missing": NOT_REPRODUCED, "c-scale": NOT_RUN,
+                        "c-seed": NOT_REPRODUCED}
+    assert table.set_index("id").loc["c-missing", "note"].startswith("not measured")
     man = read_json(out / "manifest.json")
     assert man["status"] == "ok" and man["notebooks"][0]["notebook"] == "01-toy.ipynb"
     assert man["notebooks"][0]["parameters"]["profile"] == "smoke"
     assert (out / "notebooks" / "01-toy.ipynb").exists() and (out / "figures" / "line.png").exists()
-    assert "1/4 claims reproduced" in capsys.readouterr().out
+    assert "1/5 claims reproduced" in capsys.readouterr().out
 
     # a parameter reaches the notebook
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "-p", "x=0.5"]) == 0
-    assert read_json(out / "metrics.json") == {"x": 0.5}
+    assert read_json(out / "metrics.json") == {"x": 0.5, "s": 0}
 
     # the report lists the paper with its figure
     md, html, _ = report.build("smoke")
     text = md.read_text()
-    assert "toy: 0/4 claims reproduced" in text and "figures/line.png" in text
+    assert "toy: 0/5 claims reproduced" in text and "figures/line.png" in text
     assert "<img src='toy/smoke/figures/line.png'" in html.read_text()
 
 
@@ -75,3 +79,27 @@ def test_parse_value_types():
 def test_cli_entry_point_exit_code():
     proc = subprocess.run([sys.executable, "-m", "common.reproduce", "nosuch"], capture_output=True, text=True, cwd=paths.REPO)
     assert proc.returncode == 2 and proc.stderr.startswith("error: unknown paper") and proc.stderr.count("\n") == 1
+
+
+def test_seeds_run_once_per_seed_with_an_overall_verdict(toy_repo, capsys):
+    assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "--seeds", "0", "1", "2"]) == 0
+    out = paths.run_dir("toy", "smoke")
+    for k in (0, 1, 2):
+        assert read_json(out / f"seed-{k}" / "metrics.json") == {"x": 2.0, "s": k}
+        man = read_json(out / f"seed-{k}" / "manifest.json")
+        assert man["seed"] == k and man["runner"]["parameters"]["seed"] == k
+    table = read_claims_table(out / "claims.csv").set_index("id")
+    # c-seed fails at seed 0 and holds at seeds 1 and 2: it flips, so overall it is inconclusive
+    assert [table.loc["c-seed", f"verdict_seed_{k}"] for k in (0, 1, 2)] == [NOT_REPRODUCED, REPRODUCED, REPRODUCED]
+    assert table.loc["c-seed", "verdict"] == INCONCLUSIVE and "differs between seeds" in table.loc["c-seed", "note"]
+    assert table.loc["c-pass", "verdict"] == REPRODUCED and table.loc["c-fail", "verdict"] == NOT_REPRODUCED
+    assert read_json(out / "manifest.json")["seeds"] == [0, 1, 2]
+    assert (out / "claims.md").read_text().startswith("Seeds 0, 1, 2: 1/5 claims reproduced")
+    md, html, _ = report.build("smoke")
+    assert "over seeds 0, 1, 2" in md.read_text() and "verdict_seed_2" in md.read_text()
+    assert "<img src='toy/smoke/seed-0/figures/line.png'" in html.read_text()
+
+
+def test_seeds_and_seed_parameter_conflict(toy_repo, capsys):
+    assert run_cli("toy", "--profile", "smoke", "--seeds", "0", "1", "-p", "seed=3") == 2
+    assert "either as -p seed" in capsys.readouterr().err
