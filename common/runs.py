@@ -115,10 +115,22 @@ class Run:
     def metrics(self) -> dict:
         return read_json(self.dir / "metrics.json", default={}) or {}
 
-    def save_figure(self, fig, name: str, vector: str = "svg") -> Path:
+    def save_figure(self, fig, name: str, caption: str = "", claims: tuple[str, ...] | list[str] = (),
+                    vector: str = "svg") -> Path:
+        """PNG + vector copy in `figures/`; `caption` (what the figure shows) and the ids of the
+        `claims` it supports are recorded in `figures.json`, which the report prints under the image."""
         from .plots import save_figure
 
-        return save_figure(fig, name, self.dir / "figures", vector=vector)
+        png = save_figure(fig, name, self.dir / "figures", vector=vector)
+        path = self.dir / "figures.json"
+        index = read_json(path, default={}) or {}
+        index[name] = {"caption": caption, "claims": list(claims)}
+        atomic_write_json(path, index)
+        return png
+
+    def figure_captions(self) -> dict:
+        """{figure name: {"caption", "claims"}} of this run."""
+        return read_json(self.dir / "figures.json", default={}) or {}
 
     def save_json(self, name: str, obj: Any) -> Path:
         return atomic_write_json(self.dir / name, obj)
