@@ -7,19 +7,30 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 PROFILE ?= quick
-# Extra notebook parameters, e.g. make reproduce-diffusion P="seed=1 n_paths=20000"
+# Extra notebook parameters, e.g. make reproduce-diffusion P="seed=1 n_forward=20000"
 P       ?=
 # Device override, e.g. DEVICE=cuda
 DEVICE  ?=
-RUNFLAGS = --profile $(PROFILE) $(foreach p,$(P),-p $(p)) $(if $(DEVICE),--device $(DEVICE))
-PAPERS  := $(patsubst papers/%/claims.yaml,%,$(wildcard papers/*/claims.yaml))
+# Several seeds, e.g. SEEDS="0 1 2": one run per seed and a verdict per seed
+SEEDS   ?=
+RUNFLAGS = --profile $(PROFILE) $(foreach p,$(P),-p '$(p)') $(if $(DEVICE),--device $(DEVICE)) $(if $(SEEDS),--seeds $(SEEDS))
+# The papers the runner knows: a claims.yaml and at least one notebook.
+PAPERS  := $(foreach p,$(patsubst papers/%/claims.yaml,%,$(wildcard papers/*/claims.yaml)),$(if $(wildcard notebooks/$(p)/[0-9]*.ipynb),$(p)))
+# After a run, the report is rebuilt from the complete runs (a failed run never enters it).
+REPORT  = $(PY) -m common.report
 
-.PHONY: help setup data reproduce report test bench lab clean distclean $(addprefix reproduce-,$(PAPERS))
+# An unknown `reproduce-<id>` stops here, in one line, before anything is built or written.
+UNKNOWN := $(filter-out $(addprefix reproduce-,$(PAPERS)),$(filter reproduce-%,$(MAKECMDGOALS)))
+ifneq ($(UNKNOWN),)
+$(error unknown paper '$(UNKNOWN:reproduce-%=%)'; choose one of: $(PAPERS) (as make reproduce-<id>))
+endif
+
+.PHONY: help setup data reproduce report test test-deps bench lab clean distclean $(addprefix reproduce-,$(PAPERS))
 .DEFAULT_GOAL := help
 
 help: ## list the targets
-	@echo "make <target>   (PROFILE=smoke|quick|full, P=\"key=value ...\", DEVICE=cpu|cuda|rocm|xpu|mps)"
-	@grep -E '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
+	@echo "make <target>   (PROFILE=smoke|quick|full, P=\"key=value ...\", DEVICE=cpu|cuda|rocm|xpu|mps, SEEDS=\"0 1 2\")"
+	@grep -E '^[a-zA-Z_<>-]+:.*## |^## [a-z<>-]+ ' $(MAKEFILE_LIST) | sed -e 's/^## //' -e 's/:.*## /\t/' -e 's/^\([a-z<>-]*\) /\1\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo "  papers: $(PAPERS)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -30,23 +41,35 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
 
-data: $(STAMP) ## obtain Fashion-MNIST (Debian package, else the official download into data/)
+data: $(STAMP) ## obtain Fashion-MNIST into data/fashion-mnist/ (Debian package, else the official download)
 	$(PY) -m common.download
 
 reproduce: $(STAMP) ## data, every paper at PROFILE (default quick), then the report
 	@$(PY) -m common.download || echo "continuing without Fashion-MNIST: papers that need it will say so"
 	@$(PY) -m common.reproduce all $(RUNFLAGS); status=$$?; \
-	$(PY) -m common.report --profile $(PROFILE); exit $$status
+	if [ $$status -le 1 ]; then $(REPORT); fi; exit $$status
 
-reproduce-%: $(STAMP) ## one paper: make reproduce-<id> [PROFILE=...] [P="k=v ..."]
+## reproduce-<id> one paper (data first), then the report: make reproduce-<id> [PROFILE=...] [P="k=v ..."] [SEEDS=...]
+$(addprefix reproduce-,$(PAPERS)): reproduce-%: $(STAMP)
+	@$(PY) -m common.download >/dev/null || echo "continuing without Fashion-MNIST: if $* needs it, it will say so"
 	@$(PY) -m common.reproduce $* $(RUNFLAGS); status=$$?; \
-	$(PY) -m common.report --profile $(PROFILE) >/dev/null; exit $$status
+	if [ $$status -eq 0 ]; then $(REPORT) | tail -n 1; fi; exit $$status
 
-report: $(STAMP) ## results/REPORT.md and results/report.html from the existing runs
-	$(PY) -m common.report --profile $(PROFILE)
+report: $(STAMP) ## results/REPORT.md and results/report.html from the complete runs of every profile
+	$(REPORT)
 
-test: $(STAMP) ## unit tests, end-to-end smoke runs and notebook validation (nbval)
-	REPRO_PROFILE=smoke $(PY) -m pytest -q tests notebooks --nbval-lax --nbval-current-env
+test-deps: ## what the tests need beyond the venv: a headless browser (Debian chromium) for the report check
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then echo "test-deps: no chromium and no apt-get: the report's browser check will be skipped"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else echo "test-deps: no chromium, and installing it needs root or password-less sudo: the report's browser check will be skipped"; exit 0; fi; \
+	echo "test-deps: installing chromium (apt-get) for the report's browser check"; \
+	$$sudo apt-get install -y -q chromium >/dev/null 2>&1 || { $$sudo apt-get update -q >/dev/null 2>&1 && $$sudo apt-get install -y -q chromium >/dev/null 2>&1; } \
+	|| echo "test-deps: could not install chromium: the report's browser check will be skipped"
+
+test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook validation (nbval)
+	@tmp=$$(mktemp -d); REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke $(PY) -m pytest -q -o tmp_path_retention_policy=failed \
+	  tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
 	@set -e; for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f; done

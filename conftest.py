@@ -1,8 +1,14 @@
-"""Test-session defaults: notebooks run at the smoke profile, results go to a temporary folder."""
+"""Test-session defaults: notebooks run at the smoke profile, results go to a temporary folder
+(removed at exit unless the caller chose REPRO_RESULTS, as `make test` does)."""
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("REPRO_PROFILE", "smoke")
-os.environ.setdefault("REPRO_RESULTS", tempfile.mkdtemp(prefix="repro-test-results-"))
+if "REPRO_RESULTS" not in os.environ:
+    _tmp = tempfile.mkdtemp(prefix="repro-test-results-")
+    os.environ["REPRO_RESULTS"] = _tmp
+    atexit.register(shutil.rmtree, _tmp, ignore_errors=True)
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("REPRO_PROGRESS", "0")

@@ -1,10 +1,12 @@
 """One loader API for image datasets.
 
 `load_dataset(name, split)` returns a `Dataset` whose `x` is float32 in [0, 1] with shape
-(N, C, H, W) and whose `y` is int64 class indices. Files are searched, in order, in
-`data/<name>/`, `$REPRO_DATA/<name>/`, `$REPRO_DATA/` and `/usr/share/datasets/<name>/` (where the
-Debian package `dataset-fashion-mnist` installs Fashion-MNIST). Nothing is ever downloaded here:
-a missing dataset is a one-line `UserError` naming `make data`.
+(N, C, H, W) and whose `y` is int64 class indices. A dataset's folder is `folder(name)`: its name
+with `-` for `_` (`fashion_mnist` -> `fashion-mnist`, as the Debian package names it). Files are
+searched, in order, in `data/<folder>/`, `$REPRO_DATA/<folder>/`, `$REPRO_DATA/` and
+`/usr/share/datasets/<folder>/` (where the Debian package `dataset-fashion-mnist` installs
+Fashion-MNIST). Nothing is ever downloaded here: a missing dataset is a one-line `UserError`
+naming `make data` (`common.download` fills `data/fashion-mnist/`).
 
 | name | files | split sizes |
 |---|---|---|
@@ -67,12 +69,17 @@ class Dataset:
         return torch.as_tensor(np.asarray(self.x), device=device), torch.as_tensor(self.y, device=device)
 
 
+def folder(name: str) -> str:
+    """The one folder name of a dataset, under data/, $REPRO_DATA and /usr/share/datasets."""
+    return name.replace("_", "-")
+
+
 def search_dirs(name: str) -> list[Path]:
-    dirs = [paths.DATA / name]
+    dirs = [paths.DATA / folder(name)]
     if os.environ.get("REPRO_DATA"):
         root = Path(os.environ["REPRO_DATA"])
-        dirs += [root / name, root]
-    dirs.append(SYSTEM_DIR / name.replace("_", "-"))
+        dirs += [root / folder(name), root]
+    dirs.append(SYSTEM_DIR / folder(name))
     return dirs
 
 

@@ -2,7 +2,8 @@
 
 Order: already present (any search folder) > Debian package `dataset-fashion-mnist` via apt-get
 (as root, or with password-less sudo) > a download from the dataset's official source into
-`data/fashion-mnist/`, checked against the known checksums.
+`data/fashion-mnist/` (`common.data.folder`, the folder the loader searches first), checked
+against the known checksums.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import sys
 import urllib.request
 
 from . import paths
-from .data import FASHION_MNIST_SHA256, available
+from .data import FASHION_MNIST_SHA256, available, folder
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_bytes
 
@@ -38,7 +39,7 @@ def _apt() -> bool:
 
 
 def _download() -> None:
-    target = paths.DATA / "fashion-mnist"
+    target = paths.DATA / folder("fashion_mnist")
     for stem, digest in FASHION_MNIST_SHA256.items():
         url = f"{OFFICIAL}{stem}.gz"
         try:
@@ -60,7 +61,7 @@ def main() -> int:
             print("fashion_mnist: installed the Debian package dataset-fashion-mnist")
         else:
             _download()
-            print(f"fashion_mnist: downloaded into {paths.DATA / 'fashion-mnist'}")
+            print(f"fashion_mnist: downloaded into {paths.DATA / folder('fashion_mnist')}")
         print("digits: bundled with scikit-learn; mnist, cifar10, imagenet: see data/README.md")
     return 0
 

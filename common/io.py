@@ -1,6 +1,7 @@
 """Atomic file writes: a temp file in the same directory, then `os.replace`.
 
-An interrupted write never leaves a half-written file where a complete one stood.
+An interrupted write never leaves a half-written file where a complete one stood. Files get the
+mode an ordinary `open()` would give them (0666 less the umask), not `mkstemp`'s private 0600.
 """
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+_UMASK = os.umask(0o022)  # read the process umask (only settable, not gettable) ...
+os.umask(_UMASK)  # ... and put it back
+FILE_MODE = 0o666 & ~_UMASK
+
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     path = Path(path)
@@ -22,6 +27,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)  # readable by group/others like any file the user writes
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

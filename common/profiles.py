@@ -55,3 +55,22 @@ def _coerce(key, value, like):
         if not isinstance(like, (bool, int, float, list, tuple)):
             return value
     raise UserError(f"parameter {key!r} must be of type {type(like).__name__}, got {value!r}")
+
+
+def check_overrides(profiles: dict[str, dict], profile: str, overrides: dict) -> None:
+    """Check override values against the profiles before anything runs; a bad one is a `UserError`
+    naming the parameter.
+
+    A key the profile holds must convert to the profile value's type (as `resolve` does), and a key
+    that is a positive integer in every profile (a count, a size, a number of steps) must stay >= 1.
+    Keys the profiles do not hold are left to the notebook.
+    """
+    cfg = profiles.get(profile, {})
+    for key, value in overrides.items():
+        if value is None or key not in cfg:
+            continue
+        value = _coerce(key, value, cfg[key])
+        counts = [p[key] for p in profiles.values() if key in p]
+        if all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts) and value < 1:
+            raise UserError(f"parameter {key!r} counts something and must be >= 1 "
+                            f"(the profiles use {min(counts)}..{max(counts)}), got {value!r}")

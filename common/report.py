@@ -1,153 +1,394 @@
 """The reproduction report: `results/REPORT.md` and `results/report.html`.
 
-At the top one line per paper (reproduced / total claims); then, per paper, the verdict table,
-the figures, wall time and a manifest summary. Built from the run directories alone.
+One report covers every profile that has a complete run (`results/<id>/<profile>/claims.csv`):
+a first screen with every paper and profile at a glance (verdict counts, seeds, wall time, links),
+then per paper and profile the claims (statement, what the paper states and where, the criterion in
+numbers, the measurement with its uncertainty, the verdict and why), the figures with their
+captions and the claims they support, and the provenance (parameters, the command that reruns it,
+git, device, links to the manifest and the executed notebooks). Built from complete run folders
+alone: a failed or interrupted run (`<profile>-failed/`) never enters it, it is only flagged.
 """
 from __future__ import annotations
 
 import argparse
 import html
+import math
+import shlex
 from pathlib import Path
 
-import pandas as pd
+import yaml
 
 from . import paths
-from .claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, format_measured, headline, load_paper,
-                     read_claims_table, summary, to_markdown)
+from .claims import (INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS, format_measured,
+                     headline, load_paper, read_claims_table, summary)
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_text, read_json
 from .profiles import PROFILE_NAMES
-from .reproduce import registered_papers
+from .reproduce import param_text, registered_papers
 
-VERDICT_COLOR = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", INCONCLUSIVE: "#b35806", NOT_RUN: "#777777"}
+VERDICT_COLOR = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", INCONCLUSIVE: "#b35806", NOT_RUN: "#6b6b6b"}
+VERDICT_MEANING = {
+    REPRODUCED: "the measurement (with its uncertainty) meets the criterion",
+    NOT_REPRODUCED: "the measurement misses the criterion beyond its uncertainty, or was not measured",
+    INCONCLUSIVE: "the uncertainty straddles the criterion: more samples or seeds would decide",
+    NOT_RUN: "this profile is too small to test the claim; a larger profile lists it",
+}
 
 
-def collect(profile: str) -> list[dict]:
-    """Per registered paper: metadata, run dir (or None), claims table, manifest, figures."""
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def text(x) -> str:
+    """A cell as text: '' for a missing value (never 'nan'), numbers to 4 significant digits."""
+    if _missing(x):
+        return ""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _complete(d: Path) -> bool:
+    return (d / "claims.csv").exists() and (read_json(d / "manifest.json", default={}) or {}).get("status", "ok") == "ok"
+
+
+def profiles_with_runs() -> list[str]:
+    return [p for p in PROFILE_NAMES if any(_complete(paths.run_dir(paper, p)) for paper in registered_papers())]
+
+
+def _entry(paper: str, meta: dict, profile: str) -> dict:
+    d = paths.run_dir(paper, profile)
+    entry = {"paper": paper, "meta": meta, "profile": profile, "dir": d if _complete(d) else None}
+    failed = d.with_name(f"{profile}-failed")
+    if not entry["dir"]:
+        entry["failed"] = failed if failed.is_dir() else None
+        return entry
+    table = read_claims_table(d / "claims.csv")
+    top = read_json(d / "manifest.json", default={}) or {}
+    runs = [d / r for r in top.get("runs", [])] or [d]
+    first = runs[0]
+    manifest = read_json(first / "manifest.json", default={}) or {}
+    if first != d:  # a --seeds run: provenance of its first seed, seeds and wall time of the whole
+        manifest = dict(manifest, seeds=top.get("seeds"), wall_s=top.get("wall_s"),
+                        runner=dict(manifest.get("runner", {}), command=top.get("runner", {}).get("command")))
+    # a failed attempt newer than the complete run is flagged, never shown as the result
+    newer_failure = failed if (failed / "manifest.json").exists() and \
+        (failed / "manifest.json").stat().st_mtime_ns > (d / "manifest.json").stat().st_mtime_ns else None
+    captions = read_json(first / "figures.json", default={}) or {}
+    figures = [{"path": f, "caption": captions.get(f.stem, {}).get("caption", ""),
+                "claims": list(captions.get(f.stem, {}).get("claims", []))} for f in sorted((first / "figures").glob("*.png"))]
+    entry.update(table=table, summary=summary(table), manifest=manifest, runs=runs, figures=figures,
+                 notebooks=sorted((first / "notebooks").glob("*.ipynb")), failed=newer_failure)
+    return entry
+
+
+def collect(profiles: list[str] | str | None = None) -> list[dict]:
+    """Per registered paper and profile: metadata, run dir (None when there is no complete run), claims, manifest, figures.
+
+    `profiles=None`: every profile that has a complete run of some paper.
+    """
+    if isinstance(profiles, str):
+        profiles = [profiles]
+    profiles = profiles_with_runs() if profiles is None else list(profiles)
     out = []
     for paper in registered_papers():
-        meta, _ = load_paper(paths.PAPERS / paper / "claims.yaml")
-        d = paths.run_dir(paper, profile)
-        entry = {"paper": paper, "meta": meta, "dir": d if (d / "claims.csv").exists() else None}
-        if entry["dir"]:
-            table = read_claims_table(d / "claims.csv")
-            manifest = read_json(d / "manifest.json", default={}) or {}
-            first = d / manifest["runs"][0] if manifest.get("runs") else d  # a --seeds run: figures of its first seed
-            if first != d:
-                manifest = dict(read_json(first / "manifest.json", default={}) or {}, seeds=manifest.get("seeds"),
-                                wall_s=manifest.get("wall_s"))
-            entry.update(table=table, summary=summary(table), manifest=manifest,
-                         figures=sorted((first / "figures").glob("*.png")))
-        out.append(entry)
+        try:
+            meta, _ = load_paper(paths.PAPERS / paper / "claims.yaml")
+        except (ValueError, OSError, yaml.YAMLError) as err:  # a paper being edited must not take the others' report down
+            meta = {"title": f"(claims.yaml unreadable: {str(err).splitlines()[0]})"}
+        out += [_entry(paper, meta, p) for p in profiles]
     return out
 
 
-def _columns(table) -> tuple[str, ...]:
-    """Claim table columns; a --seeds run shows each seed's estimate and verdict before the overall one."""
-    seeds = [c[len("verdict_seed_"):] for c in table.columns if c.startswith("verdict_seed_")]
-    if seeds:
-        return ("id", "kind", "statement", "source", "paper_value", "criterion", *[f"measured_seed_{k}" for k in seeds],
-                *[f"verdict_seed_{k}" for k in seeds], "verdict")
-    return ("id", "kind", "statement", "source", "paper_value", "measured", "criterion", "verdict")
+def _split(entries: list[dict]) -> tuple[list[dict], list[str]]:
+    """Entries of papers with a complete run at some reported profile, and the papers with none (listed once)."""
+    ran = {e["paper"] for e in entries if e["dir"]}
+    return [e for e in entries if e["paper"] in ran], sorted({e["paper"] for e in entries} - ran)
 
 
-def _manifest_lines(m: dict) -> list[str]:
-    git = m.get("git", {})
-    dev = m.get("device", {})
-    ver = m.get("versions", {})
-    lines = [
-        f"wall time {m.get('wall_s', float('nan')):.0f} s; started {m.get('started', '?')}, finished {m.get('finished', '?')}",
-        f"git {str(git.get('sha'))[:12]}{' (dirty)' if git.get('dirty') else ''}; seed {m.get('seed', '?')}; "
-        f"device {dev.get('backend', '?')} ({dev.get('name', '?')}, {dev.get('threads', '?')} threads)",
-        "python {python}, torch {torch}, numpy {numpy}".format(**{k: ver.get(k, "?") for k in ("python", "torch", "numpy")}),
+def _seeds(table) -> list[str]:
+    return [c[len("verdict_seed_"):] for c in table.columns if c.startswith("verdict_seed_")]
+
+
+def _wall(m: dict) -> str:
+    w = m.get("wall_s")
+    if _missing(w) or not isinstance(w, (int, float)):
+        return "not recorded"
+    return f"{w / 60:.1f} min" if w >= 120 else f"{w:.0f} s"
+
+
+def _anchor(*parts: str) -> str:
+    return "-".join(str(p).replace(" ", "-") for p in parts)
+
+
+def make_command(e: dict) -> str:
+    """The make command that reruns this paper at this profile with the recorded parameters."""
+    m = e["manifest"]
+    runner = m.get("runner", {})
+    params = {k: v for k, v in (runner.get("parameters") or {}).items() if not (m.get("seeds") and k == "seed")}
+    cmd = f"make reproduce-{e['paper']} PROFILE={e['profile']}"
+    if params:
+        cmd += " P=" + shlex.quote(" ".join(f"{k}={param_text(v)}" for k, v in params.items()))
+    if runner.get("device"):
+        cmd += f" DEVICE={runner['device']}"
+    if m.get("seeds"):
+        cmd += " SEEDS=" + shlex.quote(" ".join(map(str, m["seeds"])))
+    return cmd
+
+
+def _provenance(e: dict) -> list[tuple[str, str]]:
+    m = e["manifest"]
+    git, dev, ver = m.get("git", {}) or {}, m.get("device", {}) or {}, m.get("versions", {}) or {}
+    runner = m.get("runner", {}) or {}
+    rows = [
+        ("rerun", make_command(e)),
+        ("same, without make", runner.get("command") or "not recorded"),
+        ("parameters", ", ".join(f"{k}={v}" for k, v in sorted((m.get("parameters") or {}).items())) or "profile defaults"),
+        ("seed(s)", ", ".join(map(str, m["seeds"])) if m.get("seeds") else text(m.get("seed")) or "not recorded"),
+        ("wall time", f"{_wall(m)}; started {m.get('started', 'not recorded')}, finished {m.get('finished', 'not recorded')}"),
+        ("git", f"{str(git.get('sha') or 'not recorded')[:12]}{' (uncommitted changes)' if git.get('dirty') else ''}"),
+        ("device", f"{dev.get('backend', 'not recorded')} ({dev.get('name', '')}, {dev.get('threads', '?')} threads)"),
+        ("versions", ", ".join(f"{k} {ver[k]}" for k in ("python", "torch", "numpy", "pandas", "scipy") if k in ver) or "not recorded"),
     ]
     for i in m.get("inputs", []):
-        lines.append(f"input {i['path']} sha256 {str(i.get('sha256'))[:16]}…")
+        rows.append(("input", f"{i['path']} (sha256 {str(i.get('sha256'))[:16]}…, {i.get('bytes', '?')} bytes)"))
+    return rows
+
+
+def _rel(p: Path) -> str:
+    return p.relative_to(paths.results_root()).as_posix()
+
+
+def _counts(s: dict) -> str:
+    return ", ".join(f"{s[v]} {v}" for v in VERDICTS)
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+def _md(x) -> str:
+    return text(x).replace("|", "\\|").replace("\n", " ")
+
+
+def _claim_rows_md(table) -> list[str]:
+    seeds = _seeds(table)
+    head = ["claim", "paper states (source)", "criterion"] + ([f"seed {k}" for k in seeds] or ["measured"]) + ["verdict", "why"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for _, r in table.iterrows():
+        measured = [f"{_md(r[f'measured_seed_{k}'])}: {_md(r[f'verdict_seed_{k}'])}" for k in seeds] or [_md(format_measured(r))]
+        lines.append("| " + " | ".join([f"**{_md(r['id'])}** ({_md(r['kind'])}): {_md(r['statement'])}",
+                                        f"{_md(r['paper_value'])} ({_md(r['source'])})", _md(r["criterion"]), *measured,
+                                        f"**{_md(r['verdict'])}**", _md(r.get("note"))]) + " |")
     return lines
 
 
-def _headline(e: dict, profile: str) -> str:
-    if not e["dir"]:
-        return f"{e['paper']}: no {profile} run yet (`make reproduce-{e['paper']} PROFILE={profile}`)"
-    s = e["summary"]
-    seeds = e["manifest"].get("seeds")
-    return f"{e['paper']}: {headline(s)}" + (f" over seeds {', '.join(map(str, seeds))}" if seeds else "")
-
-
-def render_markdown(entries: list[dict], profile: str) -> str:
-    parts = [f"# Reproduction report (profile `{profile}`)\n"]
-    parts += [f"- {_headline(e, profile)}" for e in entries]
+def render_markdown(entries: list[dict]) -> str:
+    profiles = sorted({e["profile"] for e in entries}, key=PROFILE_NAMES.index)
+    entries, pending = _split(entries)
+    parts = [f"# Reproduction report ({', '.join(profiles)})", "",
+             "| paper | profile | reproduced | not reproduced | inconclusive | not run at this scale | seeds | wall time |",
+             "|---|---|---|---|---|---|---|---|"]
+    for e in entries:
+        if not e["dir"]:
+            parts.append(f"| {e['paper']} | {e['profile']} | no complete run: `make reproduce-{e['paper']} PROFILE={e['profile']}` | | | | | |")
+            continue
+        s, m = e["summary"], e["manifest"]
+        parts.append(f"| [{e['paper']}](#{_anchor(e['paper'], e['profile'])}) | {e['profile']} | {s[REPRODUCED]}/{s['total']} | "
+                     f"{s[NOT_REPRODUCED]} | {s[INCONCLUSIVE]} | {s[NOT_RUN]} | "
+                     f"{', '.join(map(str, m['seeds'])) if m.get('seeds') else text(m.get('seed'))} | {_wall(m)} |")
+    if pending:
+        parts += ["", f"No complete {'/'.join(profiles)} run yet: {', '.join(pending)} (`make reproduce-<id> PROFILE=...`)."]
+    parts += ["", "Verdicts: " + "; ".join(f"**{v}**: {VERDICT_MEANING[v]}" for v in VERDICTS) + "."]
     for e in entries:
         title = e["meta"].get("title", e["paper"])
-        url = e["meta"].get("url", "")
-        parts.append(f"\n## {e['paper']}: {title}\n")
-        if url:
-            parts.append(f"Paper: {url}\n")
+        parts += ["", f"## {e['paper']} ({e['profile']}): {title}", f"<a id='{_anchor(e['paper'], e['profile'])}'></a>", ""]
+        if e["meta"].get("url"):
+            parts += [f"Paper: {e['meta'].get('authors', '')} {e['meta']['url']}".replace("  ", " "), ""]
         if not e["dir"]:
-            parts.append(_headline(e, profile))
+            parts.append(f"No complete {e['profile']} run yet: `make reproduce-{e['paper']} PROFILE={e['profile']}`.")
             continue
-        parts.append(_headline(e, profile) + "\n")
-        parts.append(to_markdown(e["table"], _columns(e["table"])))
-        parts.append("\n" + "\n".join(f"- {line}" for line in _manifest_lines(e["manifest"])) + "\n")
-        for fig in e["figures"]:
-            rel = fig.relative_to(paths.results_root())
-            parts.append(f"![{fig.stem}]({rel.as_posix()})\n")
+        seeds = e["manifest"].get("seeds")
+        parts += [f"{e['paper']}: {headline(e['summary'])}" + (f" over seeds {', '.join(map(str, seeds))}" if seeds else ""), ""]
+        if e.get("failed"):
+            parts += [f"Note: a later attempt failed or was interrupted ({_rel(e['failed'])}/); this is the last complete run.", ""]
+        parts += _claim_rows_md(e["table"])
+        parts += ["", "### Figures", ""]
+        for f in e["figures"]:
+            parts.append(f"![{f['path'].stem}]({_rel(f['path'])})")
+            parts.append(f"*{f['path'].stem}*: {f['caption'] or 'no caption recorded'}"
+                         + (f" Supports: {', '.join(f['claims'])}." if f["claims"] else ""))
+            parts.append("")
+        parts += ["### Provenance", ""] + [f"- {k}: `{v}`" if k.startswith(("rerun", "same")) else f"- {k}: {v}"
+                                           for k, v in _provenance(e)]
+        parts.append(f"- files: [manifest.json]({_rel(e['dir'])}/manifest.json), [claims.csv]({_rel(e['dir'])}/claims.csv), "
+                     + ", ".join(f"[{nb.name}]({_rel(nb)})" for nb in e["notebooks"]))
     return "\n".join(parts) + "\n"
 
 
-def render_html(entries: list[dict], profile: str) -> str:
+# -- HTML ----------------------------------------------------------------------------------------
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1200px;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.4}
+h1{margin-bottom:.2em}h2{margin-top:2em;border-bottom:2px solid #ddd}h3{margin-top:1.5em}
+table{border-collapse:collapse;font-size:14px;margin:.5em 0}td,th{border:1px solid #ccc;padding:4px 7px;vertical-align:top;text-align:left}
+th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.v{display:inline-block;padding:1px 7px;border-radius:4px;color:#fff;font-weight:600;white-space:nowrap;font-size:13px}
+.zero{color:#bbb}.small{color:#555;font-size:12.5px}.warn{background:#fff3cd;padding:6px 10px;border-left:4px solid #b35806}
+code{background:#f5f5f5;padding:1px 4px;border-radius:3px;font-size:13px}
+figure{margin:1.2em 0;max-width:900px}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:14px;color:#333}
+.broken{outline:3px solid #b2182b}dl.prov{display:grid;grid-template-columns:max-content auto;gap:2px 12px;font-size:14px}
+dl.prov dt{font-weight:600}dl.prov dd{margin:0}
+"""
+
+# Marks an image that failed to load, and records "<loaded>/<total>" on <html data-images> (read by the tests).
+SCRIPT = """
+<script>
+window.addEventListener('load', function () {
+  var imgs = document.querySelectorAll('img'), ok = 0;
+  imgs.forEach(function (im) {
+    if (im.complete && im.naturalWidth > 0) { ok++; }
+    else { im.classList.add('broken'); im.insertAdjacentHTML('afterend', '<p class="warn">image missing: ' + im.getAttribute('src') + '</p>'); }
+  });
+  document.documentElement.setAttribute('data-images', ok + '/' + imgs.length);
+});
+</script>
+"""
+
+
+def _badge(verdict: str) -> str:
+    color = VERDICT_COLOR.get(verdict)
+    if not color:
+        return html.escape(text(verdict))
+    return f"<span class='v' style='background:{color}' title='{html.escape(VERDICT_MEANING[verdict])}'>{html.escape(verdict)}</span>"
+
+
+def _count_cell(n: int, verdict: str) -> str:
+    style = f" style='color:{VERDICT_COLOR[verdict]};font-weight:600'" if n else " class='zero'"
+    return f"<td class='n'><span{style}>{n}</span></td>"
+
+
+def _overview_html(entries: list[dict]) -> list[str]:
     esc = html.escape
-    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>Reproduction report ({esc(profile)})</title>",
-           "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
-           "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}"
-           "img{max-width:100%;border:1px solid #eee;margin:4px 0}.m{color:#555;font-size:90%}</style></head><body>",
-           f"<h1>Reproduction report (profile <code>{esc(profile)}</code>)</h1><ul>"]
-    out += [f"<li><a href='#{esc(e['paper'])}'>{esc(_headline(e, profile))}</a></li>" for e in entries]
-    out.append("</ul>")
+    out = ["<table><tr><th>paper</th><th>profile</th>" + "".join(f"<th>{_badge(v)}</th>" for v in VERDICTS)
+           + "<th>claims</th><th>seeds</th><th>wall time</th><th>finished</th></tr>"]
     for e in entries:
-        out.append(f"<h2 id='{esc(e['paper'])}'>{esc(e['paper'])}: {esc(e['meta'].get('title', ''))}</h2>")
-        if e["meta"].get("url"):
-            out.append(f"<p><a href='{esc(e['meta']['url'])}'>{esc(e['meta']['url'])}</a></p>")
-        out.append(f"<p>{esc(_headline(e, profile))}</p>")
+        name = f"<a href='#{_anchor(e['paper'], e['profile'])}'>{esc(e['paper'])}</a>"
+        title = f"<br><span class='small'>{esc(e['meta'].get('title', ''))}</span>"
         if not e["dir"]:
+            out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}</td><td colspan='8' class='small'>no complete run: "
+                       f"<code>make reproduce-{esc(e['paper'])} PROFILE={esc(e['profile'])}</code></td></tr>")
             continue
-        cols = _columns(e["table"])
-        out.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
-        for _, row in e["table"].iterrows():
-            cells = []
-            for c in cols:
-                v = format_measured(row) if c == "measured" else row.get(c)
-                text = "–" if v is None or v != v else (f"{v:.4g}" if isinstance(v, float) else str(v))
-                style = f" style='color:{VERDICT_COLOR.get(text, '#000')};font-weight:bold'" if c.startswith("verdict") else ""
-                cells.append(f"<td{style}>{esc(text)}</td>")
-            out.append("<tr>" + "".join(cells) + "</tr>")
-        out.append("</table><ul class='m'>" + "".join(f"<li>{esc(line)}</li>" for line in _manifest_lines(e["manifest"])) + "</ul>")
-        for fig in e["figures"]:
-            rel = fig.relative_to(paths.results_root()).as_posix()
-            out.append(f"<figure><img src='{esc(rel)}' alt='{esc(fig.stem)}'><figcaption>{esc(fig.stem)}</figcaption></figure>")
-    out.append("</body></html>")
+        s, m = e["summary"], e["manifest"]
+        seeds = ", ".join(map(str, m["seeds"])) if m.get("seeds") else text(m.get("seed"))
+        flag = " <span class='small'>(a later attempt failed)</span>" if e.get("failed") else ""
+        out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}{flag}</td>" + "".join(_count_cell(s[v], v) for v in VERDICTS)
+                   + f"<td class='n'>{s['total']}</td><td>{esc(seeds)}</td><td>{esc(_wall(m))}</td>"
+                   f"<td class='small'>{esc(str(m.get('finished', '')))}</td></tr>")
+    out.append("</table>")
+    out.append("<p class='small'>" + "<br>".join(f"{_badge(v)} {html.escape(VERDICT_MEANING[v])}" for v in VERDICTS) + "</p>")
+    return out
+
+
+def _claims_html(e: dict) -> list[str]:
+    esc = html.escape
+    table = e["table"]
+    seeds = _seeds(table)
+    heads = ["claim", "the paper states", "criterion tested here"] + ([f"seed {k}" for k in seeds] or ["measured"]) + ["verdict"]
+    out = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"]
+    for _, r in table.iterrows():
+        cid = text(r["id"])
+        claim = (f"<td id='{_anchor(e['paper'], e['profile'], cid)}'>{esc(text(r['statement']))}<br>"
+                 f"<span class='small'><code>{esc(cid)}</code> · {esc(text(r['kind']))}</span></td>")
+        paper = f"<td>{esc(text(r['paper_value']))}<br><span class='small'>{esc(text(r['source']))}</span></td>"
+        if seeds:
+            measured = "".join(f"<td>{esc(text(r[f'measured_seed_{k}']) or NOT_MEASURED)}<br>{_badge(text(r[f'verdict_seed_{k}']))}</td>"
+                               for k in seeds)
+        else:
+            measured = f"<td>{esc(format_measured(r))}</td>"
+        note = text(r.get("note"))
+        out.append(f"<tr>{claim}{paper}<td>{esc(text(r['criterion']))}</td>{measured}"
+                   f"<td>{_badge(text(r['verdict']))}{'<br><span class=small>' + esc(note) + '</span>' if note else ''}</td></tr>")
+    out.append("</table>")
+    return out
+
+
+def render_html(entries: list[dict]) -> str:
+    esc = html.escape
+    profiles = sorted({e["profile"] for e in entries}, key=PROFILE_NAMES.index)
+    title = f"Reproduction report ({', '.join(profiles)})"
+    entries, pending = _split(entries)
+    out = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title><style>{CSS}</style></head><body>",
+           f"<h1>{esc(title)}</h1>"]
+    out += _overview_html(entries)
+    if pending:
+        out.append(f"<p>No complete {esc('/'.join(profiles))} run yet: {esc(', '.join(pending))} "
+                   f"(<code>make reproduce-&lt;id&gt; PROFILE=...</code>).</p>")
+    for e in entries:
+        a = _anchor(e["paper"], e["profile"])
+        meta = e["meta"]
+        out.append(f"<h2 id='{a}'>{esc(e['paper'])} · {esc(e['profile'])}: {esc(meta.get('title', ''))}</h2>")
+        if meta.get("url"):
+            out.append(f"<p>{esc(meta.get('authors', ''))} <a href='{esc(meta['url'])}'>{esc(meta['url'])}</a></p>")
+        if not e["dir"]:
+            out.append(f"<p>No complete {esc(e['profile'])} run yet: <code>make reproduce-{esc(e['paper'])} PROFILE={esc(e['profile'])}</code></p>")
+            continue
+        seeds = e["manifest"].get("seeds")
+        out.append(f"<p><b>{esc(headline(e['summary']))}</b>{esc(f' over seeds {chr(44).join(map(str, seeds))}') if seeds else ''}</p>")
+        if e.get("failed"):
+            out.append(f"<p class='warn'>A later attempt failed or was interrupted (<a href='{esc(_rel(e['failed']))}/manifest.json'>"
+                       f"{esc(_rel(e['failed']))}/</a>); this is the last complete run.</p>")
+        out += _claims_html(e)
+        if e["figures"]:
+            out.append("<h3>Figures</h3>")
+        for f in e["figures"]:
+            rel = _rel(f["path"])
+            supports = ", ".join(f"<a href='#{_anchor(e['paper'], e['profile'], c)}'>{esc(c)}</a>" for c in f["claims"])
+            out.append(f"<figure id='{_anchor(a, 'fig', f['path'].stem)}'><img src='{esc(rel)}' alt='{esc(f['caption'] or f['path'].stem)}' loading='eager'>"
+                       f"<figcaption><b>{esc(f['path'].stem)}</b>. {esc(f['caption'] or '')}"
+                       + (f" <span class='small'>Supports: {supports}.</span>" if supports else "") + "</figcaption></figure>")
+        out.append("<h3>Provenance</h3><dl class='prov'>")
+        for k, v in _provenance(e):
+            out.append(f"<dt>{esc(k)}</dt><dd>{'<code>' + esc(v) + '</code>' if k.startswith(('rerun', 'same')) else esc(v)}</dd>")
+        links = [f"<a href='{esc(_rel(e['dir']))}/manifest.json'>manifest.json</a>", f"<a href='{esc(_rel(e['dir']))}/claims.csv'>claims.csv</a>"]
+        links += [f"<a href='{esc(_rel(nb))}'>{esc(nb.name)}</a>" for nb in e["notebooks"]]
+        out.append(f"<dt>files</dt><dd>{' · '.join(links)}</dd></dl>")
+    out.append(SCRIPT + "</body></html>")
     return "\n".join(out)
 
 
-def build(profile: str = "quick") -> tuple[Path, Path, list[dict]]:
-    if profile not in PROFILE_NAMES:
-        raise UserError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_NAMES)}")
-    entries = collect(profile)
+def build(profile: str | list[str] | None = None) -> tuple[Path, Path, list[dict]]:
+    """Write `REPORT.md` and `report.html` for `profile` (a name, a list, or None: every profile with runs)."""
+    wanted = [profile] if isinstance(profile, str) else profile
+    for p in wanted or []:
+        if p not in PROFILE_NAMES:
+            raise UserError(f"unknown profile {p!r}; choose one of {', '.join(PROFILE_NAMES)}")
     root = paths.results_root()
-    md = atomic_write_text(root / "REPORT.md", render_markdown(entries, profile))
-    page = atomic_write_text(root / "report.html", render_html(entries, profile))
+    entries = collect(wanted)
+    if not any(e["dir"] for e in entries):
+        which = f"{'/'.join(wanted)} " if wanted else ""
+        raise UserError(f"no complete {which}run under {root}; run `make reproduce` or `make reproduce-<id> PROFILE=smoke` first")
+    md = atomic_write_text(root / "REPORT.md", render_markdown(entries))
+    page = atomic_write_text(root / "report.html", render_html(entries))
     return md, page, entries
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m common.report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default="quick")
+    ap.add_argument("--profile", action="append", default=None, choices=PROFILE_NAMES,
+                    help="only this profile (repeatable); default: every profile that has a complete run")
+    ap.add_argument("--results", default=None, metavar="DIR", help="results folder (default $REPRO_RESULTS, else results/)")
     args = ap.parse_args(argv)
     with user_errors_exit():
+        if args.results:
+            import os
+
+            os.environ["REPRO_RESULTS"] = str(Path(args.results).resolve())
         md, page, entries = build(args.profile)
         print("Claims summary:")
-        for e in entries:
-            print(f"  {_headline(e, args.profile)}")
+        shown, pending = _split(entries)
+        for e in shown:
+            print(f"  {e['paper']} ({e['profile']}): " + (_counts(e["summary"]) if e["dir"] else "no complete run"))
+        if pending:
+            print(f"  no complete run yet: {', '.join(pending)}")
         print(f"wrote {md} and {page}")
     return 0
 

@@ -4,16 +4,22 @@
 
 Each notebook in `notebooks/<id>/` runs in name order under papermill (kernel python3, a per-cell
 timeout, injected parameters) into a staging directory. Only when all succeed does the staging
-directory replace `results/<id>/<profile>/`; a failed run is kept as `<profile>-failed/` and the
-last complete run is untouched. The exit status is non-zero only when something failed to run:
+directory replace `results/<id>/<profile>/`; a failed or interrupted run (Ctrl-C, SIGTERM) is kept
+as `<profile>-failed/` and the last complete run is untouched. A lock lets one run of a paper and
+profile at a time (a second refuses with one line), and each run first sweeps staging folders left
+by a killed one. Parameter values are checked against the notebooks' defaults and the paper's
+profiles before anything runs. The exit status is non-zero only when something failed to run:
 a claim that does not reproduce is reported, not a crash.
 """
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import importlib
 import os
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -23,7 +29,7 @@ from .claims import (REPRODUCED, combine_seeds, evaluate, format_measured, headl
                      write_claims_table, write_seed_table)
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_json, read_json
-from .profiles import PROFILE_NAMES
+from .profiles import PROFILE_NAMES, _coerce, check_overrides
 from .runs import Run, now
 
 RESERVED = ("profile", "run_dir")
@@ -48,6 +54,22 @@ def notebook_parameters(nb: Path) -> dict:
     import papermill as pm
 
     return {name: p["inferred_type_name"] for name, p in pm.inspect_notebook(str(nb)).items()}
+
+
+def notebook_defaults(nb: Path) -> dict:
+    """Literal default values of a notebook's `parameters` cell (names whose default is not a literal are left out)."""
+    import nbformat
+
+    out = {}
+    for cell in nbformat.read(nb, as_version=4).cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    try:
+                        out[node.targets[0].id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        continue
+    return out
 
 
 def parse_value(text: str):
@@ -88,21 +110,52 @@ def check_params(papers: list[str], params: dict) -> dict[str, dict[Path, dict]]
     names = set().union(*(set(nbp) for per_nb in declared.values() for nbp in per_nb.values()))
     for key in params:
         if key in RESERVED:
-            raise UserError(f"parameter {key!r} is set by the runner; use --profile / --results instead")
+            raise UserError(f"parameter {key!r} is set by the runner; use {'--profile' if key == 'profile' else '--results DIR'} instead")
         if key not in names:
             raise UserError(f"unknown parameter {key!r} for {', '.join(papers)}; valid: {', '.join(sorted(names - set(RESERVED)))}")
     return declared
 
 
+def _config(paper: str):
+    """The paper's `config` module, or None."""
+    try:
+        return importlib.import_module(f"papers.{paper}.config")
+    except ModuleNotFoundError as err:
+        if err.name in ("papers", f"papers.{paper}", f"papers.{paper}.config"):
+            return None
+        raise
+
+
+def check_values(paper: str, profile: str, params: dict, declared: dict[Path, dict]) -> None:
+    """Each value's type (and a count's sign) before anything runs; a bad one is a UserError naming it.
+
+    `seed` must be an int >= 0 and `device` a device this machine has. A key of the paper's profiles
+    (`config.PROFILES`) follows `common.profiles.check_overrides`; any other key must convert to the
+    type of its literal default in the notebooks' parameters cells.
+    """
+    if "seed" in params and (isinstance(params["seed"], bool) or not isinstance(params["seed"], int) or params["seed"] < 0):
+        raise UserError(f"parameter 'seed' must be an integer >= 0, got {params['seed']!r}")
+    if params.get("device") is not None:
+        from .device import select_device
+
+        select_device(str(params["device"]))
+    config = _config(paper)
+    profiles = getattr(config, "PROFILES", None) or {}
+    own = {k: v for k, v in params.items() if k not in ("seed", "device")}
+    if isinstance(profiles, dict) and profile in profiles:
+        check_overrides(profiles, profile, own)
+        own = {k: v for k, v in own.items() if k not in profiles[profile]}
+    defaults = {}
+    for nb in declared:
+        defaults.update({k: v for k, v in notebook_defaults(nb).items() if k in own})
+    for key, like in defaults.items():
+        if own[key] is not None and isinstance(like, (bool, int, float, list, tuple)):
+            _coerce(key, own[key], like)
+
+
 def preflight(paper: str, profile: str, params: dict) -> None:
     """A paper may define `config.preflight(profile, params)` to check data before anything runs."""
-    try:
-        config = importlib.import_module(f"papers.{paper}.config")
-    except ModuleNotFoundError as err:
-        if err.name in (f"papers.{paper}", f"papers.{paper}.config"):
-            return
-        raise
-    check = getattr(config, "preflight", None)
+    check = getattr(_config(paper), "preflight", None)
     if check is not None:
         check(profile, params)
 
@@ -122,13 +175,66 @@ def execute(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool) ->
             str(nb), str(out), parameters=parameters, kernel_name="python3", language="python",
             cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
             log_output=False, report_mode=False,
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # quiet in logs: no kernel start-up chatter
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client sends on every shutdown
         )
     except pm.PapermillExecutionError as err:
         raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
     except Exception as err:  # dead kernel, timeout, ...
         raise NotebookFailed(nb, type(err).__name__, str(err).strip().splitlines()[0] if str(err).strip() else "") from None
     return time.perf_counter() - start
+
+
+def check_writable(root: Path) -> None:
+    """One line, not a traceback, when the results folder cannot be written."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with __import__("tempfile").NamedTemporaryFile(dir=root, prefix=".write-test-"):
+            pass
+    except OSError as err:
+        raise UserError(f"cannot write results to {root} ({err.strerror or err}); fix its permissions or choose "
+                        f"another folder with --results DIR (or REPRO_RESULTS)") from None
+
+
+@contextlib.contextmanager
+def run_lock(paper: str, profile: str):
+    """One run of a paper at a profile at a time: a second one refuses with one line."""
+    import fcntl
+
+    path = paths.run_dir(paper, profile).with_name(f".{profile}.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "a+")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            raise UserError(f"another run of {paper} at profile {profile} is in progress (pid {holder}); "
+                            f"wait for it to finish, or use another --results DIR") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        yield
+    finally:
+        fh.close()  # releases the lock
+
+
+def sweep_stale(paper: str, profile: str) -> list[Path]:
+    """Remove staging and swap leftovers of runs that were killed (call under `run_lock`)."""
+    parent = paths.run_dir(paper, profile).parent
+    stale = sorted(parent.glob(f".{profile}.staging-*")) + sorted(parent.glob(f".{profile}.old-*"))
+    for d in stale:
+        shutil.rmtree(d, ignore_errors=True)
+    return stale
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that the run is put away before the process ends."""
+
+
+def _sigterm(signum, frame):
+    raise Interrupted()
 
 
 def _swap_in(staging: Path, final: Path) -> None:
@@ -141,10 +247,11 @@ def _swap_in(staging: Path, final: Path) -> None:
 
 
 def _execute_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, dict], device: str | None,
-                       timeout: int, quiet: bool, out: Path, label: str = "") -> tuple[list[dict], NotebookFailed | None]:
-    """Run every notebook of `declared` into `out`; stops at the first failure."""
+                       timeout: int, quiet: bool, out: Path, label: str = "",
+                       executed: list | None = None) -> tuple[list[dict], NotebookFailed | None]:
+    """Run every notebook of `declared` into `out`, appending to `executed`; stops at the first failure."""
     (out / "notebooks").mkdir(parents=True, exist_ok=True)
-    executed = []
+    executed = [] if executed is None else executed
     for nb, own in declared.items():
         injected = {k: v for k, v in params.items() if k in own}
         injected.update(profile=profile, run_dir=str(out))
@@ -157,19 +264,52 @@ def _execute_notebooks(paper: str, profile: str, params: dict, declared: dict[Pa
         except NotebookFailed as err:
             executed.append({"notebook": nb.name, "parameters": injected, "status": "failed", "error": f"{err.ename}: {err.evalue}"})
             return executed, err
+        except KeyboardInterrupt:
+            executed.append({"notebook": nb.name, "parameters": injected, "status": "interrupted"})
+            raise
     return executed, None
 
 
+def rerun_command(paper: str, profile: str, params: dict, device: str | None, seeds: list[int] | None = None) -> str:
+    """The command that reruns this paper with these settings."""
+    parts = ["python -m common.reproduce", paper, "--profile", profile]
+    parts += [f"-p {k}={_show(v)}" for k, v in params.items()]
+    if device is not None:
+        parts += ["--device", device]
+    if seeds:
+        parts += ["--seeds", *map(str, seeds)]
+    return " ".join(parts)
+
+
+def param_text(v) -> str:
+    """A parameter value as `-p key=<text>` reads it back: lists and dicts as compact JSON (no spaces)."""
+    import json
+
+    return json.dumps(v, separators=(",", ":")) if isinstance(v, (list, tuple, dict)) else str(v)
+
+
+def _show(v) -> str:
+    import shlex
+
+    return shlex.quote(param_text(v))
+
+
 def _judge_run(paper: str, profile: str, out: Path, claims, meta: dict, params: dict, device, executed, started, wall,
-               failure) -> "object":
-    """Claims table and manifest of one executed run directory; returns the table."""
+               status: str, final_out: Path, rerun: str) -> "object":
+    """Claims table and manifest of one executed run directory; returns the table.
+
+    `final_out` is where the directory will live once swapped in (or kept as failed): the manifest
+    records that, never the staging path.
+    """
     metrics = read_json(out / "metrics.json", default={}) or {}
     table = evaluate(claims, metrics, profile)
     write_claims_table(table, out)
+    for item in executed:
+        item["parameters"] = dict(item["parameters"], run_dir=str(final_out))
     Run(paper, profile, out)._update_manifest(
-        paper_meta=meta, runner={"command": " ".join(sys.argv), "profile": profile, "parameters": params, "device": device},
-        notebooks=executed, started=started, finished=now(), wall_s=round(wall, 2),
-        status="ok" if failure is None else "failed",
+        paper_meta=meta, run_dir=str(final_out),
+        runner={"command": rerun, "invoked_as": " ".join(sys.argv), "profile": profile, "parameters": params, "device": device},
+        notebooks=executed, started=started, finished=now(), wall_s=round(wall, 2), status=status,
     )
     return table
 
@@ -179,50 +319,77 @@ def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict]
     """Execute the notebooks in `declared` (notebook -> its parameters); returns {'paper', 'ok', 'summary', 'wall_s', 'dir', 'table'}.
 
     With `seeds`, the paper runs once per seed into `<profile>/seed-<k>/`, and `<profile>/claims.csv`
-    holds each seed's verdict and the overall verdict (`combine_seeds`).
+    holds each seed's verdict and the overall verdict (`combine_seeds`). Holds the paper/profile lock
+    throughout; an interruption (Ctrl-C, SIGTERM) keeps what ran as `<profile>-failed/` and re-raises.
     """
+    with run_lock(paper, profile):
+        sweep_stale(paper, profile)
+        return _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, seeds)
+
+
+def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, seeds) -> dict:
     final = paths.run_dir(paper, profile)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    failed = final.with_name(f"{profile}-failed")
     staging = final.with_name(f".{profile}.staging-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     meta, claims = load_paper(paths.PAPERS / paper / "claims.yaml")
     timeout = timeout or DEFAULT_CELL_TIMEOUT[profile]
+    rerun = rerun_command(paper, profile, params, device, seeds)
     t_all = time.perf_counter()
     failure, tables = None, {}
-    for seed in (seeds if seeds else [None]):
-        out = staging if seed is None else staging / f"seed-{seed}"
-        run_params = dict(params) if seed is None else dict(params, seed=seed)
-        started, t0 = now(), time.perf_counter()
-        executed, failure = _execute_notebooks(paper, profile, run_params, declared, device, timeout, quiet, out,
-                                               "" if seed is None else f" seed {seed}")
-        if failure is not None and failure.ename == "UserError":
-            shutil.rmtree(staging, ignore_errors=True)  # a user error writes nothing
-            raise UserError(failure.evalue)
-        tables[seed] = _judge_run(paper, profile, out, claims, meta, run_params, device, executed, started,
-                                  time.perf_counter() - t0, failure)
-        if failure is not None:
-            break
+    executed: list = []
+    try:
+        for seed in (seeds if seeds else [None]):
+            out = staging if seed is None else staging / f"seed-{seed}"
+            run_params = dict(params) if seed is None else dict(params, seed=seed)
+            started, t0 = now(), time.perf_counter()
+            executed = []
+            try:
+                executed, failure = _execute_notebooks(paper, profile, run_params, declared, device, timeout, quiet, out,
+                                                       "" if seed is None else f" seed {seed}", executed)
+            except KeyboardInterrupt:
+                _judge_run(paper, profile, out, claims, meta, run_params, device, executed, started,
+                           time.perf_counter() - t0, "interrupted", failed / out.relative_to(staging), rerun)
+                raise
+            if failure is not None and failure.ename == "UserError":
+                shutil.rmtree(staging, ignore_errors=True)  # a user error writes nothing
+                raise UserError(failure.evalue)
+            dest = final if failure is None else failed
+            tables[seed] = _judge_run(paper, profile, out, claims, meta, run_params, device, executed, started,
+                                      time.perf_counter() - t0, "ok" if failure is None else "failed",
+                                      dest / out.relative_to(staging), rerun)
+            if failure is not None:
+                break
+    except BaseException:  # Ctrl-C, SIGTERM, anything unexpected: keep what ran as <profile>-failed, leave no staging
+        if staging.exists():
+            _keep_failed(staging, failed)
+            print(f"error: {paper} interrupted; partial run kept in {failed}; the last complete run in {final} is untouched",
+                  file=sys.stderr)
+        raise
     wall = time.perf_counter() - t_all
     if seeds:
         table = combine_seeds(tables)
         write_seed_table(table, sorted(tables), staging)
         atomic_write_json(staging / "manifest.json", {
-            "paper": paper, "profile": profile, "seeds": sorted(tables), "wall_s": round(wall, 2),
-            "runs": [f"seed-{s}" for s in sorted(tables)], "status": "ok" if failure is None else "failed"})
+            "paper": paper, "profile": profile, "seeds": sorted(tables), "wall_s": round(wall, 2), "finished": now(),
+            "runs": [f"seed-{s}" for s in sorted(tables)], "status": "ok" if failure is None else "failed",
+            "run_dir": str(final if failure is None else failed), "runner": {"command": rerun, "parameters": params}})
     else:
         table = tables[None]
     if failure is None:
         _swap_in(staging, final)
         out_dir = final
     else:
-        failed = final.with_name(f"{profile}-failed")
-        shutil.rmtree(failed, ignore_errors=True)
-        os.replace(staging, failed)
+        _keep_failed(staging, failed)
         out_dir = failed
         print(f"error: {paper} failed in {failure}; executed notebook kept in {failed}; "
               f"the last complete run in {final} is untouched", file=sys.stderr)
     return {"paper": paper, "ok": failure is None, "summary": summary(table), "wall_s": wall, "dir": out_dir, "table": table}
+
+
+def _keep_failed(staging: Path, failed: Path) -> None:
+    shutil.rmtree(failed, ignore_errors=True)
+    os.replace(staging, failed)
 
 
 def print_table(result: dict) -> None:
@@ -248,8 +415,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet", action="store_true", help="no papermill progress bar")
     ap.add_argument("--seeds", type=int, nargs="+", default=None, metavar="K",
                     help="run once per seed into <profile>/seed-<k>/ and judge every claim at each seed")
+    ap.add_argument("--results", default=None, metavar="DIR", help="results folder (default $REPRO_RESULTS, else results/)")
     args = ap.parse_args(argv)
     with user_errors_exit():
+        if args.results:
+            os.environ["REPRO_RESULTS"] = str(Path(args.results).resolve())  # the kernels inherit it
         if args.paper != "all" and args.paper not in papers:
             raise UserError(f"unknown paper {args.paper!r}; choose one of {', '.join(papers + ['all'])}")
         if args.profile not in PROFILE_NAMES:
@@ -264,27 +434,53 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError("pass the seed either as -p seed=... or as --seeds, not both")
         if args.seeds and len(set(args.seeds)) != len(args.seeds):
             raise UserError(f"--seeds lists a seed twice: {args.seeds}")
+        if args.seeds and any(k < 0 for k in args.seeds):
+            raise UserError(f"--seeds must be integers >= 0, got {args.seeds}")
         declared = check_params(chosen, params)
         if len(chosen) == 1:
+            check_values(chosen[0], args.profile, params, declared[chosen[0]])
             preflight(chosen[0], args.profile, params)
-        bindir = str(Path(sys.executable).parent)  # the kernel must see this interpreter first
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-        os.environ["REPRO_PROFILE"] = args.profile
-        ok = True
-        for paper in chosen:
-            if len(chosen) == 1:
+        check_writable(paths.results_root())
+        with _sigterm_as_interrupt():
+            return _run_all(chosen, args, params, declared)
+
+
+def _run_all(chosen, args, params, declared) -> int:
+    """Run each chosen paper; 0 when all ran, 1 when one failed."""
+    bindir = str(Path(sys.executable).parent)  # the kernel must see this interpreter first
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    os.environ["REPRO_PROFILE"] = args.profile
+    ok = True
+    for paper in chosen:
+        if len(chosen) == 1:
+            result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet, args.seeds)
+        else:  # `all`: one paper's user error must not stop the others
+            try:
+                check_values(paper, args.profile, params, declared[paper])
+                preflight(paper, args.profile, params)
                 result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet, args.seeds)
-            else:  # `all`: one paper's user error must not stop the others
-                try:
-                    preflight(paper, args.profile, params)
-                    result = run_paper(paper, args.profile, params, declared[paper], args.device, args.timeout, args.quiet, args.seeds)
-                except UserError as err:
-                    print(f"error: {paper}: {err}", file=sys.stderr)
-                    ok = False
-                    continue
-            print_table(result)
-            ok = ok and result["ok"]
-        return 0 if ok else 1
+            except UserError as err:
+                print(f"error: {paper}: {err}", file=sys.stderr)
+                ok = False
+                continue
+        print_table(result)
+        ok = ok and result["ok"]
+    return 0 if ok else 1
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """While running, SIGTERM (a `kill`) unwinds like Ctrl-C, so the run is put away as failed."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 if __name__ == "__main__":

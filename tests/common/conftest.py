@@ -30,7 +30,8 @@ if x < 0:
     raise UserError("x must be >= 0; pass -p x=1")
 assert not fail, "asked to fail"
 import matplotlib.pyplot as plt
-fig, ax = plt.subplots(); ax.plot([0, 1], [0, x]); run.save_figure(fig, "line"); plt.close(fig)
+fig, ax = plt.subplots(); ax.plot([0, 1], [0, x])
+run.save_figure(fig, "line", caption="The line from (0, 0) to (1, x).", claims=["c-pass", "c-fail"]); plt.close(fig)
 run.log_metrics({"x": x, "s": seed})'''
 
 
@@ -55,3 +56,54 @@ def toy_repo(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "NOTEBOOKS", notebooks)
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
     return tmp_path
+
+
+@pytest.fixture
+def in_process(monkeypatch):
+    """Run notebooks by exec-ing their cells in this process (parameters cell, then the injected values,
+    then the rest), in place of a papermill kernel: the runner's logic, seconds faster."""
+    from common import reproduce
+
+    calls = []
+
+    def execute(nb, out, parameters, timeout, quiet):
+        calls.append((nb.name, dict(parameters)))
+        book = nbformat.read(nb, as_version=4)
+        scope: dict = {}
+        try:
+            for cell in book.cells:
+                if cell.cell_type != "code":
+                    continue
+                exec(cell.source, scope)
+                if "parameters" in cell.metadata.get("tags", []):
+                    scope.update(parameters)
+        except Exception as err:  # as papermill reports a failing cell
+            raise reproduce.NotebookFailed(nb, type(err).__name__, str(err)) from None
+        nbformat.write(book, out)
+        return 0.0
+
+    monkeypatch.setattr(reproduce, "execute", execute)
+    return calls
+
+
+@pytest.fixture
+def check_smoke_run():
+    """Asserts that `out` holds a complete smoke run of `paper`: metrics, every claim judged, every notebook, figures."""
+    from common.claims import load_claims, read_claims_table
+    from common.io import read_json
+    from common.reproduce import notebooks
+
+    def check(paper: str, out: Path, seed: int | None = None) -> None:
+        metrics = read_json(out / "metrics.json")
+        assert metrics, "no metrics written"
+        table = read_claims_table(out / "claims.csv")
+        assert list(table["id"]) == [c.id for c in load_claims(paths.PAPERS / paper / "claims.yaml")]
+        man = read_json(out / "manifest.json")
+        assert man["status"] == "ok" and len(man["notebooks"]) == len(notebooks(paper))
+        assert man["run_dir"] == str(out) and ".staging-" not in str(man)
+        if seed is not None:
+            assert man["runner"]["parameters"]["seed"] == seed
+        assert list((out / "figures").glob("*.png")), "no figures"
+        assert not list(out.parent.glob(f".{out.name}.staging-*"))
+
+    return check

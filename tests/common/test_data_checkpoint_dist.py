@@ -47,11 +47,12 @@ def test_mnist_from_user_folder(tmp_path, monkeypatch):
 
 
 def test_fashion_mnist_checksum_mismatch_is_user_error(tmp_path, monkeypatch):
-    fake = tmp_path / "fashion_mnist"
+    fake = tmp_path / "fashion-mnist"
     fake.mkdir()
     for stem in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
         (fake / stem).write_bytes(idx_bytes(np.zeros((2, 28, 28) if "images" in stem else (2,))))
     monkeypatch.setattr(data.paths, "DATA", tmp_path)
+    monkeypatch.setattr(data, "SYSTEM_DIR", tmp_path / "nowhere")
     with pytest.raises(UserError, match="sha256 mismatch"):
         data.load_dataset("fashion_mnist", "test")
 
@@ -150,3 +151,41 @@ def test_gloo_two_processes():
     out = mp.Manager().dict()
     mp.spawn(_worker, args=(2, port, out), nprocs=2, join=True)
     assert dict(out) == {0: ("gloo", 0.5), 1: ("gloo", 0.5)}
+
+
+def test_make_data_download_lands_where_the_loader_looks(tmp_path, monkeypatch, capsys):
+    """`common.download` end to end, the network replaced by local files and the system folder out of the search."""
+    import io
+    import urllib.request
+
+    from common import download
+
+    rng = np.random.default_rng(1)
+    served, digests = {}, {}
+    for stem in data.FASHION_MNIST_SHA256:
+        n = 3 if stem.startswith("t10k") else 4
+        raw = idx_bytes(rng.integers(0, 256, (n, 28, 28)) if "images" in stem else rng.integers(0, 10, n))
+        served[f"{download.OFFICIAL}{stem}.gz"] = gzip.compress(raw)
+        digests[stem] = __import__("hashlib").sha256(raw).hexdigest()
+    for stem, digest in digests.items():  # the same dict object the loader and the downloader check against
+        monkeypatch.setitem(data.FASHION_MNIST_SHA256, stem, digest)
+    asked = []
+
+    def fake_urlopen(url, timeout=None):
+        asked.append(url)
+        return io.BytesIO(served[url])
+
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
+    monkeypatch.setattr(download, "_apt", lambda: False)
+    monkeypatch.setattr(data.paths, "DATA", tmp_path / "data")
+    monkeypatch.setattr(data, "SYSTEM_DIR", tmp_path / "nowhere")
+    monkeypatch.delenv("REPRO_DATA", raising=False)
+    assert not data.available("fashion_mnist")
+    assert download.main() == 0
+    assert sorted(asked) == sorted(served)
+    assert sorted(p.name for p in (tmp_path / "data" / "fashion-mnist").iterdir()) == sorted(f"{s}.gz" for s in digests)
+    test = data.load_dataset("fashion_mnist", "test")
+    assert test.x.shape == (3, 1, 28, 28) and str(tmp_path / "data" / "fashion-mnist") in test.provenance[0]["path"]
+    assert len(data.load_dataset("fashion_mnist", "train")) == 4
+    assert download.main() == 0 and "present" in capsys.readouterr().out.splitlines()[-2]  # a second call downloads nothing
+    assert len(asked) == 4

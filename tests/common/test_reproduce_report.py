@@ -1,4 +1,5 @@
 """The runner and the report, end to end on a toy paper (one tiny notebook)."""
+import re
 import subprocess
 import sys
 
@@ -96,10 +97,48 @@ def test_seeds_run_once_per_seed_with_an_overall_verdict(toy_repo, capsys):
     assert read_json(out / "manifest.json")["seeds"] == [0, 1, 2]
     assert (out / "claims.md").read_text().startswith("Seeds 0, 1, 2: 1/5 claims reproduced")
     md, html, _ = report.build("smoke")
-    assert "over seeds 0, 1, 2" in md.read_text() and "verdict_seed_2" in md.read_text()
+    assert "over seeds 0, 1, 2" in md.read_text() and "| seed 2 |" in md.read_text()
+    assert "make reproduce-toy PROFILE=smoke SEEDS='0 1 2'" in __import__("html").unescape(html.read_text())
     assert "<img src='toy/smoke/seed-0/figures/line.png'" in html.read_text()
 
 
 def test_seeds_and_seed_parameter_conflict(toy_repo, capsys):
     assert run_cli("toy", "--profile", "smoke", "--seeds", "0", "1", "-p", "seed=3") == 2
     assert "either as -p seed" in capsys.readouterr().err
+
+
+def test_report_covers_every_profile_and_reads_on_its_own(toy_repo, in_process, capsys):
+    assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0
+    assert reproduce.main(["toy", "--profile", "quick", "--quiet", "-p", "x=0.5"]) == 0
+    md, page, entries = report.build()  # no profile given: every profile that has a complete run
+    assert [(e["paper"], e["profile"]) for e in entries] == [("toy", "smoke"), ("toy", "quick")]
+    text, html = md.read_text(), page.read_text()
+    for doc in (text, __import__("html").unescape(html)):
+        assert not re.search(r"\bnan\b", doc, re.I)  # a missing value reads "not measured", never nan
+        assert "The line from (0, 0) to (1, x)." in doc  # the figure's caption ...
+        assert "not measured: 'nope'" in doc and "testable at full" in doc  # ... and why a claim was not measured / not run
+        assert "toy/quick/manifest.json" in doc and "toy/smoke/notebooks/01-toy.ipynb" in doc
+        assert "make reproduce-toy PROFILE=quick P=x=0.5" in doc  # the command that reruns it
+        assert "python -m common.reproduce toy --profile quick -p x=0.5" in doc
+    # first screen: one row per paper and profile with the verdict counts, a link to each section
+    assert "| [toy](#toy-smoke) | smoke | 1/5 | 3 | 0 | 1 |" in text and "| [toy](#toy-quick) | quick | 0/5 | 1 | 0 | 4 |" in text
+    assert "<a href='#toy-quick'>toy</a>" in html and "<h2 id='toy-quick'>" in html
+    # claim rows: the criterion in numbers, the paper's source, the claims a figure supports as links
+    assert "<td>&gt;= 1</td>" in html and "Eq. 1" in html
+    assert "Supports: <a href='#toy-smoke-c-pass'>c-pass</a>, <a href='#toy-smoke-c-fail'>c-fail</a>." in html
+    assert html.count("<img ") == 2 and "<img src='toy/quick/figures/line.png'" in html
+
+    # a failed quick run keeps the complete one in the report, flagged
+    assert reproduce.main(["toy", "--profile", "quick", "--quiet", "-p", "fail=true"]) == 1
+    _, page, entries = report.build()
+    quick = next(e for e in entries if e["profile"] == "quick")
+    assert quick["summary"]["total"] == 5 and quick["manifest"]["parameters"] == {"x": 0.5}
+    assert "A later attempt failed or was interrupted" in page.read_text()
+
+
+def test_report_without_complete_runs_is_one_line(toy_repo, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        report.main([])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_info.value.code == 2 and len(err) == 1 and "no complete run under" in err[0] and "make reproduce" in err[0]
+    assert not (toy_repo / "results" / "report.html").exists()

@@ -1,0 +1,109 @@
+"""The front door: the Makefile's documented targets, driven through `make` itself.
+
+Every target `make help` lists runs here, for real on a tiny case or as `make -n`. One paper runs
+for real (`make reproduce-<id> PROFILE=smoke`, the same smoke run the other papers get in
+test_repository.py), and its report is opened in a headless browser when one is installed
+(`make test-deps` installs Debian's chromium where it can).
+"""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from common import paths
+from common.reproduce import registered_papers
+
+PAPERS = registered_papers()
+MAKE_PAPER = "diffusion" if "diffusion" in PAPERS else (PAPERS[0] if PAPERS else None)  # the one run through make
+VENV_PY = paths.REPO / ".venv" / "bin" / "python"
+TARGETS = {"help", "setup", "data", "reproduce", "reproduce-<id>", "report", "test-deps", "test", "bench", "lab", "clean", "distclean"}
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None or not VENV_PY.exists(),
+                                reason="needs GNU make and the project's .venv (make setup)")
+
+
+def make(*args, results, timeout=120):
+    """`make ARGS` in the repository with results in `results`; no make state inherited from a calling make."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    env["REPRO_RESULTS"] = str(results)
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=paths.REPO, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_help_lists_every_target_and_each_one_dry_runs(tmp_path):
+    out = make("help", results=tmp_path)
+    assert out.returncode == 0, out.stderr
+    listed = {line.split()[0] for line in out.stdout.splitlines()[1:] if line.startswith("  ") and not line.startswith("  papers:")}
+    assert listed == TARGETS
+    assert out.stdout.splitlines()[-1] == f"  papers: {' '.join(PAPERS)}"
+    for target in sorted(listed - {"help"}):
+        name = target.replace("<id>", MAKE_PAPER)
+        dry = make("-n", name, "PROFILE=smoke", "P=seed=1 x=2", "SEEDS=", results=tmp_path)
+        assert dry.returncode == 0, (name, dry.stderr)
+        if name.startswith("reproduce"):
+            # data first, then the run, then the report (only after a run that completed)
+            assert "common.download" in dry.stdout and "--profile smoke -p 'seed=1' -p 'x=2'" in dry.stdout, dry.stdout
+            assert dry.stdout.index("common.download") < dry.stdout.index("common.reproduce") < dry.stdout.index("common.report")
+    assert "common.reproduce all " in make("-n", "reproduce", results=tmp_path).stdout
+    assert "--seeds 0 1 2" in make("-n", f"reproduce-{MAKE_PAPER}", "SEEDS=0 1 2", results=tmp_path).stdout
+    assert "tmp_path_retention_policy=failed" in make("-n", "test", results=tmp_path).stdout  # pytest cleans up after itself
+    assert not tmp_path.joinpath(MAKE_PAPER).exists()
+
+
+def test_unknown_paper_is_one_line_and_writes_nothing(tmp_path):
+    results = tmp_path / "results"
+    out = make("reproduce-nosuch", results=results)
+    assert out.returncode == 2 and out.stdout == ""
+    err = out.stderr.strip().splitlines()
+    assert len(err) == 1 and "unknown paper 'nosuch'; choose one of: " + " ".join(PAPERS) in err[0], err
+    assert not results.exists()
+
+
+@pytest.mark.skipif(MAKE_PAPER is None, reason="no paper registered")
+def test_make_reproduce_paper_runs_it_and_writes_the_report(tmp_path, check_smoke_run):
+    results = tmp_path / "results"
+    out = make("-o", ".venv/.installed", f"reproduce-{MAKE_PAPER}", "PROFILE=smoke", "P=seed=3", results=results, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    check_smoke_run(MAKE_PAPER, results / MAKE_PAPER / "smoke", seed=3)
+    page = results / "report.html"
+    assert page.exists() and (results / "REPORT.md").exists() and f"wrote {results / 'REPORT.md'}" in out.stdout
+    stamp = page.stat().st_mtime_ns
+
+    # a refused run (bad value) leaves the run and the report alone
+    bad = make("-o", ".venv/.installed", f"reproduce-{MAKE_PAPER}", "PROFILE=smoke", "P=seed=abc", results=results)
+    err = bad.stderr.strip().splitlines()  # the runner's one line, then make's own "*** [...] Error 2"
+    assert bad.returncode == 2 and len(err) == 2 and err[0].startswith("error: parameter 'seed' must be an integer")
+    assert err[1].startswith("make: *** ") and err[1].endswith("Error 2")
+    assert page.stat().st_mtime_ns == stamp
+
+    rebuilt = make("-o", ".venv/.installed", "report", results=results)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert f"{MAKE_PAPER} (smoke): " in rebuilt.stdout  # `make report` finds the smoke run by itself
+    check_in_browser(page, tmp_path)
+
+
+def browser() -> str | None:
+    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+
+def check_in_browser(page, tmp_path):
+    """The page renders in a real headless browser, with every image loaded."""
+    exe = browser()
+    if exe is None:
+        pytest.skip("no headless browser (chromium): `make test-deps` installs Debian's chromium where root or sudo is available")
+    flags = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'chromium'}"]
+    dom = subprocess.run([*flags, "--virtual-time-budget=10000", "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    n_img = page.read_text().count("<img ")
+    assert n_img > 0
+    loaded = re.search(r'data-images="(\d+)/(\d+)"', dom.stdout)
+    assert loaded and loaded.groups() == (str(n_img), str(n_img)), (loaded and loaded.group(0), n_img)
+    assert not re.search(r'<img[^>]*class="broken"', dom.stdout)
+    shot = tmp_path / "report.png"
+    subprocess.run([*flags, "--window-size=1280,1600", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=180)
+    from PIL import Image
+
+    with Image.open(shot) as im:  # drawn, not blank: tables, coloured verdicts and figures
+        assert im.size == (1280, 1600) and len(im.convert("RGB").getcolors(1 << 24)) > 50

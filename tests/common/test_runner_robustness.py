@@ -1,0 +1,152 @@
+"""Runs that fail cleanly: bad values caught before anything runs, interruptions, stale staging,
+a lock per paper and profile, an unwritable results folder, readable result files, provenance."""
+import json
+import os
+import signal
+import stat
+import time
+
+import pytest
+
+from common import io, paths, profiles, report, reproduce
+from common.io import read_json
+
+CMD = ["toy", "--profile", "smoke", "--quiet"]
+
+
+def run_cli(*args):
+    """Exit status of the runner's command line, as the shell sees it."""
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(reproduce.main(list(args)))
+    return exit_info.value.code
+
+
+@pytest.mark.parametrize("param,needle", [
+    ("seed=abc", "parameter 'seed' must be an integer >= 0, got 'abc'"),
+    ("seed=-1", "parameter 'seed' must be an integer >= 0, got -1"),
+    ("x=abc", "parameter 'x' must be of type float, got 'abc'"),
+    ("fail=maybe", "parameter 'fail' must be of type bool, got 'maybe'"),
+    ("run_dir=/tmp/elsewhere", "parameter 'run_dir' is set by the runner; use --results DIR instead"),
+    ("profile=quick", "use --profile instead"),
+    ("device=quantum", "unknown device"),
+])
+def test_bad_values_stop_before_anything_runs(toy_repo, in_process, capsys, param, needle):
+    assert run_cli(*CMD, "-p", param) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and needle in err[0], err
+    assert in_process == []  # no notebook started
+    assert not (toy_repo / "results").exists()  # nothing written
+
+
+def test_count_parameters_of_every_paper_are_checked_by_name(capsys):
+    """A count set negative is refused naming that parameter, before any notebook runs (every built paper)."""
+    checked = 0
+    for paper in reproduce.registered_papers():
+        config = reproduce._config(paper)
+        profs = getattr(config, "PROFILES", None)
+        if not profs or "smoke" not in profs:
+            continue
+        declared = {nb: reproduce.notebook_parameters(nb) for nb in reproduce.notebooks(paper)}
+        names = set().union(*declared.values())
+        counts = [k for k in sorted(names) if all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool) and p[k] >= 1
+                                                  for p in profs.values())]
+        if not counts:
+            continue
+        with pytest.raises(reproduce.UserError, match=rf"parameter '{counts[0]}' counts something and must be >= 1.*got -5"):
+            reproduce.check_values(paper, "smoke", {counts[0]: -5}, declared)
+        reproduce.check_values(paper, "smoke", {counts[0]: 3}, declared)  # a valid count passes
+        checked += 1
+    assert checked >= 1
+
+
+def test_check_overrides_types_and_counts():
+    profs = {"smoke": {"n": 10, "dt": 0.1, "dims": [1, 2], "k": 0}, "quick": {"n": 100, "dt": 0.01, "dims": [4], "k": 3}}
+    profiles.check_overrides(profs, "smoke", {"n": 1, "dt": -1.0, "dims": [3], "k": 0, "other": "anything"})
+    with pytest.raises(profiles.UserError, match=r"'n' counts something and must be >= 1 \(the profiles use 10..100\), got 0"):
+        profiles.check_overrides(profs, "smoke", {"n": 0})
+    with pytest.raises(profiles.UserError, match="'n' must be of type int, got 2.5"):
+        profiles.check_overrides(profs, "smoke", {"n": 2.5})
+    with pytest.raises(profiles.UserError, match="'dims' must be of type list"):
+        profiles.check_overrides(profs, "smoke", {"dims": "x"})
+
+
+def test_unwritable_results_folder_is_one_line(toy_repo, in_process, capsys, monkeypatch):
+    blocker = toy_repo / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("REPRO_RESULTS", str(blocker / "results"))
+    assert run_cli(*CMD) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: cannot write results to {blocker / 'results'}") and "--results DIR" in err[0]
+    assert in_process == []
+
+
+def test_results_option_chooses_the_folder(toy_repo, in_process, monkeypatch):
+    monkeypatch.delenv("REPRO_RESULTS")
+    assert reproduce.main([*CMD, "--results", str(toy_repo / "elsewhere")]) == 0
+    assert read_json(toy_repo / "elsewhere" / "toy" / "smoke" / "metrics.json") == {"x": 2.0, "s": 0}
+
+
+def test_interrupted_run_is_kept_as_failed_and_leaves_no_staging(toy_repo, in_process, monkeypatch, capsys):
+    assert reproduce.main(CMD) == 0
+    good = paths.run_dir("toy", "smoke")
+    before = (good / "metrics.json").read_text()
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reproduce, "execute", interrupted)
+    assert run_cli(*CMD, "-p", "x=5") == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert (good / "metrics.json").read_text() == before  # the last complete run is untouched
+    failed = good.with_name("smoke-failed")
+    assert read_json(failed / "manifest.json")["status"] == "interrupted"
+    assert read_json(failed / "manifest.json")["run_dir"] == str(failed)
+    assert not list(good.parent.glob(".smoke.staging-*")) and not list(good.parent.glob(".smoke.old-*"))
+    report.build()  # the report shows the complete run and flags the later failed attempt
+    assert "a later attempt failed" in (paths.results_root() / "report.html").read_text()
+
+
+def test_sigterm_unwinds_like_ctrl_c():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        with reproduce._sigterm_as_interrupt():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # interrupted long before
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_lock_refuses_a_second_run_and_stale_staging_is_swept(toy_repo, in_process, capsys):
+    parent = paths.run_dir("toy", "smoke").parent
+    stale = [parent / ".smoke.staging-424242", parent / ".smoke.old-424242"]
+    for d in stale:
+        (d / "notebooks").mkdir(parents=True)
+    with reproduce.run_lock("toy", "smoke"):  # another run of toy at smoke is in progress
+        assert run_cli(*CMD) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"another run of toy at profile smoke is in progress (pid {os.getpid()})" in err[0]
+        assert all(d.exists() for d in stale)  # never swept from under a live run
+        assert not paths.run_dir("toy", "smoke").exists()
+    assert reproduce.main(CMD) == 0  # the lock is released; this run sweeps what a killed run left
+    assert not any(d.exists() for d in stale)
+    assert sorted(p.name for p in parent.iterdir() if p.name != ".smoke.lock") == ["smoke"]
+
+
+def test_manifest_records_the_final_folder_and_the_rerun_command(toy_repo, in_process):
+    assert reproduce.main([*CMD, "-p", "x=0.5"]) == 0
+    final = paths.run_dir("toy", "smoke")
+    man = read_json(final / "manifest.json")
+    assert "staging" not in json.dumps(man)
+    assert man["run_dir"] == str(final) and man["notebooks"][0]["parameters"]["run_dir"] == str(final)
+    assert man["runner"]["command"] == "python -m common.reproduce toy --profile smoke -p x=0.5"
+    assert in_process[0][1]["run_dir"] != str(final)  # the notebook itself wrote into the staging folder
+
+
+def test_result_files_are_readable_like_any_file(toy_repo, in_process):
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert io.FILE_MODE == 0o666 & ~umask
+    assert reproduce.main(CMD) == 0
+    _, page, _ = report.build()
+    run = paths.run_dir("toy", "smoke")
+    for f in (run / "metrics.json", run / "manifest.json", run / "claims.csv", run / "figures" / "line.png", page):
+        assert stat.S_IMODE(f.stat().st_mode) == io.FILE_MODE, f
