@@ -12,6 +12,8 @@ _SHARED = {
     "forward_dt": 0.01,                       # the paper's step; the exact OU kernel has no step bias
     "hist_forward_sigma2": 0.1, "hist_forward_T": 1.0,   # Fig 3 (heavy-tailed e^{−ΔS_tot})
     "hist_seeds": 5,
+    # detailed fluctuation theorem: forward paths against the reversed protocol (Fig 9-10 data, T = 1)
+    "dft_mu": 1.0, "dft_sigma2": 0.4, "dft_T": 1.0,
     # Figs 4-6: landscape and phase diagram
     "potential_times": [1.0, 0.35, 0.1],
     # Figs 9-10: entropy rates (μ = 1, σ² = 0.4, t ∈ [0, 3], 200 points)
@@ -21,6 +23,7 @@ _SHARED = {
     "fp_mu": 1.0, "fp_sigma2": 0.1, "fp_times": [0.42, 0.015, 0.01],
     "fp_q_min": 0.075, "fp_q_step": 0.01,
     "fp_threshold_hi": 0.42, "fp_threshold_lo": 0.015, "fp_threshold_tol": 0.004,
+    "fp_fold_offsets": [0.005, 0.01, 0.02, 0.03, 0.04],   # times above the threshold for the fold fit
     # high dimension: cloning (σ = 1, μ = 1_d) and collapse of the empirical score
     "cloning_sigma2": 1.0,
     "collapse_sigma2": 1.0,
@@ -39,6 +42,7 @@ PROFILES = {
         "collapse_dims": [32], "collapse_n": 300, "collapse_test": 100,
         "learned_dataset": "digits", "learned_downsample": 1, "learned_steps": 30,
         "learned_hidden": 32, "learned_clone_starts": 20, "learned_clone_steps": 10, "learned_times": 4,
+        "learned_empirical_noise": 4,
     }),
     "quick": dict(_SHARED, **{
         "n_forward": 200_000, "n_backward": 100_000, "backward_dt": 0.005, "n_hist": 10_000,
@@ -46,10 +50,11 @@ PROFILES = {
         "n_rates_paths": 100_000, "rates_backward_dt": 0.005,
         "fp_samples": 100_000, "fp_q_points": 800, "fp_threshold_samples": 20_000,
         "cloning_dims": [16, 256, 1024], "cloning_samples": 4000, "clone_check_d": 16,
-        "clone_check_n": 2000, "clone_check_dt": 0.01,
+        "clone_check_n": 10_000, "clone_check_dt": 0.01,
         "collapse_dims": [32, 64, 128, 256], "collapse_n": 2000, "collapse_test": 1000,
         "learned_dataset": "digits", "learned_downsample": 1, "learned_steps": 10_000,
         "learned_clone_starts": 200, "learned_clone_steps": 50, "learned_times": 16,
+        "learned_empirical_noise": 16,
     }),
     "full": dict(_SHARED, **{
         "n_forward": 1_000_000, "n_backward": 1_000_000, "backward_dt": 0.005, "n_hist": 10_000,
@@ -62,5 +67,6 @@ PROFILES = {
         "learned_dataset": "fashion_mnist", "learned_downsample": 2, "learned_steps": 20_000,
         "learned_classes": [1, 8], "learned_hidden": 512, "learned_batch": 256,
         "learned_clone_starts": 400, "learned_clone_steps": 100, "learned_times": 20,
+        "learned_empirical_noise": 16,
     }),
 }

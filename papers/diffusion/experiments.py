@@ -64,6 +64,26 @@ def heavy_tails(cfg, seed: int = 0) -> dict:
     return {"runs": runs, "metrics": metrics}
 
 
+def detailed_fluctuation_theorem(cfg, seed: int = 0) -> dict:
+    """Detailed FT (Sec. IV, P[X]/P̃[X̃] = e^{ΔS_tot}) on distributions: forward paths from p_0 against
+    paths of the reversed protocol (the same OU started from p_T), slope and intercept of
+    ln P(ΔS_tot = s)/P̃(ΔS̃_tot = −s) = s by logistic regression, with standard errors."""
+    mix = GaussianMixture.two_gaussians(cfg.dft_mu, cfg.dft_sigma2)
+    T = cfg.dft_T
+    fwd = simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed)
+    rev = simulate_forward(mix.at(T), T, cfg.forward_dt, cfg.n_forward, seed + 7919)
+    # ΔS̃_tot along a reversed-protocol path Y: medium ½(|Y_0|² − |Y_T|²) + ln p_T(Y_0) − ln p_0(Y_T)
+    rev_total = rev.medium + mix.log_prob(rev.x_start, T) - mix.log_prob(rev.x_end, 0.0)
+    fit = thermo.crooks_fit(fwd.total, rev_total)
+    # the same-process ratio ln P(s)/P(−s), for contrast (not a theorem for a relaxation)
+    same = thermo.crooks_fit(fwd.total, fwd.total)
+    m = {"dft_slope": fit["slope"], "dft_slope_se": fit["slope_se"], "dft_intercept": fit["intercept"],
+         "dft_intercept_se": fit["intercept_se"], "dft_n": fit["n_forward"],
+         "dft_same_process_slope": same["slope"], "dft_same_process_slope_se": same["slope_se"],
+         "dft_frac_negative": _f(np.mean(fwd.total < 0))}
+    return {"forward": fwd.total, "reverse": rev_total, "fit": fit, "metrics": m}
+
+
 def schematic_2d(cfg, seed: int = 0) -> dict:
     """Fig 1: forward and backward paths for ½N(±(4, 4), I) in two dimensions, T = 3."""
     mix = GaussianMixture.two_gaussians([4.0, 4.0], 1.0)
@@ -95,10 +115,19 @@ def speciation_checks(cfg) -> dict:
         # non-confinement: coefficient of x² in U at large |x|, 1/v_t − ½, changes sign
         root = brentq(lambda t: 1.0 / float(mix.at(t).variances[0]) - 0.5, 1e-9, 10.0)
         usb_diffs.append(abs(root - landscape.usb_time(s2)))
+    usb_u = []
+    for s2 in (2.25, 3.0, 5.0):
+        # the loss of confinement read from U far from the origin, against ½ ln(σ² − 1)
+        usb_u.append(abs(landscape.usb_time_from_potential(GaussianMixture.two_gaussians(1.0, s2)) - landscape.usb_time(s2)))
     m = {"speciation_max_abs_diff": _f(max(diffs)), "usb_max_abs_diff": _f(max(usb_diffs)),
+         "usb_from_potential_max_abs_diff": _f(max(usb_u)),
          "speciation_t_fig4": landscape.speciation_time_closed_form(1.0, 1.0),
          "speciation_t_fig9": landscape.speciation_time_closed_form(1.0, 0.4),
          "speciation_t_fig11": landscape.speciation_time_closed_form(1.0, 0.1)}
+    for tag, s2 in (("fig9", 0.4), ("fig11", 0.1)):
+        mix = GaussianMixture.two_gaussians(1.0, s2)
+        m[f"speciation_root_{tag}"] = landscape.speciation_time_numeric(mix)        # curvature of U at 0
+        m[f"speciation_pitchfork_{tag}"] = landscape.speciation_time_pitchfork(mix)  # sampler's fixed points
     return {"rows": rows, "metrics": m}
 
 
@@ -151,6 +180,8 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
         "phi_forward_mc_max_z": _f(z(mc_f, th_f, "phi").max()),
         "pi_backward_mc_max_z": _f(z(mc_b, th_b, "pi").max()),
         "phi_backward_mc_max_z": _f(z(mc_b, th_b, "phi").max()),
+        "forward_mc_max_z": _f(max(z(mc_f, th_f, "pi").max(), z(mc_f, th_f, "phi").max())),
+        "backward_mc_max_z": _f(max(z(mc_b, th_b, "pi").max(), z(mc_b, th_b, "phi").max())),
         "pi_forward_backward_max_z": _f(z_fb("pi").max()) if same_grid else float("nan"),
         "phi_forward_backward_max_z": _f(z_fb("phi").max()) if same_grid else float("nan"),
         "pi_backward_minus_forward_closed_maxabs": _f(np.abs(closed["pi_backward"] - closed["pi"]).max()),
@@ -187,11 +218,18 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
         m[f"fp_t{tag}_inflections"] = fp.n_inflection_points(c)
         if q[-1] >= 8.0:
             m[f"fp_t{tag}_V_at_8"] = _f(np.interp(8.0, q, c["V"]))
+        if sec:   # the barrier as a per-sample average, with its standard error
+            b, se = fp.barrier_with_se(mix, t, samples, sec["q_max"], sec["q_min"])
+            m[f"fp_t{tag}_barrier_se"] = se
+        else:
+            m[f"fp_t{tag}_barrier_se"] = 0.0
     small = fp.draw_samples(mix, cfg.fp_threshold_samples, seed + 1)
     thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol)
+    fold = fp.fold_threshold(mix, q, small, thr + np.asarray(cfg.fp_fold_offsets)) if math.isfinite(thr) else None
     m["fp_threshold_time"] = _f(thr)
+    m["fp_threshold_fold"] = fold["t_fold"] if fold else float("nan")
     m["fp_speciation_time"] = landscape.speciation_time_closed_form(cfg.fp_mu, cfg.fp_sigma2)
-    return {"q": q, "curves": curves, "metrics": m}
+    return {"q": q, "curves": curves, "fold": fold, "threshold": thr, "metrics": m}
 
 
 # ---- notebook 05: high dimension -------------------------------------------------------------------
@@ -199,7 +237,7 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
 def cloning(cfg, seed: int = 0) -> dict:
     """Cloning probability in d dimensions (μ = 1_d): MC against the exact curve, crossing of φ(½ ln|μ|²)."""
     level = highdim.speciation_value(cfg.cloning_sigma2, 1.0) if cfg.cloning_sigma2 == 1.0 else None
-    out, m, devs = {}, {}, []
+    out, m, devs, ses = {}, {}, [], []
     for d in cfg.cloning_dims:
         mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=int(d))
         mc = highdim.CloningMC(mix, cfg.cloning_samples, seed)
@@ -209,13 +247,17 @@ def cloning(cfg, seed: int = 0) -> dict:
         mean, se = mc.curve(grid)
         exact = highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, grid)
         cross = mc.crossing(lev, grid[0], grid[-1])
+        cross_se = mc.crossing_se(cross) if math.isfinite(cross) else float("nan")
         out[d] = {"t": grid, "mc": mean, "se": se, "exact": exact, "crossing": cross, "t_s": ts_}
-        m[f"cloning_crossing_d{d}"] = _f(cross)
+        m[f"cloning_crossing_d{d}"] = _f(cross); m[f"cloning_crossing_se_d{d}"] = _f(cross_se)
+        ses.append(cross_se)
         live = exact < 0.999     # near saturation the agreement is a rare-event tail and its SE unreliable
         m[f"cloning_max_z_d{d}"] = _f(np.max(np.abs(mean - exact)[live] / se[live]))
         devs.append(abs(cross - ts_))
     m["cloning_speciation_value"] = _f(level if level is not None else float("nan"))
-    m["cloning_crossing_max_abs_dev"] = _f(max(devs))
+    worst = int(np.argmax(devs))
+    m["cloning_crossing_max_abs_dev"] = _f(devs[worst])
+    m["cloning_crossing_max_abs_dev_se"] = _f(ses[worst])
     d = int(cfg.clone_check_d)
     mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=d)
     t_chk = 0.5 * math.log(d)
@@ -234,13 +276,16 @@ def collapse(cfg, seed: int = 0) -> dict:
         tc = highdim.collapse_time_theory(cfg.collapse_n, int(d), cfg.collapse_sigma2)
         grid = np.linspace(0.02, 2.5 * tc + 0.2, 25)
         cross = ov.crossing(0.5, 1e-3, 10.0)
+        cross_se = ov.crossing_se(cross) if math.isfinite(cross) else float("nan")
         out[d] = {"t": grid, "Y": ov.curve(grid), "t_C": tc, "crossing": cross}
         rel = abs(cross - tc) / tc
         m[f"collapse_time_d{d}"] = _f(cross); m[f"collapse_theory_d{d}"] = _f(tc)
-        m[f"collapse_rel_err_d{d}"] = _f(rel)
+        m[f"collapse_rel_err_d{d}"] = _f(rel); m[f"collapse_time_se_d{d}"] = _f(cross_se)
         if d >= 32:
-            errs.append(rel)
-    m["collapse_max_rel_err_d32plus"] = _f(max(errs)) if errs else float("nan")
+            errs.append((rel, cross_se / tc))
+    worst = max(errs) if errs else (float("nan"), float("nan"))
+    m["collapse_max_rel_err_d32plus"] = _f(worst[0])
+    m["collapse_max_rel_err_d32plus_se"] = _f(worst[1])
     return {"curves": out, "metrics": m}
 
 
@@ -260,12 +305,17 @@ def learned_speciation(cfg, seed: int = 0, device="cpu") -> dict:
     prob, se = learned.cloning_curve(model, data, ts, cfg.learned_clone_starts, cfg.learned_clone_steps, seed)
     level = highdim.speciation_value()
     cross = learned.crossing_time(ts, prob, level)
-    emp = learned.empirical_cloning_curve(data, ts, cfg.learned_clone_starts, seed)
+    cross_se = learned.crossing_time_se(ts, prob, se, level)
+    emp, emp_se = learned.empirical_cloning_curve(data, ts, cfg.learned_clone_starts, seed,
+                                                 n_noise=cfg.learned_empirical_noise, return_se=True)
     emp_cross = learned.crossing_time(ts, emp, level)
+    emp_cross_se = learned.crossing_time_se(ts, emp, emp_se, level)
     m = {"learned_lambda": _f(lam), "learned_t_s_theory": _f(t_s), "learned_crossing": _f(cross),
          "learned_rel_err": _f(abs(cross - t_s) / t_s) if t_s > 0 else float("nan"),
+         "learned_rel_err_se": _f(cross_se / t_s) if t_s > 0 else float("nan"),
          "learned_empirical_crossing": _f(emp_cross),
          "learned_empirical_rel_err": _f(abs(emp_cross - t_s) / t_s) if t_s > 0 else float("nan"),
+         "learned_empirical_rel_err_se": _f(emp_cross_se / t_s) if t_s > 0 else float("nan"),
          "learned_final_loss": _f(np.mean(losses[-max(1, len(losses) // 10):])),
          "learned_n_train": int(data.x_train.shape[0]), "learned_dim": int(data.dim)}
     return {"data": data, "losses": losses, "t": ts, "prob": prob, "se": se, "t_s": t_s, "empirical": emp,

@@ -1,8 +1,12 @@
 """Figures of Yu & Huang (https://arxiv.org/abs/2405.11932), regenerated from `experiments` results.
 
-Each function returns a matplotlib Figure; the notebooks save it through `run.save_figure`.
+Each function returns a matplotlib Figure; the notebooks save it through
+`run.save_figure(fig, name, caption=..., claims=[...])`. One style for all: 10-point labels,
+8-point legends, panels of about 4.5 x 3.5 inches and no figure wider than 10 inches.
 """
 from __future__ import annotations
+
+import functools
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -11,10 +15,24 @@ import numpy as np
 from .landscape import PHASES, potential
 from .mixture import GaussianMixture
 
+#: font sizes shared by every figure of this paper
+STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9,
+         "ytick.labelsize": 9, "legend.fontsize": 8, "figure.titlesize": 11, "figure.dpi": 100}
 
+
+def _styled(fn):
+    """Build the figure under `STYLE` (text sizes are fixed when the artists are created)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with plt.rc_context(STYLE):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+@_styled
 def ift_running_mean(res: dict):
     """Figs 2 and 7: ⟨e^{−ΔS_tot}⟩ against the number of trajectories, forward and backward."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
     for ax, name in zip(axes, ("forward", "backward")):
         st = res["ift_" + name]
         n = st["running_n"]
@@ -31,21 +49,24 @@ def ift_running_mean(res: dict):
     return fig
 
 
+@_styled
 def entropy_histograms(paths, title: str):
     """Figs 3 and 8: histograms of ΔS, ΔS_E, ΔS_tot and e^{−ΔS_tot}."""
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    fig, axes = plt.subplots(2, 2, figsize=(8, 6))
     items = [(paths.system, r"$\Delta S$"), (paths.medium, r"$\Delta S_E$"),
              (paths.total, r"$\Delta S_{tot}$"), (np.exp(-paths.total), r"$e^{-\Delta S_{tot}}$")]
-    for ax, (vals, lab) in zip(axes, items):
+    for ax, (vals, lab) in zip(axes.ravel(), items):
         hi = np.quantile(vals, 0.995) if lab.startswith("$e") else None
         ax.hist(vals if hi is None else vals[vals <= hi], bins=80, density=True, color="steelblue", alpha=0.8)
         ax.set_xlabel(lab)
         ax.set_title(f"mean {vals.mean():.3f}")
+        ax.set_ylabel("density")
     fig.suptitle(title)
     fig.tight_layout()
     return fig
 
 
+@_styled
 def heavy_tail_running(ht: dict):
     """Running means of e^{−ΔS_tot} for several seeds where the estimator is heavy-tailed."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -57,14 +78,15 @@ def heavy_tail_running(ht: dict):
     ax.set_xlabel("number of trajectories")
     ax.set_ylabel(r"running $\langle e^{-\Delta S_{tot}}\rangle$")
     ax.set_title(r"$\sigma^2=0.1$, T=1: heavy tails, no SE criterion")
-    ax.legend(fontsize=8)
+    ax.legend()
     fig.tight_layout()
     return fig
 
 
+@_styled
 def potential_profiles(cases, times):
     """Figs 4 and 6: U(x, t) for each (μ, σ) in `cases` at the given times (x range ±3·max(1, μ))."""
-    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(cases), figsize=(min(10.0, 4.5 * len(cases)), 3.4), squeeze=False)
     for ax, (mu, sigma) in zip(axes[0], cases):
         mix = GaussianMixture.two_gaussians(mu, sigma * sigma)
         x = np.linspace(-3 * max(1.0, mu), 3 * max(1.0, mu), 801)
@@ -72,15 +94,16 @@ def potential_profiles(cases, times):
             ax.plot(x, potential(mix, x, t), label=f"t = {t:g}")
         ax.set_title(rf"$\mu$={mu:g}, $\sigma$={sigma:g}")
         ax.set_xlabel("x")
-        ax.legend(fontsize=8)
+        ax.legend()
     axes[0][0].set_ylabel("U(x, t) − U(0, t)")
     fig.tight_layout()
     return fig
 
 
+@_styled
 def phase_diagram(pd_res: dict):
     """Fig 5: the (μ, σ) phase diagram with the analytic boundaries over the numeric phases."""
-    fig, ax = plt.subplots(figsize=(6, 5))
+    fig, ax = plt.subplots(figsize=(5.5, 4.5))
     mus, sig = pd_res["mus"], pd_res["sigmas"]
     cmap = matplotlib.colors.ListedColormap(["#dddddd", "#9ecae1", "#fdae6b"])
     ax.pcolormesh(mus, sig, pd_res["numeric"], cmap=cmap, vmin=-0.5, vmax=2.5, shading="nearest")
@@ -90,12 +113,13 @@ def phase_diagram(pd_res: dict):
     for i, name in enumerate(PHASES):
         ax.scatter([], [], color=cmap(i), label=name, marker="s")
     ax.set_xlabel(r"$\mu$"); ax.set_ylabel(r"$\sigma$")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(loc="lower right")
     ax.set_title("phases (numeric colours, analytic lines)")
     fig.tight_layout()
     return fig
 
 
+@_styled
 def rates_figure(r: dict, direction: str):
     """Fig 9 (forward) or Fig 10 (backward): π, φ, dS/dt; lines: closed form, dots: binned MC."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -116,15 +140,16 @@ def rates_figure(r: dict, direction: str):
     ax.axhline(0, color="k", lw=0.5)
     ax.set_xlabel("t")
     ax.set_title(f"{direction} entropy rates (lines: closed form; dots: MC ± 2 SE)")
-    ax.legend(fontsize=8)
+    ax.legend()
     fig.tight_layout()
     return fig
 
 
+@_styled
 def franz_parisi_figure(res: dict):
     """Fig 11: V(q), V'(q), V''(q) (rows) at each t (columns)."""
     times = list(res["curves"])
-    fig, axes = plt.subplots(3, len(times), figsize=(4.5 * len(times), 9), squeeze=False)
+    fig, axes = plt.subplots(3, len(times), figsize=(min(10.0, 3.3 * len(times)), 7.5), squeeze=False, sharex=True)
     for j, t in enumerate(times):
         c = res["curves"][t]
         for i, (key, lab) in enumerate((("V", "V(q)"), ("dV", "V'(q)"), ("ddV", "V''(q)"))):
@@ -142,6 +167,7 @@ def franz_parisi_figure(res: dict):
     return fig
 
 
+@_styled
 def cloning_figure(res: dict):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for k, (d, c) in enumerate(res["curves"].items()):
@@ -153,11 +179,12 @@ def cloning_figure(res: dict):
     ax.set_xlabel(r"$t - \frac{1}{2}\ln|\mu|^2$")
     ax.set_ylabel("cloning probability")
     ax.set_title("Biroli-Mézard cloning, lines exact, dots MC")
-    ax.legend(fontsize=8)
+    ax.legend()
     fig.tight_layout()
     return fig
 
 
+@_styled
 def collapse_figure(res: dict):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for k, (d, c) in enumerate(res["curves"].items()):
@@ -166,13 +193,14 @@ def collapse_figure(res: dict):
     ax.axhline(0.5, color="k", lw=0.5)
     ax.set_xlabel("t"); ax.set_ylabel(r"self-overlap $Y(t)=E\sum_i P(i|x_t)^2$")
     ax.set_title("collapse of the empirical score (dashed: Biroli-Mézard $t_C$)")
-    ax.legend(fontsize=8)
+    ax.legend()
     fig.tight_layout()
     return fig
 
 
+@_styled
 def learned_figure(res: dict):
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     loss = res["losses"]
     k = max(1, len(loss) // 50)
     axes[0].plot(np.convolve(loss, np.ones(k) / k, mode="valid"))
@@ -183,14 +211,15 @@ def learned_figure(res: dict):
     axes[1].axhline(res["level"], color="grey", ls=":", label=f"level {res['level']:.4f}")
     axes[1].axvline(res["crossing"], color="C3", ls=":", label=f"crossing {res['crossing']:.3f}")
     axes[1].set_xlabel("t"); axes[1].set_ylabel("P(clones agree)")
-    axes[1].legend(fontsize=8)
+    axes[1].legend()
     fig.tight_layout()
     return fig
 
 
+@_styled
 def schematic_2d(res: dict):
     """Fig 1: data and noise clouds with a few forward (left) and backward (right) paths."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharex=True, sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), sharex=True, sharey=True)
     for ax, name in zip(axes, ("forward", "backward")):
         p = res[name]
         ax.scatter(*p.x_start.T, s=2, alpha=0.3, color="C0", label="start")
@@ -199,7 +228,53 @@ def schematic_2d(res: dict):
             ax.plot(p.paths[:, k, 0], p.paths[:, k, 1], lw=0.6, color="k", alpha=0.6)
         ax.set_title(f"{name}, T = {p.T:g}")
         ax.set_xlabel("$x_1$")
-        ax.legend(markerscale=4, fontsize=8)
+        ax.legend(markerscale=4)
     axes[0].set_ylabel("$x_2$")
+    fig.tight_layout()
+    return fig
+
+
+@_styled
+def dft_figure(res: dict, bins: int = 60):
+    """Detailed FT: ln P(ΔS_tot = s)/P̃(ΔS̃_tot = −s) from histograms (dots) against the line y = s
+    and the logistic fit (which uses no bins)."""
+    f, r = res["forward"], -res["reverse"]
+    lo, hi = np.quantile(np.concatenate([f, r]), [0.005, 0.995])
+    edges = np.linspace(lo, hi, bins + 1)
+    cf, _ = np.histogram(f, edges); cr, _ = np.histogram(r, edges)
+    mid = 0.5 * (edges[1:] + edges[:-1])
+    ok = (cf > 20) & (cr > 20)
+    y = np.log(cf[ok] / cr[ok]) - np.log(f.size / r.size)
+    err = np.sqrt(1.0 / cf[ok] + 1.0 / cr[ok])
+    fit = res["fit"]
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    ax.errorbar(mid[ok], y, yerr=2 * err, fmt="o", ms=3, label="histograms (± 2 SE)")
+    ax.plot(mid, mid, "k--", lw=1, label="theorem: y = s")
+    ax.plot(mid, fit["intercept"] + fit["slope"] * mid, color="C3", lw=1,
+            label=f"fit: slope {fit['slope']:.3f} ± {fit['slope_se']:.3f}")
+    ax.set_xlabel(r"$s$")
+    ax.set_ylabel(r"$\ln P(\Delta S_{tot}=s)\,/\,\tilde P(\Delta\tilde S_{tot}=-s)$")
+    ax.set_title(r"detailed FT, $\sigma^2=0.4$, T = 1")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+@_styled
+def fp_threshold_figure(res: dict):
+    """Barrier^(2/3) against t above the threshold, its straight-line fit (fold) and the bisection result."""
+    fold = res["fold"]
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    if fold is not None:
+        ok = np.isfinite(fold["barriers"])
+        ax.plot(fold["ts"][ok], fold["barriers"][ok] ** (2 / 3), "o", label="barrier$^{2/3}$ (MC)")
+        slope, icpt = fold["fit"]
+        tt = np.linspace(min(fold["t_fold"], fold["ts"].min()), fold["ts"].max(), 50)
+        ax.plot(tt, slope * tt + icpt, "C1-", lw=1, label=f"fold fit: $t_f$ = {fold['t_fold']:.4f}")
+    ax.axvline(res["threshold"], color="k", ls=":", label=f"bisection: {res['threshold']:.4f}")
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_xlabel("t"); ax.set_ylabel(r"$[V(q_{max}) - V(q_{min})]^{2/3}$")
+    ax.set_title("where the secondary minimum disappears")
+    ax.legend()
     fig.tight_layout()
     return fig

@@ -84,6 +84,16 @@ class CloningMC:
             return float("nan")
         return float(brentq(f, t_lo, t_hi, xtol=1e-6))
 
+    def crossing_se(self, t: float, h: float = 1e-3) -> float:
+        """Standard error of a crossing time (delta method): SE of the curve at t / |slope|."""
+        return _crossing_se(self.values, t, h)
+
+
+def _crossing_se(values, t: float, h: float) -> float:
+    v = values(t)
+    slope = (values(t + h).mean() - values(t - h).mean()) / (2.0 * h)   # common random numbers
+    return float(v.std(ddof=1) / math.sqrt(v.size) / max(abs(slope), 1e-12))
+
 
 def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: int = 0) -> tuple[float, float]:
     """Direct clone experiment: x_t ~ p_t, two independent backward SDE runs to t = 0 with the
@@ -140,3 +150,7 @@ class EmpiricalOverlap:
         if f(t_lo) * f(t_hi) > 0:
             return float("nan")
         return float(brentq(f, t_lo, t_hi, xtol=1e-5))
+
+    def crossing_se(self, t: float, h: float = 1e-3) -> float:
+        """Standard error of the crossing time over test points (delta method)."""
+        return _crossing_se(self.values, t, h)

@@ -96,3 +96,64 @@ def phase_diagram(mus: np.ndarray, sigmas: np.ndarray) -> tuple[np.ndarray, np.n
 def boundary_distance(mu: float, sigma: float) -> float:
     """Distance-like measure to the nearest analytic boundary (to leave out ties in checks)."""
     return min(abs(mu * mu - (sigma ** 2 - sigma ** 4 / 2.0)), abs(sigma - np.sqrt(2.0)))
+
+
+def usb_time_from_potential(mix: GaussianMixture, x_far: float = 100.0, h: float = 10.0,
+                            t_max: float = 10.0) -> float:
+    """t_USB read from U itself: the time at which the curvature of U far from the origin,
+    [U(X + h) − 2U(X) + U(X − h)] / (2h²) at X = x_far (the coefficient of x² in U at large |x|),
+    changes sign; nan when U confines at every t (Appendix B)."""
+    x = np.array([x_far - h, x_far, x_far + h])
+
+    def far_curvature(t):
+        u = potential(mix, x, t, shift_origin=False)
+        return float((u[0] - 2.0 * u[1] + u[2]) / (2.0 * h * h))
+    lo = 1e-9
+    if far_curvature(lo) >= 0 or far_curvature(t_max) <= 0:
+        return float("nan")
+    return float(brentq(far_curvature, lo, t_max, xtol=1e-13))
+
+
+def pitchfork_branch(mix: GaussianMixture, ts, x_max: float = 20.0) -> np.ndarray:
+    """Positive fixed point x*(t) of the reverse drift f*(x, t) = x + 2∂ln p_t that the backward
+    sampler integrates (d = 1); 0 where x = 0 is the only fixed point (f* < 0 just right of 0)."""
+    from .processes import _backward_drift
+
+    if mix.d != 1:
+        raise UserError("the pitchfork is computed for d=1 (as in the paper's figures)")
+    drift = _backward_drift(mix)
+
+    def f(x, t):
+        xs = np.array([[x]])
+        return float(drift(xs, t, np.empty_like(xs), np.empty_like(xs))[0, 0])
+    out = []
+    for t in np.atleast_1d(ts):
+        eps = 1e-7
+        if f(eps, t) <= 0 or f(x_max, t) >= 0:
+            out.append(0.0)
+        else:
+            out.append(brentq(lambda x: f(x, t), eps, x_max, xtol=1e-14))
+    return np.array(out)
+
+
+def speciation_time_pitchfork(mix: GaussianMixture, t_lo: float = 1e-3, t_hi: float = 5.0,
+                              n_grid: int = 400, n_fit: int = 6) -> float:
+    """t_S seen in the sampler's dynamics: the time at which the branch of non-zero fixed points
+    of its reverse drift is born. Near a pitchfork x*(t)² is linear in t, so a quadratic fit of
+    x*² over the n_fit grid points of the branch closest to its end, extrapolated to x*² = 0."""
+    grid = np.linspace(t_lo, t_hi, int(n_grid))
+    amp = pitchfork_branch(mix, grid)
+    alive = np.where(amp > 0)[0]
+    if alive.size < n_fit or alive[-1] == grid.size - 1 or alive[0] != 0:
+        return float("nan")
+    end = alive[-1]
+    # refine: a fine grid over the last two coarse intervals
+    fine = np.linspace(grid[end - 1], grid[end + 1], 8 * n_fit)
+    a2 = pitchfork_branch(mix, fine) ** 2
+    keep = a2 > 0
+    tt, yy = fine[keep][-n_fit:], a2[keep][-n_fit:]
+    c = np.polyfit(tt - tt[-1], yy, 2)
+    roots = np.roots(c)
+    roots = roots[np.isreal(roots)].real + tt[-1]
+    roots = roots[roots >= tt[-1]]
+    return float(roots.min()) if roots.size else float("nan")

@@ -198,14 +198,15 @@ def cloning_curve(model: ScoreNet, data: TwoClassData, ts, n_start: int, n_steps
     return np.array(probs), np.array(ses)
 
 
-def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, seed: int = 0, n_noise: int = 4):
+def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, seed: int = 0, n_noise: int = 4,
+                            return_se: bool = False):
     """The same curve for the exact *empirical* score of the training set (no network): the reverse
     process from X_t ends on training point i with probability P(i | X_t), so the class-agreement
     probability is Σ_c (Σ_{i∈c} P(i | X_t))², averaged over noised images."""
     a = data.x_train; y = data.y_train
     a2 = (a * a).sum(-1)
     x0 = _starts(data, n_start, seed)
-    out = []
+    out, ses = [], []
     for j, t in enumerate(np.atleast_1d(ts)):
         rng = numpy_rng(seed, "empirical-clones", j)
         e = math.exp(-t); delta = -math.expm1(-2 * t)
@@ -214,8 +215,10 @@ def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, seed: int = 0,
         logits -= logits.max(1, keepdims=True)
         w = np.exp(logits); w /= w.sum(1, keepdims=True)
         pc = np.stack([w[:, y == c].sum(1) for c in (0, 1)], 1)
-        out.append(float((pc * pc).sum(1).mean()))
-    return np.array(out)
+        per_start = (pc * pc).sum(1).reshape(n_noise, -1).mean(0)   # the noise draws of one image together
+        out.append(float(per_start.mean()))
+        ses.append(float(per_start.std(ddof=1) / math.sqrt(per_start.size)))
+    return (np.array(out), np.array(ses)) if return_se else np.array(out)
 
 
 def crossing_time(ts, values, level: float) -> float:
@@ -224,4 +227,16 @@ def crossing_time(ts, values, level: float) -> float:
     for i in range(len(ts) - 1):
         if values[i] >= level > values[i + 1]:
             return float(ts[i] + (values[i] - level) * (ts[i + 1] - ts[i]) / (values[i] - values[i + 1]))
+    return float("nan")
+
+
+def crossing_time_se(ts, values, ses, level: float) -> float:
+    """Standard error of `crossing_time` (delta method on the linear interpolation): the SE of the
+    curve at the two bracketing times, weighted as in the interpolation, over |slope|."""
+    ts = np.asarray(ts); values = np.asarray(values); ses = np.asarray(ses)
+    for i in range(len(ts) - 1):
+        if values[i] >= level > values[i + 1]:
+            lam = (values[i] - level) / (values[i] - values[i + 1])
+            slope = (values[i] - values[i + 1]) / (ts[i + 1] - ts[i])
+            return float(math.hypot((1 - lam) * ses[i], lam * ses[i + 1]) / slope)
     return float("nan")

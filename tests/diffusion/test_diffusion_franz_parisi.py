@@ -47,3 +47,13 @@ def test_determinism_and_bad_input():
         fp.fp_potential(MIX, 0.3, np.array([0.0, 1.0]), a)
     with pytest.raises(UserError):
         fp.draw_samples(GaussianMixture.two_gaussians(1.0, 0.1, d=2), 100)
+
+
+def test_per_sample_ln_z_and_barrier_match_the_curve():
+    s = fp.draw_samples(MIX, 3000, 1)
+    q = np.array([0.8, 3.2])
+    c = fp.fp_potential(MIX, 0.42, q, s)
+    for qi, v in zip(q, c["V"]):
+        assert abs(-fp.ln_z_per_sample(MIX, 0.42, qi, s).mean() - v) < 1e-10
+    b, se = fp.barrier_with_se(MIX, 0.42, s, q[0], q[1])
+    assert abs(b - (c["V"][0] - c["V"][1])) < 1e-10 and 0 < se < abs(b)

@@ -46,3 +46,21 @@ def test_usb_and_phases():
         assert ls.phase_numeric(mu, s) == ls.phase(mu, s)
     with pytest.raises(UserError):
         ls.speciation_time_closed_form(1.0, -1.0)
+
+
+@pytest.mark.parametrize("mu,s2", [(1.0, 0.4), (1.0, 0.1), (3.0, 0.5)])
+def test_pitchfork_of_the_sampler_drift_is_born_at_speciation(mu, s2):
+    mix = GaussianMixture.two_gaussians(mu, s2)
+    t_s = ls.speciation_time_closed_form(mu, s2)
+    assert abs(ls.speciation_time_pitchfork(mix) - t_s) < 1e-7
+    # no non-zero fixed point after t_S; one at x* with f*(x*) = 0 before it
+    amp = ls.pitchfork_branch(mix, [t_s + 0.05, t_s - 0.05])
+    assert amp[0] == 0.0 and amp[1] > 0.0
+    x = amp[1]; t = t_s - 0.05
+    assert abs(x + 2.0 * mix.score(np.array([[x]]), t)[0, 0]) < 1e-10
+
+
+def test_usb_read_from_the_potential():
+    for s2 in (2.25, 4.0):
+        assert abs(ls.usb_time_from_potential(GaussianMixture.two_gaussians(1.0, s2)) - 0.5 * np.log(s2 - 1)) < 1e-9
+    assert np.isnan(ls.usb_time_from_potential(GaussianMixture.two_gaussians(1.0, 1.5)))   # σ < √2: confines

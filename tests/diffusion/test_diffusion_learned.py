@@ -31,3 +31,11 @@ def test_crossing_time_by_hand_and_bad_classes():
     assert np.isnan(learned.crossing_time([0, 1], [0.5, 0.4], 0.9))
     with pytest.raises(UserError):
         learned.load_two_classes("digits", (3, 3))
+
+
+def test_crossing_time_and_its_standard_error_by_hand():
+    ts, vals, ses = [0.0, 1.0, 2.0], [1.0, 0.5, 0.2], [0.1, 0.1, 0.1]
+    assert learned.crossing_time(ts, vals, 0.75) == pytest.approx(0.5)
+    # t = λ-weighted interpolation, λ = ½, slope ½: SE = √(0.05² + 0.05²)/0.5
+    assert learned.crossing_time_se(ts, vals, ses, 0.75) == pytest.approx(np.hypot(0.05, 0.05) / 0.5)
+    assert np.isnan(learned.crossing_time_se(ts, vals, ses, 0.1))

@@ -80,3 +80,11 @@ def test_bad_grid_is_a_user_error(kw):
         simulate_forward(GaussianMixture.single_gaussian(), **args)
     with pytest.raises(UserError):
         simulate_backward(GaussianMixture.single_gaussian(), **args)
+
+
+def test_forward_thread_independence_small_chunks():
+    mix = GaussianMixture.two_gaussians(1.0, 0.5)
+    a = simulate_forward(mix, 1.0, 0.01, 2000, seed=3, workers=1, n_bins=4)
+    b = simulate_forward(mix, 1.0, 0.01, 2000, seed=3, workers=2, n_bins=4)
+    np.testing.assert_array_equal(a.total, b.total)
+    np.testing.assert_array_equal(a.system_bins, b.system_bins)

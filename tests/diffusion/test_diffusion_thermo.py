@@ -66,3 +66,16 @@ def test_ift_statistics_tolerance_floor():
     assert st["mean"] == 1.0 and st["se"] == 0.0 and st["tol"] == 0.01
     with pytest.raises(UserError):
         ift_statistics(np.zeros(1))
+
+
+def test_crooks_fit_gaussian_case():
+    # ΔS_tot ~ N(m, 2m) satisfies P(s) = e^s P(−s); the reversed-protocol ΔS̃ then has the same law
+    from papers.diffusion.thermo import crooks_fit
+    rng = np.random.default_rng(0)
+    m = 0.5
+    f = rng.normal(m, np.sqrt(2 * m), 50_000); r = rng.normal(m, np.sqrt(2 * m), 40_000)
+    fit = crooks_fit(f, r)
+    assert abs(fit["slope"] - 1) < 4 * fit["slope_se"] and abs(fit["intercept"]) < 4 * fit["intercept_se"]
+    # a variance twice too large breaks the theorem: the slope halves
+    wrong = crooks_fit(rng.normal(m, np.sqrt(4 * m), 50_000), rng.normal(m, np.sqrt(4 * m), 50_000))
+    assert abs(wrong["slope"] - 0.5) < 4 * wrong["slope_se"]
