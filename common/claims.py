@@ -49,7 +49,7 @@ CONFIDENCE = 0.95  # one-sided; `within`/`interval` use the matching two-sided 9
 NOT_MEASURED = "not measured"
 
 _REQUIRED = ("id", "kind", "statement", "paper_value", "source", "metric", "compare", "profiles")
-_OPTIONAL = ("value", "tolerance", "rel_tolerance", "interval", "se", "baseline", "note")
+_OPTIONAL = ("value", "tolerance", "rel_tolerance", "interval", "se", "baseline", "when", "note")
 COLUMNS = ["id", "kind", "statement", "source", "paper_value", "metric", "measured", "se", "ci_low", "ci_high", "n",
            "criterion", "verdict", "note"]
 
@@ -70,6 +70,7 @@ class Claim:
     interval: tuple | None = None
     se: Any = None  # statistical: number or metric name
     baseline: str | None = None  # comparison: metric holding B's per-seed values
+    when: tuple = ()  # ((metric, value), ...): the run configuration the claim needs, e.g. dataset = imagenet
     note: str = ""
 
     def criterion(self, metrics: dict | None = None) -> str:
@@ -121,6 +122,8 @@ def _as_claim(raw: dict, where: str) -> Claim:
         raise ValueError(f"{where}: claim {cid!r}: `se` belongs to statistical claims")
     if raw["kind"] != "comparison" and raw.get("baseline") is not None:
         raise ValueError(f"{where}: claim {cid!r}: `baseline` belongs to comparison claims")
+    if raw.get("when") is not None and not isinstance(raw["when"], dict):
+        raise ValueError(f"{where}: claim {cid!r}: `when` maps configuration metrics to the values the claim needs")
     unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
     if unknown:  # a misspelt key would otherwise be silently ignored
         raise ValueError(f"{where}: claim {cid!r}: unknown keys {', '.join(sorted(unknown))}")
@@ -129,7 +132,7 @@ def _as_claim(raw: dict, where: str) -> Claim:
         source=str(raw["source"]), metric=str(raw["metric"]), compare=raw["compare"], profiles=tuple(raw["profiles"]),
         value=raw.get("value"), tolerance=raw.get("tolerance"), rel_tolerance=raw.get("rel_tolerance"),
         interval=tuple(raw["interval"]) if raw.get("interval") else None, se=raw.get("se"),
-        baseline=raw.get("baseline"), note=str(raw.get("note", "")),
+        baseline=raw.get("baseline"), when=tuple((raw.get("when") or {}).items()), note=str(raw.get("note", "")),
     )
 
 
@@ -249,6 +252,8 @@ def judge(claim: Claim, metrics: dict, profile: str) -> Outcome:
         stats, measured = None, _number(claim.metric, metrics)
     if profile not in claim.profiles:
         return Outcome(NOT_RUN, measured, note=f"testable at {', '.join(claim.profiles)}")
+    if any(metrics.get(k) != v for k, v in claim.when):  # e.g. the full profile run on CIFAR, not ImageNet
+        return Outcome(NOT_RUN, measured, note="testable when " + ", ".join(f"{k} = {v}" for k, v in claim.when))
     if measured is None:
         what = f"{claim.metric!r}" if claim.kind != "comparison" else f"per-seed {claim.metric!r}" + (f" paired with {claim.baseline!r}" if claim.baseline else "")
         return Outcome(NOT_REPRODUCED, note=f"{NOT_MEASURED}: {what}")

@@ -162,3 +162,13 @@ def test_combine_seeds_overall_verdict():
     assert df.loc["b", "verdict"] == INCONCLUSIVE
     assert df.loc["b", "note"] == ("verdict differs between seeds: seed 0: not reproduced, seed 1: reproduced, "
                                   "seed 2: reproduced")
+
+
+def test_when_limits_a_claim_to_a_run_configuration():
+    c = claim(compare="at_least", value=1, profiles=["full"], when={"dataset": "imagenet"})
+    assert judge(c, {"dataset": "cifar10", "m": 0.0}, "full").verdict == NOT_RUN
+    assert judge(c, {"dataset": "cifar10"}, "full").note == "testable when dataset = imagenet"
+    assert judge(c, {"dataset": "imagenet", "m": 2.0}, "full").verdict == REPRODUCED
+    assert judge(c, {"dataset": "imagenet"}, "full").verdict == NOT_REPRODUCED  # configured, but not measured
+    with pytest.raises(ValueError, match="`when`"):
+        claim(compare="at_least", value=1, when="imagenet")
