@@ -1,0 +1,48 @@
+"""Benchmark: papers.hetero links on this machine (CPU emulation, gloo over loopback).
+
+Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs/2602.18007
+
+* tokens/s of the emulated two-stage pipeline (2 processes, one per core) per link, in interleaved
+  windows (rotating order), with min/median/max and the ratio to the direct (homogeneous) link;
+* point-to-point one-way GB/s against message size for direct, device-direct and CPU-forwarding
+  with k = 1, 2, 4 channels.
+
+Writes results/bench/hetero.json. Timings on a loaded machine are inflated: note `uptime`.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common.bench import write_benchmark  # noqa: E402
+from common.profiles import resolve  # noqa: E402
+from papers.hetero import experiments as ex  # noqa: E402
+from papers.hetero.config import PROFILES  # noqa: E402
+
+
+def main() -> None:
+    cfg = resolve(PROFILES, "quick", tput_windows=8)
+    load = os.getloadavg()[0]
+    bench = ex.links_benchmark(cfg, seed=0)
+    tp, pp = bench["throughput"], bench["p2p"]
+    ratios = {k: {"median": statistics.median(v), "min": min(v), "max": max(v)} for k, v in tp["ratios"].items()}
+    gbps = {k: {s: {"median": statistics.median(v), "min": min(v), "max": max(v)} for s, v in d.items()}
+            for k, d in pp["gbps"].items()}
+    results = {"load_avg_1min_at_start": load, "tokens_per_s": tp["summary"], "ratio_to_direct": ratios,
+               "tokens_per_step": tp["tokens_per_step"], "p2p_gbps": gbps,
+               "p2p_direct_fit": {"alpha_s": pp["fit"][0], "beta_Bps": pp["fit"][1]},
+               "setup": {"processes": 2, "windows": cfg.tput_windows, "window_steps": cfg.tput_window_steps,
+                         "model": cfg.model, "partition": cfg.partition, "n_micro": cfg.n_micro}}
+    for k, r in ratios.items():
+        print(f"{k:>16}: {tp['summary'][k]['median']:8.0f} tok/s  ratio to direct {r['median']:.3f} [{r['min']:.3f}, {r['max']:.3f}]")
+    for k, d in gbps.items():
+        print(f"{k:>16}: " + "  ".join(f"{int(s) >> 10}KiB {v['median']:.2f}" for s, v in sorted(d.items(), key=lambda kv: int(kv[0]))) + " GB/s")
+    write_benchmark("hetero", results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""Joint LLM training across GPU vendors on torch.distributed, annotated and reproduced on CPU.
+
+J. Hu, T. Jia, J. Zhu and Z. Yu, "Joint Training on AMD and NVIDIA GPUs", arXiv:2602.18007 (2026),
+https://arxiv.org/abs/2602.18007
+
+Only the abstract and the opening of the paper are readable and no code is public: the design
+here is a reconstruction (see README.md, "What is reconstructed").
+
+Modules, each small and named for what it holds:
+
+* `model`       LLaMA/Qwen2-style decoder (RMSNorm, RoPE, SwiGLU, GQA, untied head), stages, 8B configs
+* `data`        byte-level corpora (stdlib sources; a Markov chain with known entropy rate), batches
+* `topology`    vendor per rank, stages on the vendor boundary, uneven partition, validation
+* `groups`      backend per group (nccl/RCCL inside a vendor, gloo across), all groups, the audit
+* `links`       direct, CPU-forwarding (k channels) and device-direct (proxy thread) links
+* `schedule`    GPipe and 1F1B with explicit isend/irecv and deterministic tags
+* `job`         what a multi-process run does, and its validation (one-line user errors)
+* `train`       one rank: training, throughput windows, p2p benchmark, checkpoints; torchrun entry
+* `launch`      spawns the ranks locally like torchrun, with timeouts; no process left behind
+* `reference`   the single-process run over the same micro-batch order
+* `perfmodel`   the projection to LLaMA-8B / Qwen2-7B on a two-node NVIDIA+AMD cluster
+* `experiments`, `figures`   one function per notebook section / figure
+* `config`      the smoke / quick / full profiles and the preflight check
+"""

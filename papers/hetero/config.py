@@ -1,0 +1,74 @@
+"""Profiles for the hetero notebooks (https://arxiv.org/abs/2602.18007).
+
+smoke: 2 processes, a few steps, for tests. quick (default): 4 processes on 2 CPU cores (two
+pipeline stages, data parallel 2 inside each emulated vendor), a few minutes. full: the paper's
+models on a mixed NVIDIA+AMD cluster; here only the projection runs at that scale, the training
+must be launched with torchrun on the cluster (see README). All profiles run the same code.
+"""
+from __future__ import annotations
+
+from common.errors import UserError
+
+MiB = 1 << 20
+
+_SHARED = {
+    "model": "tiny", "stages": 2, "partition": [4, 2], "schedule": "1f1b",
+    "n_micro": 4, "micro_size": 2, "lr": 3e-3, "clip": 0.1, "timeout_s": 30.0,
+    "corpus": "markov",               # stability: a Markov chain with a known entropy rate (the loss floor)
+    "correctness_corpus": "stdlib",   # link comparison: bytes of the Python standard library's sources
+    "correctness_links": ["direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:3", "device_direct"],
+    "stability_link": "device_direct",
+    "throughput_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2"],
+    "p2p_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:4"],
+    "ref_tolerance": 1e-5,
+    "projection_models": ["llama3-8b", "qwen2-7b"],
+}
+
+PROFILES = {
+    "smoke": dict(_SHARED, **{
+        "processes": 2, "vendors": "nv,amd", "correctness_steps": 4, "stability_steps": 0,
+        "corpus_tokens": 20_000, "tput_processes": 2, "tput_vendors": "nv,amd", "tput_windows": 2,
+        "tput_window_steps": 2, "tput_warmup": 1, "p2p_sizes": [64 * 1024, MiB], "p2p_iters": 2,
+    }),
+    "quick": dict(_SHARED, **{
+        "processes": 4, "vendors": "nv:2,amd:2", "correctness_steps": 50, "stability_steps": 300,
+        "corpus_tokens": 200_000, "tput_processes": 2, "tput_vendors": "nv,amd", "tput_windows": 6,
+        "tput_window_steps": 8, "tput_warmup": 3,
+        "p2p_sizes": [64 * 1024, 256 * 1024, MiB, 4 * MiB, 16 * MiB, 32 * MiB], "p2p_iters": 3,
+    }),
+    "full": dict(_SHARED, **{
+        "processes": 16, "vendors": "nv:8,amd:8", "correctness_steps": 50, "stability_steps": 300,
+        "corpus_tokens": 2_000_000, "tput_processes": 16, "tput_vendors": "nv:8,amd:8", "tput_windows": 10,
+        "tput_window_steps": 50, "tput_warmup": 10,
+        "p2p_sizes": [64 * 1024 * 4 ** i for i in range(6)], "p2p_iters": 10,
+    }),
+}
+
+
+def job_for(cfg, **fields):
+    """The `Job` of the profile `cfg` (a resolved namespace), with `fields` on top."""
+    from .job import Job
+
+    base = dict(model=cfg.model, stages=cfg.stages, partition=list(cfg.partition), vendors=cfg.vendors,
+                schedule=cfg.schedule, n_micro=cfg.n_micro, micro_size=cfg.micro_size, lr=cfg.lr, clip=cfg.clip,
+                corpus=cfg.corpus, corpus_tokens=cfg.corpus_tokens, timeout_s=cfg.timeout_s)
+    base.update(fields)
+    return Job(**base)
+
+
+def preflight(profile: str, params: dict) -> None:
+    """Check the topology and links before anything runs (a bad one is a one-line UserError)."""
+    from common.profiles import resolve
+
+    from .job import validate
+
+    if profile == "full":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserError("the full profile trains LLaMA-8B/Qwen2-7B on a mixed NVIDIA+AMD cluster: launch "
+                            "`torchrun -m papers.hetero.train` there (see papers/hetero/README.md); here run --profile quick")
+    keys = ("processes", "vendors", "partition", "stages", "correctness_links", "stability_link", "schedule")
+    cfg = resolve(PROFILES, profile, **{k: v for k, v in params.items() if k in keys})
+    links = list(cfg.correctness_links) + [cfg.stability_link]
+    validate(job_for(cfg, links=links), int(cfg.processes))

@@ -1,0 +1,115 @@
+"""What one multi-process run does: the `Job` every rank reads, and its validation.
+
+Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs/2602.18007
+
+`validate(job, world)` turns every bad input (a partition that does not sum to the layer count,
+more stages than processes, an unknown link, a vendor map of the wrong length, ...) into a
+one-line `UserError`, in the parent before any process starts, and again in each rank.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+from common.errors import UserError
+
+from .links import parse_link
+from .model import CONFIGS
+from .schedule import SCHEDULES
+from .topology import build_topology, parse_vendors
+
+MODES = ("train", "throughput", "p2p", "selftest")
+CORPORA = ("markov", "stdlib")
+
+
+@dataclass
+class Job:
+    mode: str = "train"
+    model: str = "tiny"
+    stages: int = 2
+    partition: list | None = None
+    vendors: str | None = None          # one vendor per rank; None: $HETERO_VENDORS, else detected
+    links: list = field(default_factory=lambda: ["device_direct"])
+    schedule: str = "1f1b"
+    n_micro: int = 4
+    micro_size: int = 2
+    steps: int = 10
+    lr: float = 3e-3
+    clip: float = 0.5
+    seed: int = 0
+    corpus: str = "markov"
+    corpus_tokens: int = 200_000
+    timeout_s: float = 30.0              # process-group timeout
+    checkpoint_dir: str | None = None
+    checkpoint_every: int = 0
+    resume: bool = False
+    save_params: bool = False
+    selftest: bool = False               # first send awkward tensors over every link and check them
+    fail_rank: int = -1                  # fault injection: this rank dies (SIGKILL) ...
+    fail_step: int = -1                  # ... at the start of this step
+    fail_mode: str = "kill"              # kill (the process dies) | stop (it hangs, SIGSTOP)
+    windows: int = 4                     # throughput: interleaved repeats per link
+    window_steps: int = 5
+    warmup_steps: int = 2
+    sizes: list = field(default_factory=lambda: [65536, 1 << 20])   # p2p: message bytes
+    p2p_links: list | None = None        # p2p: links (default: `links`)
+    p2p_iters: int = 5
+    pin_cores: bool = False
+    device: str = "auto"                 # auto: the local GPU when there is one, else cpu
+    out: str | None = None
+
+    @property
+    def k_max(self) -> int:
+        return max(parse_link(s)[1] for s in list(self.links) + list(self.p2p_links or []))
+
+    def fingerprint(self) -> dict:
+        """What every rank must agree on (the vendor map and output path excepted)."""
+        d = asdict(self)
+        for k in ("out", "vendors", "fail_rank", "fail_step", "fail_mode", "pin_cores", "device"):
+            d.pop(k)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Job":
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise UserError(f"unknown job field(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(names))}")
+        return cls(**d)
+
+
+def validate(job: Job, world: int, vendors=None):
+    """(vendor list, Topology) or a UserError naming the fix."""
+    if job.mode not in MODES:
+        raise UserError(f"unknown mode {job.mode!r}; choose one of {', '.join(MODES)}")
+    if job.model not in CONFIGS or CONFIGS[job.model].vocab > 4096:
+        raise UserError(f"model {job.model!r} cannot run here; choose tiny or tiny-qwen2 (the 8B configs feed the performance model)")
+    if job.schedule not in SCHEDULES:
+        raise UserError(f"unknown schedule {job.schedule!r}; choose one of {', '.join(SCHEDULES)}")
+    if job.corpus not in CORPORA:
+        raise UserError(f"unknown corpus {job.corpus!r}; choose one of {', '.join(CORPORA)}")
+    if not job.links:
+        raise UserError("no link given; choose one of direct, cpu_forward:k, device_direct")
+    for spec in list(job.links) + list(job.p2p_links or []):
+        parse_link(spec)
+    for name in ("n_micro", "micro_size", "steps"):
+        if int(getattr(job, name)) < 1:
+            raise UserError(f"{name} must be >= 1, got {getattr(job, name)}")
+    if job.timeout_s <= 0:
+        raise UserError(f"timeout_s must be > 0, got {job.timeout_s}")
+    if world < 2:
+        raise UserError(f"a pipeline needs at least 2 processes, got {world}")
+    vlist = parse_vendors(vendors if vendors is not None else job.vendors, world)
+    topo = build_topology(vlist, job.stages, job.partition, CONFIGS[job.model].n_layers)
+    if job.mode in ("p2p", "selftest") and (world != 2 or job.stages != 2):
+        raise UserError(f"the {job.mode} mode runs on exactly 2 processes and 2 stages")
+    if job.device not in ("auto", "cpu"):
+        raise UserError(f"device must be auto or cpu, got {job.device!r}")
+    if job.fail_mode not in ("kill", "stop"):
+        raise UserError(f"unknown fail_mode {job.fail_mode!r}; choose kill or stop")
+    if job.resume and not job.checkpoint_dir:
+        raise UserError("resume needs checkpoint_dir")
+    return vlist, topo

@@ -1,0 +1,109 @@
+"""A performance model of pipeline training across vendors. A PROJECTION, not a measurement.
+
+Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs/2602.18007
+(reports, on a two-node AMD+NVIDIA cluster, Device-Direct at 94-98% of NVIDIA-homogeneous and
+0.9-2.3% above AMD-homogeneous throughput for LLaMA-8B and Qwen2-7B; none of its hardware
+parameters are public, so every number below is an assumption stated in `ASSUMPTIONS`).
+
+Step time of a pipeline with S stages and M micro-batches (1F1B, synchronous p2p on the critical path):
+
+    T = sum_s t_s + (M - 1) max_s t_s + 2 (S - 1 + M - 1) c        (fill/drain + steady state + transfers)
+
+t_s = tokens * FLOPs(stage s) / (TP * F_vendor(s)) is stage compute (forward + backward) per
+micro-batch; c = alpha + bytes / beta is one activation (or gradient) transfer over the link, per
+TP rank (each TP rank sends its 1/TP share over its own NIC). CPU-forwarding adds two PCIe staging
+copies and runs over k gloo TCP streams. The layer split is chosen per cluster by exhaustive
+search (the "appropriate partitioning"), the head counted on the last stage.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from .model import CONFIGS, ModelConfig, flops_per_token
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    tp: int = 8                      # GPUs per node, tensor parallel inside the node
+    micro_batches: int = 32          # M per step
+    micro_batch: int = 1             # sequences per micro-batch
+    seq_len: int = 4096
+    bytes_per_elem: int = 2          # bf16 activations
+    nv_flops: float = 400e12         # achieved training FLOP/s per NVIDIA GPU (~40% of an H100's dense bf16 peak)
+    amd_over_nv: float = 0.945       # achieved AMD/NVIDIA per-GPU speed: the midpoint of the 0.92-0.97 the paper's figures imply
+    rdma_alpha: float = 10e-6        # NCCL/RCCL or device-direct RDMA latency per transfer
+    rdma_beta: float = 25e9          # one 200 Gb/s NIC per GPU
+    proxy_alpha: float = 15e-6       # device-direct: proxy thread post + completion poll
+    proxy_efficiency: float = 0.9    # device-direct bandwidth relative to the vendor library
+    pcie_beta: float = 20e9          # pinned device<->host copy (PCIe Gen4 x16, achieved)
+    tcp_alpha: float = 50e-6         # gloo over TCP, per message
+    tcp_beta: float = 1.1e9          # one gloo TCP stream (gloo#248 measured ~1.07 GB/s)
+    nic_beta: float = 25e9           # cap of k streams on one NIC
+
+
+ASSUMPTIONS = Assumptions()
+LINK_KINDS = ("nccl", "device_direct", "cpu_forward")
+
+
+def stage_flops(cfg: ModelConfig, n_layers: int, last: bool) -> float:
+    return n_layers * flops_per_token(cfg, "layer") + (flops_per_token(cfg, "head") if last else 0.0)
+
+
+def transfer_time(link: str, nbytes: float, a: Assumptions, k: int = 1) -> float:
+    """One activation/gradient transfer per TP rank (its 1/TP share)."""
+    share = nbytes / a.tp
+    if link == "nccl":
+        return a.rdma_alpha + share / a.rdma_beta
+    if link == "device_direct":
+        return a.proxy_alpha + share / (a.rdma_beta * a.proxy_efficiency)
+    if link == "cpu_forward":
+        return a.tcp_alpha + 2 * share / a.pcie_beta + share / min(k * a.tcp_beta, a.nic_beta)
+    raise ValueError(link)
+
+
+def step_time(stage_times: list[float], c: float, m: int) -> float:
+    s = len(stage_times)
+    return sum(stage_times) + (m - 1) * max(stage_times) + 2 * (s - 1 + m - 1) * c
+
+
+def best_split(cfg: ModelConfig, vendors: tuple[str, str], link: str, a: Assumptions, k: int = 1) -> dict:
+    """Exhaustive search of the two-stage layer split; returns the fastest plan."""
+    tokens = a.micro_batch * a.seq_len
+    speed = {"nv": a.nv_flops, "amd": a.nv_flops * a.amd_over_nv}
+    nbytes = tokens * cfg.d_model * a.bytes_per_elem
+    c = transfer_time(link, nbytes, a, k)
+    best = None
+    for n0 in range(1, cfg.n_layers):
+        ts = [tokens * stage_flops(cfg, n, last) / (a.tp * speed[v])
+              for n, last, v in ((n0, False, vendors[0]), (cfg.n_layers - n0, True, vendors[1]))]
+        t = step_time(ts, c, a.micro_batches)
+        if best is None or t < best["step_s"]:
+            best = {"split": [n0, cfg.n_layers - n0], "stage_s": ts, "transfer_s": c, "step_s": t,
+                    "tokens_per_s": a.micro_batches * tokens / t}
+    return best
+
+
+def project(model: str, a: Assumptions = ASSUMPTIONS, ks=(1, 2, 4)) -> dict:
+    """Tokens/s of NVIDIA- and AMD-homogeneous clusters and of the mixed cluster with each link."""
+    cfg = CONFIGS[model]
+    plans = {"nv_homogeneous": best_split(cfg, ("nv", "nv"), "nccl", a),
+             "amd_homogeneous": best_split(cfg, ("amd", "amd"), "nccl", a)}
+    for order in (("nv", "amd"), ("amd", "nv")):
+        for link, kk in [("device_direct", 1)] + [("cpu_forward", k) for k in ks]:
+            name = link if link == "device_direct" else f"cpu_forward_k{kk}"
+            p = best_split(cfg, order, link, a, kk)
+            p["order"] = list(order)
+            if name not in plans or p["tokens_per_s"] > plans[name]["tokens_per_s"]:
+                plans[name] = p
+    nv, amd = plans["nv_homogeneous"]["tokens_per_s"], plans["amd_homogeneous"]["tokens_per_s"]
+    ratios = {name: {"vs_nv": p["tokens_per_s"] / nv, "vs_amd": p["tokens_per_s"] / amd} for name, p in plans.items()}
+    return {"model": model, "plans": plans, "ratios": ratios, "assumptions": asdict(a), "label": "projection"}
+
+
+def sensitivity(model: str, values, field: str = "amd_over_nv", a: Assumptions = ASSUMPTIONS) -> list[dict]:
+    """Device-direct ratios as one assumption varies."""
+    out = []
+    for v in values:
+        r = project(model, replace(a, **{field: v}), ks=(1,))["ratios"]["device_direct"]
+        out.append({field: v, **r})
+    return out

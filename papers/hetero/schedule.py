@@ -1,0 +1,77 @@
+"""GPipe and 1F1B pipeline schedules over M micro-batches with explicit isend/irecv.
+
+Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs/2602.18007
+(pipeline parallelism is where the vendors meet). `batch_isend_irecv` is avoided: it can hang on
+gloo. Sends are asynchronous and waited at the end of the step.
+
+Both schedules run the backward passes in micro-batch order 0..M-1, so gradients accumulate in
+the same order as in `reference.py` and the two schedules give bitwise-equal gradients. Receives are posted at the start of the step
+into one buffer per micro-batch and direction, and waited when needed.
+"""
+from __future__ import annotations
+
+import torch
+
+from .model import lm_loss
+
+SCHEDULES = ("gpipe", "1f1b")
+FWD, BWD = 0, 1
+
+
+def order(schedule: str, stage: int, n_stages: int, n_micro: int) -> list[tuple[str, int]]:
+    """The sequence of ('F', m) / ('B', m) a stage executes."""
+    if schedule == "gpipe":
+        return [("F", m) for m in range(n_micro)] + [("B", m) for m in range(n_micro)]
+    if schedule != "1f1b":
+        raise ValueError(schedule)
+    warm = min(n_stages - stage - 1, n_micro)  # forwards in flight before the first backward
+    ops = [("F", m) for m in range(warm)]
+    f, b = warm, 0
+    while b < n_micro:
+        if f < n_micro:
+            ops.append(("F", f))
+            f += 1
+        ops.append(("B", b))
+        b += 1
+    return ops
+
+
+def run_step(stage_mod, schedule: str, s: int, n_stages: int, n_micro: int, inputs, targets, act_shape, prev_link, next_link,
+             dtype=torch.float32, device=None):
+    """One step's forward and backward passes on stage `s`; returns this stage's loss sum (last stage)
+    as a float tensor, else zero. Gradients accumulate into the stage's parameters."""
+    first, last = s == 0, s == n_stages - 1
+    xs, ys, losses, pending = {}, {}, {}, []
+    total = torch.zeros((), dtype=torch.float32, device=device)
+    # every receive of the step is posted up front (distinct tags), so posting is off the critical path
+    fwd_in = {} if first else {m: torch.empty(act_shape, dtype=dtype, device=device) for m in range(n_micro)}
+    bwd_in = {} if last else {m: torch.empty(act_shape, dtype=dtype, device=device) for m in range(n_micro)}
+    fwd_h = {m: prev_link.recv(buf, 2 * m + FWD) for m, buf in fwd_in.items()}
+    bwd_h = {m: next_link.recv(buf, 2 * m + BWD) for m, buf in bwd_in.items()}
+    for op, m in order(schedule, s, n_stages, n_micro):
+        if op == "F":
+            if first:
+                x = inputs[m]
+            else:
+                fwd_h.pop(m).wait()
+                x = fwd_in.pop(m).requires_grad_(True)
+            y = stage_mod(x)
+            xs[m] = x
+            if last:
+                losses[m] = lm_loss(y, targets[m]) / n_micro  # mean over micro-batches
+                total += losses[m].detach()
+            else:
+                ys[m] = y
+                pending.append(next_link.send(y.detach(), 2 * m + FWD))
+        else:
+            if last:
+                losses.pop(m).backward()
+            else:
+                bwd_h.pop(m).wait()
+                ys.pop(m).backward(bwd_in.pop(m))
+            x = xs.pop(m)
+            if not first:
+                pending.append(prev_link.send(x.grad, 2 * m + BWD))
+    for h in pending:
+        h.wait()
+    return total
