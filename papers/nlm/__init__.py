@@ -1,0 +1,17 @@
+"""Neural Langevin Machine, annotated and reproduced.
+
+Z. Yu, W. Huang and H. Huang, "Neural Langevin Machine: a local asymmetric learning rule can be
+creative", https://arxiv.org/abs/2506.23546
+
+Modules, each small and named for what it holds:
+
+* `model`        the rate network, its energy E(x) = ½‖−x + Jφ(x) + b‖², force −∇E, the local rule
+* `sampler`      Euler-Maruyama Langevin chains and the noiseless flow, stacked over models; guards
+* `encoding`     pixels ↔ model state (clip, atanh) and the datasets used at each scale
+* `metrics`      nearest-neighbour adversarial accuracy, covariance error, memorization, distances
+* `train`        PCD-k / Rdm-k training of a stack of models (SGD or Adam), checkpoints, `generate`
+* `exact`        a 2-neuron network integrated on a grid: the likelihood and its exact gradient
+* `thermo`       entropy production of the Langevin sampler vs the raw rate dynamics
+* `denoise`      the positive-phase fit on a few patterns and denoising by the noiseless flow
+* `experiments`  one function per notebook section; `figures` draws them; `config` holds profiles
+"""

@@ -1,0 +1,80 @@
+"""Profiles for the NLM notebooks (https://arxiv.org/abs/2506.23546).
+
+smoke: seconds, for tests. quick (default): minutes on 2 CPU cores, sklearn 8x8 digits {1, 3, 6}
+(N = 64) plus Fashion-MNIST pooled to 14x14 (N = 196). full: the paper's MNIST {1, 3, 6}, N = 784,
+1000 chains, PCD-10, on a GPU. All three run the same code; resolve with
+`common.profiles.resolve(PROFILES, profile, **overrides)`.
+"""
+from __future__ import annotations
+
+_SHARED = {
+    "T": 1.0, "dt": 0.01, "gain": 2.0,            # the paper's temperature, step and initial gain
+    "optimizer": "adam", "weight_decay": 5e-7,
+    "k": 10,                                       # PCD-k Langevin steps per update
+    "n_test": 150,
+    "quench_steps": 1000,                          # T = 0 flow before nearest-neighbour tests
+    "denoise_fraction": 0.25, "denoise_steps": 450, "denoise_dt": 0.05,
+    "second_dataset": "fashion14",
+}
+
+PROFILES = {
+    "smoke": dict(_SHARED, **{
+        "dataset": "digits", "lr": 5e-3, "n_chains": 32, "batch": 32,
+        "main_p": 60, "main_updates": 30, "n_ages": 3, "n_gen": 40, "gen_steps": 50,
+        "second_updates": 0, "second_p": 60,
+        "sweep_sizes": [5, 20, 60], "sweep_replicates": 1, "sweep_updates": 20, "sweep_gen": 30, "sweep_gen_steps": 50,
+        "ooe_p": 60, "ooe_updates": 20, "ooe_rdm_k": 20, "ooe_gen_steps": 100, "ooe_times": 6, "ooe_gen": 40,
+        "explore_steps": 500, "explore_every": 10,
+        "grad_grid": 81, "ep_chains": 200, "ep_steps": 100, "ep_burn": 300, "quench_steps": 50,
+    }),
+    "quick": dict(_SHARED, **{
+        "dataset": "digits", "lr": 5e-3, "n_chains": 100, "batch": 100,
+        "main_p": 240, "main_updates": 2000, "n_ages": 6, "n_gen": 150, "gen_steps": 3000,
+        "second_updates": 1000, "second_p": 2000,
+        "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 2, "sweep_updates": 2000,
+        "sweep_gen": 150, "sweep_gen_steps": 3000,
+        "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_gen_steps": 10_000, "ooe_times": 14, "ooe_gen": 150,
+        "explore_steps": 50_000, "explore_every": 50,
+        "grad_grid": 241, "ep_chains": 2000, "ep_steps": 1000, "ep_burn": 600,
+    }),
+    "full": dict(_SHARED, **{
+        "dataset": "mnist", "lr": 5e-5, "n_chains": 1000, "batch": 1000,
+        "main_p": 10_000, "main_updates": 120_000, "n_ages": 13, "n_gen": 1000, "gen_steps": 25_000,
+        "second_updates": 20_000, "second_p": 10_000,
+        "sweep_sizes": [5, 11, 25, 56, 128, 288, 648, 1458, 3280, 7381], "sweep_replicates": 5, "sweep_updates": 20_000,
+        "sweep_gen": 1000, "sweep_gen_steps": 50_000,
+        "ooe_p": 10_000, "ooe_updates": 120_000, "ooe_rdm_k": 500, "ooe_gen_steps": 25_000, "ooe_times": 20, "ooe_gen": 1000,
+        "explore_steps": 150_000, "explore_every": 100,
+        "grad_grid": 401, "ep_chains": 10_000, "ep_steps": 4000, "ep_burn": 1000,
+    }),
+}
+
+
+def preflight(profile: str, params: dict) -> None:
+    """Bad parameters and missing data end here, before any notebook runs."""
+    from common.errors import UserError
+    from common.profiles import resolve
+
+    known = set(PROFILES.get(profile, PROFILES["quick"]))
+    cfg = resolve(PROFILES, profile, **{k: v for k, v in params.items() if k in known})
+    from .model import check_temperature
+    from .sampler import check_step
+
+    from .train import TrainConfig
+
+    TrainConfig(n_chains=cfg.n_chains, k=cfg.k, optimizer=cfg.optimizer, lr=cfg.lr, batch=cfg.batch,
+                dt=cfg.dt, T=cfg.T, gain=cfg.gain).validate()
+    check_temperature(cfg.T)
+    check_step(cfg.denoise_dt)
+    if profile == "full" or cfg.dataset != "digits" or cfg.second_updates:
+        from common.data import load_dataset
+
+        for name in {cfg.dataset, cfg.second_dataset if cfg.second_updates else cfg.dataset}:
+            loader = {"digits": "digits", "fashion14": "fashion_mnist", "mnist": "mnist"}.get(name)
+            if loader is None:
+                raise UserError(f"unknown dataset {name!r}; choose digits, fashion14 or mnist")
+            load_dataset(loader, "test")
+    sizes = list(cfg.sweep_sizes) + [cfg.main_p, cfg.ooe_p]
+    limit = {"digits": 546 - cfg.n_test, "fashion14": 18_000, "mnist": 20_000}.get(cfg.dataset, 10**9)
+    if max(sizes) > limit:
+        raise UserError(f"training-set size P={max(sizes)} exceeds the {limit} {cfg.dataset} images available; lower P")

@@ -1,0 +1,259 @@
+"""One function per notebook section: run the computation, return arrays and JSON-ready metrics.
+
+Paper: Yu, Huang & Huang, https://arxiv.org/abs/2506.23546. The notebooks call these, plot through
+`figures` and log `result["metrics"]` (floats, ints, bools and lists of them only).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from common.seed import torch_generator
+
+from . import denoise as dn
+from . import encoding, exact, metrics, thermo
+from .model import asymmetry, init_couplings, phi
+from .sampler import flow, langevin, log_times
+from .train import Trainer, TrainConfig, load_state
+
+
+def train_config(cfg, **over) -> TrainConfig:
+    base = dict(n_chains=cfg.n_chains, k=cfg.k, mode="pcd", optimizer=cfg.optimizer, lr=cfg.lr,
+                weight_decay=cfg.weight_decay, batch=cfg.batch, dt=cfg.dt, T=cfg.T, gain=cfg.gain)
+    base.update(over)
+    return TrainConfig(**base)
+
+
+def _gen(J, b, n, steps, cfg, seed, key, snap_at=()):
+    """n chains from N(0, I) per model of a stack, `steps` Langevin steps; images and snapshots."""
+    g = torch_generator(int(seed), "generate", key)
+    x0 = torch.randn((*J.shape[:-2], n, J.shape[-1]), generator=g, dtype=J.dtype)
+    return langevin(x0, J, b, steps, cfg.dt, cfg.T, g, snap_at=snap_at, where=f"generate {key}", show_progress=True)
+
+
+# ---- notebook 01: training and samples over training age -----------------------------------------
+
+def ages(n_updates: int, n: int) -> list[int]:
+    return log_times(n_updates, n, t_min=max(1, n_updates // 100))
+
+
+def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int | None = None, updates: int | None = None) -> dict:
+    """PCD-k training of one model with (J, b) snapshots at log-spaced ages; cached in run_dir."""
+    dataset = dataset or cfg.dataset
+    p = p or cfg.main_p
+    updates = cfg.main_updates if updates is None else updates
+    data = encoding.load(dataset, cfg.n_test, seed)
+    encoding.check_sizes(data, [p])
+    tcfg = train_config(cfg)
+    cache = Path(run_dir) / "checkpoints" / f"main-{dataset}-P{p}-U{updates}-s{seed}.pt" if run_dir else None
+    if cache is not None and cache.exists():
+        st = load_state(cache)
+        if st.get("config") == tcfg.__dict__:
+            return {"data": data, "state": st, "snaps": st["snaps"], "p": p, "cached": True}
+    tr = Trainer(data.x_train, [p], tcfg, seed=seed)
+    snaps = tr.train(updates, snap_at=[0] + ages(updates, cfg.n_ages), desc=f"train {dataset} P={p}")
+    st = tr.state()
+    st["snaps"] = snaps
+    if cache is not None:
+        import io
+
+        from common.io import atomic_write_bytes
+        buf = io.BytesIO(); torch.save(st, buf); atomic_write_bytes(cache, buf.getvalue())
+    return {"data": data, "state": st, "snaps": snaps, "p": p, "cached": False}
+
+
+def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age") -> dict:
+    """Generate from each age's (J, b) (stacked) and measure sample quality against train/test."""
+    data, snaps, p = model["data"], model["snaps"], model["p"]
+    steps = sorted(snaps)
+    J = torch.stack([snaps[s][0][0] for s in steps]); b = torch.stack([snaps[s][1][0] for s in steps])
+    x, _ = _gen(J, b, cfg.n_gen, cfg.gen_steps, cfg, seed, prefix)
+    train_img, test_img = data.images("train")[:p], data.images("test")
+    rows = [metrics.quality(phi(x[i]).numpy(), train_img, test_img) for i in range(len(steps))]
+    pcd = metrics.quality(phi(model["state"]["chains"][0]).numpy(), train_img, test_img)
+    last = rows[-1]
+    m = {f"{prefix}_updates": steps, f"{prefix}_e_aai_test": [r["e_aai_test"] for r in rows],
+         f"{prefix}_e2_test": [r["e2_test"] for r in rows],
+         f"{prefix}_final_e_aai_test": last["e_aai_test"], f"{prefix}_final_memorized": last["memorized"],
+         f"{prefix}_final_dgen_over_dtest": last["d_gen_median"] / last["d_test_median"],
+         f"{prefix}_pcd_e_aai_test": pcd["e_aai_test"], f"{prefix}_chain_abs_x": float(model["state"]["chains"].abs().mean())}
+    return {"steps": steps, "images": phi(x).numpy(), "rows": rows, "shape": data.shape, "train": train_img, "metrics": m}
+
+
+# ---- notebook 02: memorization to generalization ------------------------------------------------------
+
+def crossing(sizes, values, level: float = 0.5) -> float:
+    """P where `values` first falls through `level` (log-linear interpolation); NaN if never."""
+    s, v = np.log(np.asarray(sizes, float)), np.asarray(values, float)
+    for i in range(len(v) - 1):
+        if v[i] >= level > v[i + 1]:
+            return float(np.exp(s[i] + (v[i] - level) / (v[i] - v[i + 1]) * (s[i + 1] - s[i])))
+    return float("nan")
+
+
+def memorization_sweep(cfg, seed: int) -> dict:
+    """Stacked PCD training over P × replicates (shared initial J per replicate), generate, quench."""
+    data = encoding.load(cfg.dataset, cfg.n_test, seed)
+    sizes = [int(p) for p in cfg.sweep_sizes]
+    encoding.check_sizes(data, sizes)
+    reps = int(cfg.sweep_replicates)
+    g = torch.Generator().manual_seed(int(seed) * 7919 + 17)
+    J0 = [init_couplings(data.n, cfg.gain, generator=g) for _ in range(reps)]
+    per_model = [(p, r) for r in range(reps) for p in sizes]
+    # each replicate trains on its own shuffled list (first P images), sharing J0 across P
+    lists = [encoding.load(cfg.dataset, cfg.n_test, seed * 100 + r).x_train if r else data.x_train for r in range(reps)]
+    X = torch.stack([torch.as_tensor(lists[r]) for _, r in per_model])
+    init_J = torch.stack([J0[r][0] for _, r in per_model]); init_b = torch.stack([J0[r][1] for _, r in per_model])
+    tr = Trainer(X, [p for p, _ in per_model], train_config(cfg), seed=seed, init=(init_J, init_b))
+    tr.train(cfg.sweep_updates, desc=f"P-sweep ({len(per_model)} stacked models)")
+    J, b = tr.params()
+    x, _ = _gen(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep")
+    xq, _ = flow(x, J, b, cfg.quench_steps, cfg.dt)
+    test_img = data.images("test")
+    rows = []
+    for k, (p, r) in enumerate(per_model):
+        train_img = np.tanh(lists[r][:p])
+        q = metrics.quality(phi(xq[k]).numpy(), train_img, test_img)
+        hot = metrics.quality(phi(x[k]).numpy(), train_img, test_img)
+        q.update({"P": p, "rep": r, "hot_e_aai_test": hot["e_aai_test"], "hot_memorized": hot["memorized"]})
+        rows.append(q)
+    mean = lambda key: [float(np.mean([q[key] for q in rows if q["P"] == p])) for p in sizes]  # noqa: E731
+    mem = mean("memorized")
+    rho = float(spearmanr(sizes, mem).statistic) if len(set(mem)) > 1 else float("nan")
+    m = {"sweep_sizes": sizes, "sweep_memorized": mem, "sweep_e_aai_test": mean("e_aai_test"),
+         "sweep_e_aai_train": mean("e_aai_train"), "sweep_acc_t_train": mean("acc_t_train"), "sweep_acc_s_train": mean("acc_s_train"),
+         "sweep_acc_t_test": mean("acc_t_test"), "sweep_acc_s_test": mean("acc_s_test"),
+         "sweep_hot_e_aai_test": mean("hot_e_aai_test"), "sweep_dgen_over_dtest": [a / c for a, c in zip(mean("d_gen_median"), mean("d_test_median"))],
+         "mem_small_p": mem[0], "mem_large_p": mem[-1], "mem_spearman": rho,
+         "e_aai_test_large_p": mean("e_aai_test")[-1], "p_star": crossing(sizes, mem)}
+    return {"rows": rows, "sizes": sizes, "images": phi(xq[:, :8]).numpy(), "per_model": per_model, "shape": data.shape, "metrics": m}
+
+
+# ---- notebook 03: out-of-equilibrium generation --------------------------------------------------------
+
+def out_of_equilibrium(cfg, seed: int) -> dict:
+    """PCD-k vs Rdm-k' trained with the same Langevin-step budget; E_AAI, E_2 along generation time."""
+    data = encoding.load(cfg.dataset, cfg.n_test, seed)
+    encoding.check_sizes(data, [cfg.ooe_p])
+    g = torch.Generator().manual_seed(int(seed) * 31 + 5)
+    init = init_couplings(data.n, cfg.gain, generator=g)
+    k_rdm = int(cfg.ooe_rdm_k)
+    u_rdm = max(1, cfg.ooe_updates * cfg.k // k_rdm)
+    models = {}
+    for name, over, upd in (("pcd", {}, cfg.ooe_updates), ("rdm", {"mode": "rdm", "k": k_rdm}, u_rdm)):
+        tr = Trainer(data.x_train, [cfg.ooe_p], train_config(cfg, **over), seed=seed, init=init)
+        tr.train(upd, desc=f"train {name}")
+        models[name] = tr.params()
+    J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
+    times = log_times(cfg.ooe_gen_steps, cfg.ooe_times, t_min=max(1, k_rdm // 20))
+    _, snaps = _gen(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
+    train_img, test_img = data.images("train")[: cfg.ooe_p], data.images("test")
+    curves = {}
+    for i, name in enumerate(("pcd", "rdm")):
+        rows = [metrics.quality(snaps[t][i].numpy(), train_img, test_img) for t in times]
+        curves[name] = {"e_aai": np.array([r["e_aai_test"] for r in rows]), "e2": np.array([r["e2_test"] for r in rows])}
+    rd, pc = curves["rdm"]["e_aai"], curves["pcd"]["e_aai"]
+    i_min = int(np.argmin(rd))
+    t_min = times[i_min]
+    m = {"ooe_times": times, "ooe_rdm_k": k_rdm, "ooe_pcd_e_aai": pc.tolist(), "ooe_rdm_e_aai": rd.tolist(),
+         "ooe_pcd_e2": curves["pcd"]["e2"].tolist(), "ooe_rdm_e2": curves["rdm"]["e2"].tolist(),
+         "rdm_best_time": t_min, "rdm_best_log3_ratio": abs(math.log(t_min / k_rdm)) / math.log(3.0),
+         "rdm_best_e_aai": float(rd[i_min]), "rdm_long_excess": float(rd[-1] - rd[i_min]),
+         "pcd_long_excess": float(pc[-1] - pc.min()), "pcd_final_e_aai": float(pc[-1])}
+    return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].numpy() for t in times}, "shape": data.shape, "metrics": m}
+
+
+# ---- notebook 04: phase-space exploration ------------------------------------------------------------------
+
+def count_transitions(labels, min_dwell: int = 3) -> tuple[int, list]:
+    """Class changes of a label sequence, ignoring visits shorter than `min_dwell` frames."""
+    runs = []
+    for lab in labels:
+        if runs and runs[-1][0] == lab:
+            runs[-1][1] += 1
+        else:
+            runs.append([lab, 1])
+    kept = [r for r in runs if r[1] >= min_dwell]
+    merged = []
+    for lab, n in kept:
+        if merged and merged[-1][0] == lab:
+            merged[-1][1] += n
+        else:
+            merged.append([lab, n])
+    return max(0, len(merged) - 1), merged
+
+
+def exploration(cfg, seed: int, model: dict) -> dict:
+    """One long chain of the main model, frames labelled by nearest class centroid, PCA of the data."""
+    data, st = model["data"], model["state"]
+    J, b = st["J"][0], st["b"][0]
+    g = torch.Generator().manual_seed(int(seed) * 101 + 3)
+    x = torch.randn((1, data.n), generator=g, dtype=J.dtype)
+    every = int(cfg.explore_every)
+    frames = []
+    from common.progress import progress
+    for _ in progress(range(cfg.explore_steps // every), desc="long chain"):
+        x, _ = langevin(x, J, b, every, cfg.dt, cfg.T, g, check_every=0)
+        frames.append(phi(x[0]).numpy().copy())
+    frames = np.asarray(frames)
+    train_img, labels = data.images("train")[: model["p"]], data.y_train[: model["p"]]
+    lab = metrics.nearest_centroid_labels(frames, train_img, labels)
+    n_trans, runs = count_transitions(lab.tolist())
+    mu = train_img.mean(0)
+    _, _, vt = np.linalg.svd(train_img - mu, full_matrices=False)
+    m = {"explore_classes_visited": int(len({r[0] for r in runs})), "explore_transitions": int(n_trans),
+         "explore_mean_dwell_frames": float(np.mean([r[1] for r in runs])) if runs else float("nan"),
+         "explore_frames": int(len(frames))}
+    return {"frames": frames, "labels": lab, "pc_frames": (frames - mu) @ vt[:3].T, "pc_train": (train_img - mu) @ vt[:3].T,
+            "train_labels": labels, "shape": data.shape, "every": every, "metrics": m}
+
+
+# ---- notebook 05: denoising ------------------------------------------------------------------------------------
+
+def denoising(cfg, seed: int) -> dict:
+    """One pattern per digit class 0-9 (sklearn digits), 25% corrupted, noiseless flow."""
+    from common.data import load_dataset
+
+    d = load_dataset("digits", "train")
+    x = np.asarray(d.x).reshape(len(d.y), -1)
+    rng = np.random.default_rng(seed)
+    pats = np.stack([x[rng.choice(np.where(d.y == c)[0])] for c in range(10)])
+    out = dn.denoise(encoding.encode(pats), cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed)
+    out["shape"] = (8, 8)
+    return out
+
+
+# ---- notebook 06: the learning rule, reversibility, spectrum --------------------------------------------------
+
+def rule_checks(cfg, seed: int) -> dict:
+    pts, area = exact.grid(cfg.grad_grid, 9.0)
+    g = torch.Generator().manual_seed(int(seed))
+    J = torch.randn(2, 2, generator=g, dtype=torch.float64) * cfg.gain / math.sqrt(2); J.fill_diagonal_(0.0)
+    b = 0.5 * torch.randn(2, generator=g, dtype=torch.float64)
+    data = 1.5 * torch.randn(5, 2, generator=g, dtype=torch.float64)
+    rJ, rb = exact.rule_on_grid(J, b, data, cfg.T, pts)
+    fJ, fb = exact.finite_difference_gradient(J, b, data, cfg.T, pts=pts, area=area)
+    rule, fd = torch.cat([rJ.reshape(-1), rb]), torch.cat([fJ.reshape(-1), fb])
+    # a symmetric (Hebbian-like) variant of the rule, to show the test can fail
+    sym = torch.cat([(0.5 * (rJ + rJ.T)).reshape(-1), rb])
+    ep = thermo.sampler_vs_rate_network(chains=cfg.ep_chains, steps=cfg.ep_steps, burn=cfg.ep_burn, dt=0.01, seed=seed)
+    m = {"grad_rel_err": float((rule - fd).abs().max() / fd.abs().max()),
+         "grad_rel_err_symmetrised": float((sym - fd).abs().max() / fd.abs().max()),
+         "rule_asymmetry": float((rJ - rJ.T).norm() / rJ.norm()),
+         "sigma_nlm": ep["sigma_nlm"], "sigma_nlm_se": ep["sigma_nlm_se"], "sigma_rnn": ep["sigma_rnn"],
+         "sigma_rnn_se": ep["sigma_rnn_se"], "sigma_nlm_abs_z": abs(ep["sigma_nlm"]) / ep["sigma_nlm_se"]}
+    return {"rule": rule.numpy(), "fd": fd.numpy(), "metrics": m}
+
+
+def spectrum(model: dict) -> dict:
+    snaps = model["snaps"]
+    steps = sorted(snaps)
+    eig = {s: torch.linalg.eigvals(snaps[s][0][0].double()).numpy() for s in steps}
+    eta = [asymmetry(snaps[s][0][0]) for s in steps]
+    m = {"spectrum_updates": steps, "spectrum_asymmetry": eta,
+         "spectrum_radius": [float(np.abs(eig[s]).max()) for s in steps]}
+    return {"steps": steps, "eig": eig, "eta": eta, "metrics": m}

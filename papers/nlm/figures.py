@@ -1,0 +1,140 @@
+"""Figures for the NLM notebooks (arXiv:2506.23546); each takes an `experiments` result."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+
+def _grid(ax, images, shape, ncol):
+    h, w = shape
+    n = len(images)
+    nrow = int(np.ceil(n / ncol))
+    canvas = np.ones((nrow * (h + 1), ncol * (w + 1)))
+    for i, im in enumerate(images):
+        r, c = divmod(i, ncol)
+        canvas[r * (h + 1): r * (h + 1) + h, c * (w + 1): c * (w + 1) + w] = (np.asarray(im).reshape(h, w) + 1) / 2
+    ax.imshow(canvas, cmap="gray_r" if h <= 8 else "gray", vmin=0, vmax=1)
+    ax.set_xticks([]); ax.set_yticks([])
+
+
+def samples_over_age(res, n: int = 10, title: str = ""):
+    steps = res["steps"]
+    fig, axes = plt.subplots(len(steps) + 1, 1, figsize=(n * 0.6 + 1.5, 0.7 * (len(steps) + 1) + 0.6))
+    _grid(axes[0], res["train"][:n], res["shape"], n); axes[0].set_ylabel("train", rotation=0, ha="right")
+    for ax, s, imgs in zip(axes[1:], steps, res["images"]):
+        _grid(ax, imgs[:n], res["shape"], n); ax.set_ylabel(f"t_age={s}", rotation=0, ha="right")
+    fig.suptitle(title or "samples (generated from noise) over training age")
+    fig.tight_layout()
+    return fig
+
+
+def age_curves(res, prefix="age"):
+    m = res["metrics"]
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    ax[0].semilogx(np.maximum(m[f"{prefix}_updates"], 1), m[f"{prefix}_e_aai_test"], "o-"); ax[0].set_ylabel("E_AAI (test)")
+    ax[1].semilogx(np.maximum(m[f"{prefix}_updates"], 1), m[f"{prefix}_e2_test"], "o-"); ax[1].set_ylabel("E_2 (test)")
+    for a in ax:
+        a.set_xlabel("training age (updates)")
+    fig.tight_layout()
+    return fig
+
+
+def sweep(res):
+    m = res["metrics"]
+    P = m["sweep_sizes"]
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.6))
+    ax[0].semilogx(P, m["sweep_memorized"], "o-", label="memorized fraction")
+    if np.isfinite(m["p_star"]):
+        ax[0].axvline(m["p_star"], ls="--", c="gray", label=f"P* = {m['p_star']:.0f}")
+    ax[0].set_ylim(-0.03, 1.03); ax[0].legend()
+    for key, lab in (("sweep_acc_t_train", "Acc_T train"), ("sweep_acc_s_train", "Acc_S train"),
+                     ("sweep_acc_t_test", "Acc_T test"), ("sweep_acc_s_test", "Acc_S test")):
+        ax[1].semilogx(P, m[key], "o-", label=lab)
+    ax[1].axhline(0.5, c="gray", lw=0.8); ax[1].legend(fontsize=7)
+    ax[2].semilogx(P, m["sweep_e_aai_train"], "o-", label="E_AAI train")
+    ax[2].semilogx(P, m["sweep_e_aai_test"], "o-", label="E_AAI test")
+    ax[2].legend()
+    for a in ax:
+        a.set_xlabel("training-set size P")
+    fig.tight_layout()
+    return fig
+
+
+def sweep_samples(res, n: int = 8):
+    sizes, per = res["sizes"], res["per_model"]
+    rows = [k for k, (p, r) in enumerate(per) if r == 0]
+    fig, axes = plt.subplots(len(rows), 1, figsize=(n * 0.6 + 1.5, 0.7 * len(rows) + 0.5))
+    for ax, k in zip(np.atleast_1d(axes), rows):
+        _grid(ax, res["images"][k][:n], res["shape"], n); ax.set_ylabel(f"P={per[k][0]}", rotation=0, ha="right")
+    fig.suptitle("quenched samples, replicate 0")
+    fig.tight_layout()
+    return fig
+
+
+def ooe(res):
+    m = res["metrics"]
+    t = res["times"]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+    for name, lab in (("pcd", "PCD-k"), ("rdm", f"Rdm-{m['ooe_rdm_k']}")):
+        ax[0].loglog(t, np.maximum(res["curves"][name]["e_aai"], 1e-4), "o-", label=lab)
+        ax[1].loglog(t, res["curves"][name]["e2"], "o-", label=lab)
+    ax[0].axvline(m["ooe_rdm_k"], ls="--", c="gray", label="Rdm training chain length")
+    ax[0].set_ylabel("E_AAI (test)"); ax[1].set_ylabel("E_2 (test)")
+    for a in ax:
+        a.set_xlabel("generation time (Langevin steps)"); a.legend()
+    fig.tight_layout()
+    return fig
+
+
+def exploration(res):
+    fig = plt.figure(figsize=(12, 4))
+    ax = fig.add_subplot(1, 2, 1, projection="3d")
+    for c in np.unique(res["train_labels"]):
+        sel = res["train_labels"] == c
+        ax.scatter(*res["pc_train"][sel].T, s=6, alpha=0.4, label=f"class {c}")
+    ax.plot(*res["pc_frames"].T, c="k", lw=0.4, alpha=0.7, label="chain")
+    ax.set_xlabel("PC1"); ax.set_ylabel("PC2"); ax.set_zlabel("PC3"); ax.legend(fontsize=7)
+    ax2 = fig.add_subplot(1, 2, 2)
+    ax2.plot(np.arange(len(res["labels"])) * res["every"], res["labels"], lw=0.8)
+    ax2.set_xlabel("Langevin step"); ax2.set_ylabel("nearest class centroid")
+    fig.tight_layout()
+    return fig
+
+
+def denoising(res):
+    frames = sorted(res["frames"])
+    n = len(res["ratio"])
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.4), gridspec_kw={"width_ratios": [2, 1]})
+    h, w = res["shape"]
+    imgs = [res["frames"][f][i] for f in frames for i in range(n)]
+    _grid(axes[0], imgs, (h, w), n)
+    axes[0].set_title("rows: flow steps " + ", ".join(map(str, frames)))
+    e = res["energy"]
+    axes[1].semilogy(np.maximum(e, 1e-12), lw=0.8); axes[1].set_xlabel("flow step"); axes[1].set_ylabel("E (kinetic energy)")
+    fig.tight_layout()
+    return fig
+
+
+def spectrum(res):
+    steps = res["steps"]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for s in steps:
+        ev = res["eig"][s]
+        ax[0].scatter(ev.real, ev.imag, s=4, label=f"t_age={s}")
+    th = np.linspace(0, 2 * np.pi, 200)
+    ax[0].plot(2 * np.cos(th), 2 * np.sin(th), "k--", lw=0.6, label="g = 2 disk")
+    ax[0].set_aspect("equal"); ax[0].legend(fontsize=6); ax[0].set_xlabel("Re λ"); ax[0].set_ylabel("Im λ")
+    ax[1].semilogx(np.maximum(steps, 1), res["eta"], "o-"); ax[1].set_xlabel("training age (updates)")
+    ax[1].set_ylabel("η = Σ J_ij J_ji / Σ J_ij²")
+    fig.tight_layout()
+    return fig
+
+
+def rule_check(res):
+    fig, ax = plt.subplots(figsize=(4, 4))
+    ax.plot(res["fd"], res["rule"], "o")
+    lim = np.abs(res["fd"]).max() * 1.1
+    ax.plot([-lim, lim], [-lim, lim], "k--", lw=0.6)
+    ax.set_xlabel("finite-difference ∂L/∂θ"); ax.set_ylabel("local rule")
+    fig.tight_layout()
+    return fig

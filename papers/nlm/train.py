@@ -1,0 +1,181 @@
+"""Training a stack of NLMs with the local contrastive rule, checkpoints and `generate`.
+
+Paper: arXiv:2506.23546. Each update: a minibatch (data phase) and M chains advanced k Langevin
+steps (model phase), persistent across updates (PCD-k) or redrawn from N(0, I) every update
+(Rdm-k); ΔJ_ij ∝ ⟨(x_i−h_i)φ(x_j)⟩_data − ⟨(x_i−h_i)φ(x_j)⟩_model. SGD applies the pure local rule;
+Adam (the released code's choice) rescales each synapse's step. K models with their own
+training sets of sizes P_k live in one stacked tensor (J: (K, N, N)), so a sweep over P and
+seeds costs one batched matrix product per Langevin step.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+
+from common.errors import UserError
+from common.io import atomic_write_bytes
+
+from .model import check_temperature, init_couplings, likelihood_gradient, phi
+from .sampler import check_step, guard, langevin
+
+
+@dataclass
+class TrainConfig:
+    n_chains: int = 200        # M persistent (or re-initialised) chains per model
+    k: int = 10                # Langevin steps per update
+    mode: str = "pcd"          # "pcd" (persistent) or "rdm" (chains redrawn from N(0, I))
+    optimizer: str = "adam"    # "adam" (released code) or "sgd" (the pure local rule)
+    lr: float = 5e-4
+    weight_decay: float = 5e-7 # L2 on J only, as released
+    batch: int = 200
+    dt: float = 0.01
+    T: float = 1.0
+    gain: float = 2.0
+
+    def validate(self) -> None:
+        check_temperature(self.T)
+        check_step(self.dt)
+        if self.mode not in ("pcd", "rdm"):
+            raise UserError(f"mode must be 'pcd' or 'rdm', got {self.mode!r}")
+        if self.optimizer not in ("adam", "sgd"):
+            raise UserError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+        if self.k < 1 or self.n_chains < 1 or self.batch < 1 or not self.lr > 0:
+            raise UserError("k, n_chains and batch must be >= 1 and lr > 0")
+
+
+class Trainer:
+    """K models trained side by side on their own first P_k rows of a shared data tensor."""
+
+    def __init__(self, data_x, sizes, cfg: TrainConfig, seed: int = 0, init=None, dtype=torch.float32):
+        cfg.validate()
+        data_x = torch.as_tensor(data_x, dtype=dtype)
+        if data_x.dim() == 2:                                  # one data list shared by all models
+            data_x = data_x.unsqueeze(0).expand(len(sizes), *data_x.shape)
+        self.sizes = torch.as_tensor([int(p) for p in sizes])
+        if int(self.sizes.max()) > data_x.shape[1] or int(self.sizes.min()) < 1:
+            raise UserError(f"training-set sizes {self.sizes.tolist()} do not fit the {data_x.shape[1]} images given; lower P")
+        self.cfg, self.seed, self.dtype = cfg, int(seed), dtype
+        self.K, self.N = len(self.sizes), data_x.shape[-1]
+        self.data = data_x[:, : int(self.sizes.max())].contiguous()
+        self.gen = torch.Generator().manual_seed(self.seed)
+        if init is None:
+            J, b = init_couplings(self.N, cfg.gain, n_models=self.K, generator=self.gen, dtype=dtype)
+        else:
+            J, b = (torch.as_tensor(t, dtype=dtype) for t in init)
+            J, b = J.expand(self.K, self.N, self.N).clone(), b.expand(self.K, self.N).clone()
+        self.J, self.b = torch.nn.Parameter(J), torch.nn.Parameter(b)
+        check_step(cfg.dt, self.J.detach())
+        params = [self.J, self.b]
+        self.opt = torch.optim.Adam(params, lr=cfg.lr) if cfg.optimizer == "adam" else torch.optim.SGD(params, lr=cfg.lr)
+        self.chains = torch.randn((self.K, cfg.n_chains, self.N), generator=self.gen, dtype=dtype)
+        self.step_count = 0
+        self._offdiag = 1.0 - torch.eye(self.N, dtype=dtype)
+        b_eff = torch.minimum(self.sizes, torch.tensor(cfg.batch))
+        self._full = self.sizes <= cfg.batch                  # small sets: the whole set every update
+        self._B = int(b_eff.max())
+        ar = torch.arange(self._B)
+        self._full_idx = torch.minimum(ar[None, :], self.sizes[:, None] - 1)
+        self._full_w = (ar[None, :] < self.sizes[:, None]).to(dtype) / self.sizes[:, None].to(dtype)
+
+    # -- one update ------------------------------------------------------------------------------
+    def _batch(self):
+        r = torch.rand((self.K, self._B), generator=self.gen, dtype=torch.float64)
+        rnd = (r * self.sizes[:, None]).long().clamp_max(self.sizes[:, None] - 1)
+        idx = torch.where(self._full[:, None], self._full_idx, rnd)
+        w = torch.where(self._full[:, None], self._full_w, torch.full_like(self._full_w, 1.0 / self._B))
+        x = torch.gather(self.data, 1, idx[..., None].expand(-1, -1, self.N))
+        return x, w
+
+    @torch.no_grad()
+    def update(self) -> None:
+        cfg = self.cfg
+        J, b = self.J.detach(), self.b.detach()
+        x_data, w = self._batch()
+        if cfg.mode == "rdm":
+            self.chains = torch.randn(self.chains.shape, generator=self.gen, dtype=self.dtype)
+        self.chains, _ = langevin(self.chains, J, b, cfg.k, cfg.dt, cfg.T, self.gen, check_every=0)
+        if not torch.isfinite(self.chains).all() or self.step_count % 10 == 0:
+            guard(self.chains, f"training update {self.step_count}")
+        gJ, gb = likelihood_gradient(x_data, self.chains, J, b, cfg.T, w)
+        gJ = gJ - cfg.weight_decay * J * self._offdiag
+        self.J.grad, self.b.grad = -gJ, -gb                   # optimizers minimise: ascend L
+        self.opt.step()
+        self.step_count += 1
+
+    def train(self, n_updates: int, snap_at=(), desc: str = "train", show_progress: bool = True) -> dict:
+        """Run n updates; returns {update count: (J, b) copies} at the requested counts."""
+        snaps = {}
+        want = set(int(s) for s in snap_at)
+        if self.step_count in want:
+            snaps[self.step_count] = self.params()
+        rng = range(n_updates)
+        if show_progress:
+            from common.progress import progress
+            rng = progress(rng, total=n_updates, desc=desc)
+        for _ in rng:
+            self.update()
+            if self.step_count in want:
+                snaps[self.step_count] = self.params()
+        guard(self.chains, f"training update {self.step_count}")
+        return snaps
+
+    def params(self):
+        return self.J.detach().clone(), self.b.detach().clone()
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    def state(self) -> dict:
+        return {"J": self.J.detach().clone(), "b": self.b.detach().clone(), "chains": self.chains.clone(),
+                "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(), "step": self.step_count,
+                "sizes": self.sizes.tolist(), "seed": self.seed, "config": asdict(self.cfg)}
+
+    def save(self, path) -> None:
+        import io
+        buf = io.BytesIO()
+        torch.save(self.state(), buf)
+        atomic_write_bytes(path, buf.getvalue())
+
+    def resume(self, path) -> "Trainer":
+        st = load_state(path)
+        if tuple(st["J"].shape) != tuple(self.J.shape) or st["sizes"] != self.sizes.tolist():
+            raise UserError(f"checkpoint {path} holds models of shape {tuple(st['J'].shape)} (P={st['sizes']}), "
+                            f"this run needs {tuple(self.J.shape)} (P={self.sizes.tolist()}); start fresh or pick the matching checkpoint")
+        with torch.no_grad():
+            self.J.copy_(st["J"]); self.b.copy_(st["b"])
+        self.opt.load_state_dict(st["optimizer"])
+        self.chains = st["chains"].to(self.dtype).clone()
+        self.gen.set_state(st["generator"])
+        self.step_count = int(st["step"])
+        return self
+
+
+def load_state(path) -> dict:
+    try:
+        st = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # noqa: BLE001 (any unreadable file is the same user error)
+        raise UserError(f"cannot read checkpoint {path}: {err}; pass a file written by Trainer.save") from None
+    if not isinstance(st, dict) or "J" not in st or "b" not in st:
+        raise UserError(f"{path} is not an NLM checkpoint (no J, b); pass a file written by Trainer.save")
+    return st
+
+
+def generate(checkpoint, n: int, steps: int, seed: int = 0, model: int = 0, dt=None, T=None, snap_at=()):
+    """Images φ(x) of n chains from N(0, I) after `steps` Langevin steps of one stored model.
+
+    Returns (images (n, N) numpy, {step: images}) with the checkpoint's dt and T unless given.
+    """
+    st = checkpoint if isinstance(checkpoint, dict) else load_state(checkpoint)
+    J, b = st["J"], st["b"]
+    if J.dim() == 3:
+        if not 0 <= model < J.shape[0]:
+            raise UserError(f"model {model} not in this checkpoint (it holds {J.shape[0]}); pick 0..{J.shape[0] - 1}")
+        J, b = J[model], b[model]
+    dt = st["config"]["dt"] if dt is None else dt
+    T = st["config"]["T"] if T is None else T
+    check_temperature(T)
+    check_step(dt, J)
+    g = torch.Generator().manual_seed(int(seed))
+    x0 = torch.randn((n, J.shape[-1]), generator=g, dtype=J.dtype)
+    x, snaps = langevin(x0, J, b, steps, dt, T, g, snap_at=snap_at, where="generate")
+    return phi(x).numpy(), {k: v.numpy() for k, v in snaps.items()}

@@ -1,0 +1,70 @@
+"""Langevin sampler: Boltzmann moments, O(dt) bias, reversibility, guards, determinism."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from common.errors import UserError
+from papers.nlm import exact, thermo
+from papers.nlm.model import energy
+from papers.nlm.sampler import Divergence, check_step, flow, guard, langevin, log_times
+
+J2 = torch.tensor([[0.0, 1.5], [-1.0, 0.0]], dtype=torch.float64)
+B2 = torch.tensor([0.4, -0.3], dtype=torch.float64)
+
+
+def _exact_moments():
+    pts, w = exact.boltzmann_weights(J2, B2, 1.0, exact.grid(301, 9.0)[0])
+    return (w[:, None] * pts).sum(0), (w[:, None] * pts ** 2).sum(0)
+
+
+def test_moments_match_boltzmann_and_bias_shrinks_linearly():
+    m1, m2 = _exact_moments()
+    errs = {}
+    for dt in (0.2, 0.1, 0.05):
+        g = torch.Generator().manual_seed(0)
+        x0 = torch.randn(20000, 2, generator=g, dtype=torch.float64)
+        x, _ = langevin(x0, J2, B2, int(6 / dt), dt, 1.0, g)
+        acc = []
+        for _ in range(10):                 # time-average to cut the noise (SE about 0.004)
+            x, _ = langevin(x, J2, B2, int(0.5 / dt), dt, 1.0, g)
+            acc.append((x ** 2).mean(0))
+        errs[dt] = float((torch.stack(acc).mean(0) - m2).abs().sum())
+    assert errs[0.05] < errs[0.1] < errs[0.2]
+    assert errs[0.05] < 0.1                                   # close to the Boltzmann measure
+    assert 1.5 < errs[0.2] / errs[0.1] < 2.7                  # bias linear in dt
+
+
+def test_sampler_reversible_rate_network_not():
+    r = thermo.sampler_vs_rate_network(n=6, chains=600, steps=400, burn=500, dt=0.01)
+    assert abs(r["sigma_nlm"]) < max(4 * r["sigma_nlm_se"], 0.05)
+    assert r["sigma_rnn"] > 10 * r["sigma_rnn_se"] and r["sigma_rnn"] > 0.5
+    assert r["asymmetry_J"] < 0.9
+
+
+def test_flow_lowers_energy_and_determinism():
+    g = torch.Generator().manual_seed(3)
+    x0 = 3 * torch.randn(50, 2, generator=g, dtype=torch.float64)
+    x, e = flow(x0, J2, B2, 200, 0.05, record_energy=True)
+    assert e.shape == (201, 50) and float((e[1:] - e[:-1]).max()) <= 0.0
+    a, sa = langevin(x0, J2, B2, 30, 0.01, 1.0, torch.Generator().manual_seed(5), snap_at=[0, 10, 30])
+    b, sb = langevin(x0, J2, B2, 30, 0.01, 1.0, torch.Generator().manual_seed(5), snap_at=[0, 10, 30])
+    assert torch.equal(a, b) and sorted(sa) == [0, 10, 30] and torch.equal(sa[10], sb[10])
+    assert torch.equal(sa[0], torch.tanh(x0))
+
+
+def test_guards_and_bad_steps():
+    with pytest.raises(Divergence):
+        guard(torch.tensor([[float("nan"), 0.0]]), "t")
+    with pytest.raises(Divergence):
+        guard(torch.full((2, 3), 100.0), "t")
+    guard(torch.ones(2, 3), "t")
+    for bad in (0.0, -0.1, 1.0):
+        with pytest.raises(UserError):
+            check_step(bad)
+    with pytest.raises(UserError):
+        check_step(0.2, 10 * torch.ones(4, 4))               # (1 + ||J||)^2 dt >= 2
+    with pytest.raises(UserError):
+        langevin(torch.zeros(1, 2), J2.float(), B2.float(), 1, 0.01, T=0.0)
+    assert log_times(1000, 4) == [1, 10, 100, 1000]

@@ -1,0 +1,83 @@
+"""Training: determinism, resume = uninterrupted, likelihood ascent, generate, bad input."""
+import numpy as np
+import pytest
+import torch
+
+from common.errors import UserError
+from papers.nlm import denoise, encoding
+from papers.nlm.train import Trainer, TrainConfig, generate
+
+
+def _data():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(30, 6, generator=g) * 0.8
+
+
+def _cfg(**kw):
+    base = dict(n_chains=8, k=3, lr=1e-2, batch=10)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_deterministic_and_resume_equals_uninterrupted(tmp_path):
+    x = _data()
+    for opt in ("adam", "sgd"):
+        a = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=4); a.train(12, show_progress=False)
+        b = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=4); b.train(7, show_progress=False)
+        b.save(tmp_path / "ck.pt")
+        c = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=99).resume(tmp_path / "ck.pt")
+        c.train(5, show_progress=False)
+        assert torch.equal(a.J, c.J) and torch.equal(a.b, c.b) and torch.equal(a.chains, c.chains)
+        assert float(a.J.detach().diagonal(dim1=-2, dim2=-1).abs().max()) == 0.0
+    with pytest.raises(UserError):
+        Trainer(x, [5, 20, 30], _cfg(), seed=4).resume(tmp_path / "ck.pt")   # another shape
+    with pytest.raises(UserError):
+        Trainer(torch.randn(30, 7), [5, 30], _cfg(), seed=4).resume(tmp_path / "ck.pt")
+
+
+def test_rdm_mode_and_generate(tmp_path):
+    x = _data()
+    t = Trainer(x, [10], _cfg(mode="rdm", k=5), seed=1); t.train(3, show_progress=False)
+    t.save(tmp_path / "m.pt")
+    img, snaps = generate(tmp_path / "m.pt", n=4, steps=20, seed=2, snap_at=[10])
+    img2, _ = generate(tmp_path / "m.pt", n=4, steps=20, seed=2)
+    assert img.shape == (4, 6) and np.array_equal(img, img2) and np.abs(img).max() < 1 and 10 in snaps
+    with pytest.raises(UserError):
+        generate(tmp_path / "m.pt", n=2, steps=2, model=3)
+    with pytest.raises(UserError):
+        generate(tmp_path / "m.pt", n=2, steps=2, T=-1.0)
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(UserError):
+        generate(tmp_path / "junk.pt", n=2, steps=2)
+
+
+def test_sgd_learns_the_data_mean():
+    """The pure local rule moves b so that model and data phases agree (here: a shifted data set)."""
+    x = torch.full((50, 3), 1.0) + 0.1 * torch.randn(50, 3, generator=torch.Generator().manual_seed(0))
+    t = Trainer(x, [50], _cfg(optimizer="sgd", lr=0.05, n_chains=200, k=20, batch=50, gain=0.0), seed=0)
+    t.train(150, show_progress=False)
+    assert abs(float(t.chains.mean()) - 1.0) < 0.25
+
+
+def test_bad_input():
+    x = _data()
+    with pytest.raises(UserError):
+        Trainer(x, [31], _cfg())                                          # P larger than the data
+    for bad in (dict(T=0.0), dict(dt=0.9), dict(mode="x"), dict(optimizer="lbfgs"), dict(k=0)):
+        with pytest.raises(UserError):
+            Trainer(x, [5], _cfg(**bad))
+    d = encoding.load("digits")
+    with pytest.raises(UserError):
+        encoding.check_sizes(d, [5, 1000])
+
+
+def test_denoise_fit_makes_patterns_fixed_points():
+    g = np.random.default_rng(0)
+    pats = encoding.encode(g.uniform(0, 1, size=(4, 16)))
+    J, b = denoise.fit_patterns(pats)
+    from papers.nlm.model import energy
+    assert float(energy(torch.as_tensor(pats), J, b).max()) < 1e-18 and float(J.diagonal().abs().max()) == 0.0
+    with pytest.raises(UserError):
+        denoise.corrupt(pats, 1.5)
+    bad = denoise.corrupt(pats, 0.25, seed=1)
+    assert int((np.abs(bad.numpy() - pats) > 0).sum(1).max()) <= 4
