@@ -18,13 +18,14 @@ _FULL = {
     "traj_N": 200, "traj_gs": [0.8, 2.0], "traj_t": 20.0, "traj_show": 15,
     "grid_N": 1000, "grid_gs": [0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8, 3.2, 3.6, 4.0, 4.4, 4.8],
     "grid_seeds": 5, "grid_n_traj": 2, "grid_t_transient": 20.0, "grid_t_align": 10.0, "grid_t_average": 80.0,
-    "sub_N": 1000, "sub_gs": [0.5, 0.8], "sub_seeds": 3, "sub_n_traj": 2,
+    "sub_N": 1000, "sub_gs": [0.5, 0.8], "sub_seeds": 6, "sub_n_traj": 2,
     "sub_t_transient": 20.0, "sub_t_align": 20.0, "sub_t_average": 100.0,
     # 02 reconstruction
     "rec_N": 200, "rec_gs": [0.8, 2.0], "rec_n_traj": 100, "rec_n_steps": 500,
     "adam_epochs_sub": 30, "adam_epochs_chaos": 10, "adam_lr": 0.1, "adam_batch": 250, "adam_window": 4,
     "sweep_n_trajs": [2, 4, 8, 16, 32, 64, 100], "sweep_noise": 1e-3, "sweep_ridge": 1e-5,
     "adam_sweep_n_trajs": [4, 16, 64], "adam_sweep_epochs": 10,
+    "adam_n_x0": 8, "adam_t_max": 150.0,  # the Adam student against its teacher from attractor states
     # 03 prediction
     "pred_N": 1000, "pred_gs": [2.0, 3.0], "pred_seeds": 5, "pred_etas": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2],
     "pred_n_x0": 8, "pred_t_burn": 50.0, "pred_t_max": 400.0, "pred_delta": 0.3, "pred_t_lyap": 300.0,
@@ -33,30 +34,35 @@ _FULL = {
     "ds_N": 300, "ds_g": 3.0, "ds_seeds": 4, "ds_n_trajs": [8, 16, 32, 64, 128, 256], "ds_n_steps": 500,
     "ds_noise": 1e-3, "ds_ridge": 1e-5, "ds_n_x0": 8, "ds_t_max": 300.0, "ds_min_r": 0.99,
     # 04 DMFT
-    "st_gs": [2.0, 3.0], "st_N": 1000, "st_seeds": 4, "st_n_traj": 4, "st_t_transient": 50.0, "st_t_align": 20.0,
+    "st_gs": [2.0, 3.0], "st_N": 1000, "st_seeds": 8, "st_n_traj": 2, "st_t_transient": 50.0, "st_t_align": 20.0,
     "st_t_average": 600.0, "st_record_dt": 0.1, "st_max_lag": 30.0,
+    "st_dev_lag": 10.0,                 # Delta(tau) is compared over its decay, tau <= st_dev_lag
     "st_dtype": "float32",              # tangent map in single precision: 2x less memory traffic
     "tr_cases": [[0.8, 0.3], [2.0, 0.1], [3.0, 0.1]], "tr_T": 10.0, "tr_dt": 0.01, "tr_nodes": 61,
     "tr_N": 1000, "tr_seeds": 5, "tr_n_x0": 8, "sat_T": 40.0, "sat_dt": 0.02,
     # 05 Lyapunov
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0, 4.8],
-    "os_N": 200, "os_gs": [0.5, 2.0, 3.0], "os_eta": 0.01, "os_t": 50.0,
+    # the official OS protocol (dp.py): N = 1000, 5 networks, 1e4 steps, the first 3000 dropped
+    "os_N": 1000, "os_gs": [0.5, 2.0, 3.0], "os_eta": 0.01, "os_seeds": 5, "os_t_total": 100.0, "os_t_discard": 30.0,
     "qr_N": 200, "qr_g": 2.0, "qr_k": 30, "qr_t_average": 1000.0,
 }
 
 _QUICK = dict(_FULL) | {
     "grid_N": 500, "grid_gs": [0.2, 0.5, 0.8, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0], "grid_seeds": 1,
     "grid_t_average": 50.0,
-    "sub_seeds": 1, "sub_t_average": 60.0,
+    # g < 1: one state on each of 6 networks (the exponent varies from network to network)
+    "sub_seeds": 6, "sub_n_traj": 1, "sub_t_align": 30.0, "sub_t_average": 50.0,
     "sweep_n_trajs": [2, 4, 8, 16, 32, 64, 100],
-    "pred_N": 500, "pred_seeds": 2, "pred_etas": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2], "pred_n_x0": 4,
-    "pred_t_max": 250.0, "pred_t_lyap": 150.0,
+    "pred_N": 500, "pred_seeds": 4, "pred_etas": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2], "pred_n_x0": 4,
+    "pred_t_max": 250.0, "pred_t_lyap": 300.0,
     "q_N": 500, "q_seeds": 1, "q_n_x0": 4,
-    "ds_N": 300, "ds_seeds": 2, "ds_n_trajs": [16, 32, 64, 128], "ds_n_x0": 4, "ds_t_max": 200.0,
-    "st_seeds": 2, "st_t_transient": 20.0, "st_t_average": 300.0,
+    # data size: 5 sizes with r(W, J) > 0.99 on 4 networks x 8 states (the slope is fitted per network)
+    "ds_N": 300, "ds_seeds": 4, "ds_n_trajs": [32, 48, 64, 96, 128], "ds_n_x0": 8, "ds_t_max": 200.0,
+    # many networks, one state each: network-to-network fluctuations of Delta dominate at N = 1000
+    "st_seeds": 8, "st_n_traj": 1, "st_t_transient": 20.0, "st_t_average": 150.0,
     "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 2, "tr_n_x0": 4, "sat_dt": 0.05,
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0],
-    "os_t": 20.0, "qr_k": 20, "qr_t_average": 200.0,
+    "os_N": 200, "os_seeds": 2, "os_t_total": 40.0, "os_t_discard": 12.0, "qr_k": 20, "qr_t_average": 200.0,
 }
 
 _SMOKE = dict(_QUICK) | {
@@ -65,17 +71,17 @@ _SMOKE = dict(_QUICK) | {
     "sub_N": 100, "sub_gs": [0.5], "sub_t_transient": 5.0, "sub_t_align": 2.0, "sub_t_average": 5.0,
     "rec_N": 40, "rec_n_traj": 10, "rec_n_steps": 100, "adam_epochs_sub": 2, "adam_epochs_chaos": 2,
     "sweep_n_trajs": [1, 2, 4], "adam_sweep_n_trajs": [2, 4], "adam_sweep_epochs": 2,
-    "pred_N": 60, "pred_seeds": 1, "pred_etas": [1e-4, 1e-3, 1e-2], "pred_n_x0": 2,
+    "pred_N": 60, "pred_seeds": 2, "pred_etas": [1e-4, 1e-3, 1e-2], "pred_n_x0": 2,
     "pred_t_burn": 5.0, "pred_t_max": 40.0, "pred_t_lyap": 5.0, "pred_t_align": 2.0,
     "q_N": 60, "q_T": 5.0, "q_n_x0": 2,
     "ds_N": 40, "ds_seeds": 1, "ds_n_trajs": [2, 4, 8], "ds_n_steps": 100, "ds_n_x0": 2, "ds_t_max": 20.0,
-    "st_gs": [2.0], "st_N": 100, "st_seeds": 1, "st_n_traj": 2, "st_t_transient": 5.0, "st_t_align": 2.0,
+    "st_gs": [2.0], "st_N": 100, "st_seeds": 2, "st_n_traj": 1, "st_t_transient": 5.0, "st_t_align": 2.0,
     "st_t_average": 20.0,
-    "st_max_lag": 10.0,
+    "st_max_lag": 10.0, "st_dev_lag": 5.0,
     "tr_cases": [[2.0, 0.1]], "tr_T": 2.0, "tr_dt": 0.05, "tr_nodes": 21, "tr_N": 100, "tr_seeds": 1,
     "tr_n_x0": 2, "sat_T": 3.0, "sat_dt": 0.1,
     "ly_gs_dmft": [1.5, 2.0],
-    "os_N": 40, "os_gs": [2.0], "os_t": 2.0, "qr_N": 40, "qr_k": 5, "qr_t_average": 5.0,
+    "os_N": 40, "os_gs": [2.0], "os_seeds": 1, "os_t_total": 3.0, "os_t_discard": 1.0, "adam_t_max": 20.0, "adam_n_x0": 2, "qr_N": 40, "qr_k": 5, "qr_t_average": 5.0,
 }
 
 PROFILES = {"smoke": _SMOKE, "quick": _QUICK, "full": _FULL}

@@ -16,8 +16,10 @@ from common.seed import numpy_rng
 from . import lyap, predict, recon, rnn
 
 
-def autocorrelation(states: np.ndarray, max_lag: int) -> np.ndarray:
-    """Delta(k) = <x_i(t) x_i(t+k)> averaged over t, units and trajectories; states (R, K, N)."""
+def autocorrelation(states: np.ndarray, max_lag: int, per_trajectory: bool = False) -> np.ndarray:
+    """Delta(k) = <x_i(t) x_i(t+k)> averaged over t, units and trajectories; states (R, K, N).
+
+    With `per_trajectory` the trajectories are kept apart: shape (max_lag + 1, K)."""
     states = np.asarray(states, dtype=np.float64)
     R = states.shape[0]
     if max_lag >= R:
@@ -25,8 +27,10 @@ def autocorrelation(states: np.ndarray, max_lag: int) -> np.ndarray:
     n_fft = 1 << int(np.ceil(np.log2(2 * R)))
     f = np.fft.rfft(states, n=n_fft, axis=0)
     ac = np.fft.irfft(f * np.conj(f), n=n_fft, axis=0)[: max_lag + 1]  # sum_t x(t) x(t+k)
-    ac = ac.mean(axis=(1, 2))
-    return ac / (R - np.arange(max_lag + 1))
+    norm = R - np.arange(max_lag + 1)
+    if per_trajectory:
+        return ac.mean(axis=2) / norm[:, None]
+    return ac.mean(axis=(1, 2)) / norm
 
 
 def network(N: int, g: float, seed: int, *keys):
@@ -51,7 +55,8 @@ def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, 
         states = res.extra["states"]
         lag = int(round(max_lag_time / record_dt))
         out["tau"] = np.arange(lag + 1) * record_dt
-        out["Delta"] = autocorrelation(states, lag)
+        out["Delta_each"] = autocorrelation(states, lag, per_trajectory=True)   # (lag, K)
+        out["Delta"] = out["Delta_each"].mean(axis=1)
     return out
 
 
@@ -75,9 +80,9 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
     res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, delta=delta if g > 1 else None,
                            record_every=record_every)
     eps = np.stack([predict.one_step_error(J, JS[i], x0, dt) for i in range(len(etas))])
-    phi2 = float(np.mean(np.tanh(x0) ** 2))
+    phi2_each = np.mean(np.tanh(x0) ** 2, axis=1)
     out = {"N": N, "g": g, "seed": seed, "etas": etas, "t": res["t"], "D_mean": np.nanmean(res["D"], axis=2),
-           "eps": eps.mean(axis=1), "phi2": phi2, "r": [recon.pearson_r(W, J) for W in JS],
+           "eps": eps.mean(axis=1), "eps_each": eps, "phi2": float(phi2_each.mean()), "phi2_each": phi2_each, "r": [recon.pearson_r(W, J) for W in JS],
            "d_W": [recon.d_W(W, J) for W in JS]}
     if g > 1:
         out["T_pd"] = res["T_pd"]
@@ -93,7 +98,8 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
     J, rng = network(N, g, seed, "quiescent")
     JS = rnn.perturb(J, eta, g, rng)
     res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=t_max, dt=dt, record_every=10)
-    return {"t": res["t"], "rms_over_eta": np.sqrt(res["D"]).mean(axis=1) / eta, "g": g, "eta": eta}
+    each = np.sqrt(res["D"]) / eta                                      # (time, state)
+    return {"t": res["t"], "rms_over_eta": each.mean(axis=1), "rms_over_eta_each": each, "g": g, "eta": eta}
 
 
 def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: float, dt: float = rnn.DT) -> dict:
@@ -101,7 +107,7 @@ def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: fl
     J, rng = network(N, g, seed, "pair", float(eta))
     JS = rnn.perturb(J, eta, g, rng)
     res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=T, dt=dt, record_every=5)
-    return {"t": res["t"], "D": res["D"].mean(axis=1), "g": g, "eta": eta, "seed": seed}
+    return {"t": res["t"], "D": res["D"].mean(axis=1), "D_each": res["D"], "g": g, "eta": eta, "seed": seed}
 
 
 def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noise: float, ridge: float,
@@ -130,15 +136,23 @@ def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) ->
     return {"g": g, "eta": eta, "t": r.t, "D": r.D, "C_TT": r.C_TT}
 
 
-def mismatch_task(N: int, g: float, seed: int, eta: float, t_average: float, n_x0: int = 2,
-                  dt: float = rnn.DT) -> dict:
-    """The official "OS" teacher-student rate next to the true largest exponent of the teacher."""
+def mismatch_task(N: int, g: float, seed: int, eta: float, t_total: float, t_discard: float,
+                  dt: float = rnn.DT, t_lyap: float = 50.0) -> dict:
+    """The official "OS" teacher-student rate (dp.py protocol) next to the teacher's true exponent.
+
+    As in the released script: teacher and student J_S = sqrt(1-eta^2) J + eta J' start from the same
+    x0 ~ N(0, I) with no transient, the student is pulled back every step to the one-step error
+    eps = ||x_S(1) - x_T(1)||, and the first `t_discard` of the `t_total` run is dropped. The rate
+    with a fixed eps = 1e-6 is logged too, to show that the "rate" depends on eps (it is no exponent).
+    """
     J, rng = network(N, g, seed, "mismatch")
     JS = rnn.perturb(J, eta, g, rng)
-    x0 = rng.standard_normal((n_x0, N))
-    os_rate = predict.mismatch_rate(J, JS, x0, t_average=t_average, dt=dt)
-    lam = lyap.largest_exponent(J, x0, dt=dt, t_transient=20.0, t_average=t_average, t_align=5.0, rng=rng)
-    return {"g": g, "os_rate": float(os_rate.mean()), "lam": lam.mean}
+    x0 = rng.standard_normal((1, N))
+    off = predict.mismatch_rate(J, JS, x0, t_total=t_total, t_discard=t_discard, dt=dt)
+    fixed = predict.mismatch_rate(J, JS, x0, t_total=t_total, t_discard=t_discard, dt=dt, eps=1e-6)
+    lam = lyap.largest_exponent(J, x0, dt=dt, t_transient=20.0, t_average=t_lyap, t_align=5.0, rng=rng)
+    return {"g": g, "seed": seed, "os_rate": float(off["rate"][0]), "eps": float(off["eps"][0]),
+            "os_rate_eps1e-6": float(fixed["rate"][0]), "lam": lam.mean}
 
 
 def spectrum_task(N: int, g: float, seed: int, k: int, t_average: float, dt: float = rnn.DT) -> dict:

@@ -14,6 +14,7 @@ from scipy import stats
 
 from . import dmft, experiments as ex, predict, recon, rnn
 from .cache import cached_pmap
+from .estimates import jackknife_se, sem
 from common.parallel import single_threaded
 
 
@@ -47,9 +48,11 @@ def regimes(cfg, seed, cache_dir=None) -> dict:
     grid_res, sub_res = res[: len(grid)], res[len(grid):]
     metrics = {}
     for g in cfg.sub_gs:
-        lam = [v for r in sub_res if r["g"] == g for v in r["lam"]]
+        # one estimate per network (its trajectories averaged): networks are the independent samples
+        lam = [float(np.mean(r["lam"])) for r in sub_res if r["g"] == g]
         lin = [r["lam_linear"] for r in sub_res if r["g"] == g]
         metrics[f"lam_sim_{_gkey(g)}"] = float(np.mean(lam))
+        metrics[f"lam_sim_se_{_gkey(g)}"] = sem(lam)
         metrics[f"lam_linear_{_gkey(g)}"] = float(np.mean(lin))
     return {"metrics": metrics, "trajs": trajs, "grid": grid_res, "sub": sub_res}
 
@@ -89,9 +92,24 @@ def reconstruction(cfg, seed, device=None) -> dict:
         s_ls, s_ad = recon.summary(W_ls, J, g), recon.summary(W_ad, J, g)
         metrics.update({f"ls_relfro_{k}": s_ls["rel_fro"], f"adam_r_{k}": s_ad["r"], f"adam_dW_{k}": s_ad["d_W"],
                         f"adam_eta_{k}": s_ad["eta"], f"adam_relfro_{k}": s_ad["rel_fro"]})
+        # the Adam student against its teacher: from states on the attractor in chaos, from x0 ~ N(0, I)
+        # below onset (where the attractor is x = 0)
+        x0 = rng.standard_normal((cfg.adam_n_x0, cfg.rec_N))
+        if g > 1:
+            x0 = rnn.relax(J, x0, cfg.pred_t_burn, dt=cfg.dt)
+        pair = predict.run_pair(J, W_ad, x0, t_max=cfg.adam_t_max, dt=cfg.dt, delta=cfg.pred_delta if g > 1 else None,
+                                record_every=10)
+        rms = np.sqrt(pair["D"])                                                 # (time, state)
+        if g > 1:
+            metrics[f"adam_Tpd_{k}"] = float(np.mean(pair["T_pd"]))
+            metrics[f"adam_Tpd_se_{k}"] = sem(pair["T_pd"])
+        else:
+            metrics[f"adam_max_rms_{k}"] = float(rms.mean(axis=1).max())       # from x0 ~ N(0, I)
+        pair_curve = {"t": pair["t"], "rms": rms}
         if len(sweep["P"]) > 2:
             metrics[f"sweep_spearman_noisy_{k}"] = float(stats.spearmanr(sweep["P"], sweep["dW_noisy"])[0])
-        out[g] = {"J": J, "W_ls": W_ls, "W_adam": W_ad, "hist": hist, "sweep": sweep, "adam_sweep": adam_sweep}
+        out[g] = {"J": J, "W_ls": W_ls, "W_adam": W_ad, "hist": hist, "sweep": sweep, "adam_sweep": adam_sweep,
+                  "pair": pair_curve, "r": s_ad["r"]}
         del traj, noisy
     return {"metrics": metrics, "by_g": out}
 
@@ -120,25 +138,43 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
     etas = np.asarray(cfg.pred_etas, dtype=float)
     for g in cfg.pred_gs:
         rs = [r for r in h_res if r["g"] == g]
-        T = np.stack([r["T_pd"] for r in rs])                    # (seeds, eta, x0)
+        T = np.stack([r["T_pd"] for r in rs])                    # (networks, eta, x0)
         Tm = np.nanmean(T, axis=(0, 2))
         lam = np.array([r["lam"] for r in rs])
         lam_eff = 1.0 / np.mean(1.0 / lam)                      # slope of the pooled fit is mean(1/lambda)
         k = _gkey(g)
+        # independent samples: networks, each with its states' T_pd (eta, x0) and its lambda
+        units = np.arange(len(rs))
+
+        def fit_of(u):
+            return predict.fit_log_slope(etas, np.nanmean(T[u], axis=(0, 2)))
+
+        def ratio_of(u):
+            return fit_of(u)["lam_fit"] * np.mean(1.0 / lam[u])     # lambda_fit / lambda_Benettin
+
         try:
-            fit = predict.fit_log_slope(etas, Tm)
+            fit = fit_of(units)
+            ratio_se, r2_se = jackknife_se(units, ratio_of), jackknife_se(units, lambda u: fit_of(u)["r2"])
         except Exception:
             fit = {"slope": float("nan"), "intercept": float("nan"), "r2": float("nan"), "lam_fit": float("nan")}
+            ratio_se = r2_se = float("nan")
         metrics.update({f"pred_lam_fit_{k}": fit["lam_fit"], f"pred_lam_benettin_{k}": float(lam_eff),
-                        f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_r2_{k}": fit["r2"],
+                        f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_lam_ratio_se_{k}": ratio_se,
+                        f"pred_r2_{k}": fit["r2"], f"pred_r2_se_{k}": r2_se,
                         f"pred_finite_frac_{k}": float(np.isfinite(T).mean())})
         i3 = int(np.argmin(np.abs(np.log(etas / 1e-3))))
         metrics[f"pred_Tpd_eta1e-3_{k}"] = float(Tm[i3])
+        metrics[f"pred_Tpd_eta1e-3_se_{k}"] = sem(T[:, i3, :])
         metrics[f"pred_r_eta1e-3_{k}"] = float(np.mean([r["r"][i3] for r in rs]))
         eps = np.mean([r["eps"] for r in rs], axis=0)
         phi2 = float(np.mean([r["phi2"] for r in rs]))
         eps_th = predict.one_step_theory(cfg.pred_N, g, etas, phi2, cfg.dt)
-        metrics[f"eps_ratio_{k}"] = float(np.mean(eps / eps_th))
+        # one-step error law per (network, state): eps over dt sqrt(2 N g^2 (1 - rho) <phi^2>), averaged over eta
+        law = np.concatenate([np.mean(r["eps_each"] / predict.one_step_theory(cfg.pred_N, g, etas[:, None],
+                                                                               r["phi2_each"][None], cfg.dt), axis=0)
+                              for r in rs])
+        metrics[f"eps_ratio_{k}"] = float(np.mean(law))
+        metrics[f"eps_ratio_se_{k}"] = sem(law)
         n_max = max(len(r["t"]) for r in rs)
         Dpad = np.full((len(rs), n_max, len(etas)), np.nan)
         for i, r in enumerate(rs):
@@ -147,22 +183,39 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
         n_min = min(len(r["t"]) for r in rs)   # times every network reached
         horizon[g] = {"T": T, "Tm": Tm, "lam": lam, "fit": fit, "eps": eps, "eps_theory": eps_th,
                       "t": t_long[:n_min], "D": np.nanmean(Dpad[:, :n_min], axis=0)}   # D: (time, eta)
-    q_rms = np.mean([r["rms_over_eta"] for r in q_res], axis=0)
+    q_each = np.concatenate([r["rms_over_eta_each"] for r in q_res], axis=1)   # (time, network x state)
+    q_rms = q_each.mean(axis=1)
     q_t = q_res[0]["t"]
     metrics["q_max_rms_over_eta"] = float(q_rms.max())
+    metrics["q_max_rms_over_eta_se"] = jackknife_se(q_each.T, lambda u: u.mean(axis=0).max())
     metrics["q_final_rms_over_eta"] = float(q_rms[-1])
-    # data size: d_W falls, T_pd rises only like ln(1/d_W) / (2 lambda)
-    sp, slopes = [], []
-    for r in d_res:
-        sp.append(stats.spearmanr(r["P"], r["d_W"])[0])
-        Tm = np.nanmean(r["T_pd"], axis=1)
-        good = (np.asarray(r["r"]) >= cfg.ds_min_r) & np.isfinite(Tm)
-        if good.sum() >= 2:
-            b = np.polyfit(np.log(1 / np.asarray(r["d_W"])[good]), Tm[good], 1)[0]  # T_pd = a + b ln(1/d_W)
-            slopes.append(2.0 * b * r["lam"])                                       # 1 for an isotropic error
+    metrics["q_final_rms_over_eta_se"] = sem(q_each[-1])
+    # data size: d_W falls, T_pd rises only like ln(1/eps) / lambda (eps: the measured one-step error)
+    sp = [stats.spearmanr(r["P"], r["d_W"])[0] for r in d_res]
+    units = [(i, j) for i, r in enumerate(d_res) for j in range(r["T_pd"].shape[1])]
+
+    def ds_slopes(sel, against):
+        out = []
+        for i, r in enumerate(d_res):
+            cols = [j for (n, j) in sel if n == i]
+            if not cols:
+                continue
+            Tm = np.nanmean(r["T_pd"][:, cols], axis=1)
+            good = (np.asarray(r["r"]) >= cfg.ds_min_r) & np.isfinite(Tm)
+            if good.sum() < 2:
+                return float("nan")
+            x = np.log(1 / np.asarray(r[against])[good])
+            b = np.polyfit(x, Tm[good], 1)[0]               # T_pd = a + b ln(1/eps)
+            out.append(b * r["lam"] * (2.0 if against == "d_W" else 1.0))
+        return float(np.mean(out))
+
+    units = np.asarray(units)
     metrics["ds_spearman_dW_P"] = float(np.mean(sp))
-    metrics["ds_slope_times_2lam"] = float(np.mean(slopes)) if slopes else float("nan")
+    metrics["ds_slope_times_lam"] = ds_slopes(units, "eps")                 # 1: T_pd = ln(delta/eps) / lambda
+    metrics["ds_slope_times_lam_se"] = jackknife_se(units, lambda u: ds_slopes(u, "eps"))
+    metrics["ds_slope_times_2lam"] = ds_slopes(units, "d_W")                # 1 only for an isotropic error
     metrics["ds_dW_drop"] = float(np.mean([r["d_W"][0] / r["d_W"][-1] for r in d_res]))
+    metrics["ds_eps_drop"] = float(np.mean([r["eps"][0] / r["eps"][-1] for r in d_res]))
     metrics["ds_Tpd_gain"] = float(np.mean([np.nanmean(r["T_pd"][-1]) - np.nanmean(r["T_pd"][0]) for r in d_res]))
     metrics["ds_r_max_P"] = float(np.mean([r["r"][-1] for r in d_res]))
     metrics["ds_Tpd_max_P"] = float(np.mean([np.nanmean(r["T_pd"][-1]) for r in d_res]))
@@ -207,15 +260,32 @@ def stationary_comparison(cfg, seed, cache_dir=None) -> dict:
         lam_th = dmft.lyapunov(g, stat=th)["lam"]
         rs = [r for r in sims if r["g"] == g]
         tau = rs[0]["tau"]
-        D_sim = np.mean([r["Delta"] for r in rs], axis=0)
+        # independent samples are networks (each averaged over its states): at N = 1000 the
+        # network-to-network fluctuations of Delta_0 (a few %) dominate the time-averaging noise
+        each = np.stack([r["Delta"] for r in rs])                                # (network, lag)
+        lam_each = np.array([np.mean(r["lam"]) for r in rs])
+        D_sim = each.mean(axis=0)
         D_th = np.interp(tau, th.tau, th.Delta)
-        lam_sim = float(np.mean([v for r in rs for v in r["lam"]]))
+
+        decay = tau <= cfg.st_dev_lag + 1e-9   # the decay of Delta(tau); beyond it a slow finite-N tail
+
+        def maxdev(u, sel=decay):
+            return float(np.max(np.abs(u.mean(axis=0) - D_th)[sel]) / th.Delta0)
+
+        def maxdev_all(u):
+            return maxdev(u, slice(None))
+
+        lam_sim = float(lam_each.mean())
         k = _gkey(g)
         metrics.update({f"delta0_dmft_{k}": th.Delta0, f"delta0_sim_{k}": float(D_sim[0]),
                         f"delta0_ratio_{k}": float(D_sim[0] / th.Delta0),
-                        f"delta_maxdev_{k}": float(np.max(np.abs(D_sim - D_th)) / th.Delta0),
+                        f"delta0_ratio_se_{k}": sem(each[:, 0]) / th.Delta0,
+                        f"delta_maxdev_{k}": maxdev(each), f"delta_maxdev_se_{k}": jackknife_se(each, maxdev),
+                        f"delta_maxdev_all_{k}": maxdev_all(each), f"delta_maxdev_all_se_{k}": jackknife_se(each, maxdev_all),
+                        f"delta_tail_{k}": float(np.mean((D_sim - D_th)[~decay]) / th.Delta0),
                         f"lam_dmft_{k}": lam_th, f"lam_sim_N{cfg.st_N}_{k}": lam_sim,
-                        f"lam_sim_over_dmft_{k}": lam_sim / lam_th})
+                        f"lam_sim_over_dmft_{k}": lam_sim / lam_th,
+                        f"lam_sim_over_dmft_se_{k}": sem(lam_each) / lam_th})
         by_g[g] = {"tau": tau, "D_sim": D_sim, "D_sim_each": [r["Delta"] for r in rs], "theory": th, "lam_dmft": lam_th,
                    "lam_sim": lam_sim, "running": [(r["times"], r["running"]) for r in rs]}
     return {"metrics": metrics, "by_g": by_g}
@@ -239,25 +309,40 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
     for (g, e), r in zip(cases, th):
         rs = [s for s in sims if s["g"] == g and s["eta"] == e]
         t_sim = rs[0]["t"]
+        sel = t_sim <= cfg.tr_T + 1e-9
+        each = np.concatenate([s["D_each"][sel] for s in rs], axis=1).T    # (network x state, time)
         D_sim = np.mean([s["D"] for s in rs], axis=0)
         D_sd = np.std([s["D"] for s in rs], axis=0)
-        sel = t_sim <= cfg.tr_T + 1e-9
         D_th = np.interp(t_sim[sel], r["t"], r["D"])
         k = _gkey(g)
         if g > 1:
             win = (t_sim[sel] >= min(2.0, cfg.tr_T / 2)) & (t_sim[sel] <= cfg.tr_T)
-            metrics[f"tr_maxlog_{k}"] = float(np.max(np.abs(np.log(D_th[win] / D_sim[sel][win]))))
+
+            def maxlog(u):
+                return float(np.max(np.abs(np.log(D_th[win] / u.mean(axis=0)[win]))))
+
+            metrics[f"tr_maxlog_{k}"] = maxlog(each)
+            metrics[f"tr_maxlog_se_{k}"] = jackknife_se(each, maxlog)
         else:
-            metrics[f"tr_maxrel_{k}"] = float(np.max(np.abs(D_th - D_sim[sel])) / np.max(D_sim[sel]))
+            def maxrel(u):
+                m = u.mean(axis=0)
+                return float(np.max(np.abs(D_th - m)) / np.max(m))
+
+            metrics[f"tr_maxrel_{k}"] = maxrel(each)
+            metrics[f"tr_maxrel_se_{k}"] = jackknife_se(each, maxrel)
         out[(g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": t_sim, "D_sim": D_sim, "D_sd": D_sd}
     for (g, e), r in zip(sat_cases, sat):
         k = _gkey(g)
         rs = [s for s in sims if s["g"] == g and s["eta"] == e]
-        D_sim_end = float(np.mean([s["D"][-1] for s in rs]))
+        # saturated level per (network, state): D averaged over the last 10 time units (t <= sat_T)
+        late = rs[0]["t"] >= rs[0]["t"][-1] - 10.0
+        D_late = np.concatenate([s["D_each"][late].mean(axis=0) for s in rs])
+        D_sim_end = float(D_late.mean())
         if g > 1:
             two_d0 = 2.0 * dmft.delta0(g)
             metrics[f"sat_dmft_over_2delta0_{k}"] = float(r["D"][-1] / two_d0)
             metrics[f"sat_sim_over_2delta0_{k}"] = float(D_sim_end / two_d0)
+            metrics[f"sat_sim_over_2delta0_se_{k}"] = sem(D_late) / two_d0
         else:
             metrics[f"sat_dmft_final_over_max_{k}"] = float(r["D"][-1] / r["D"].max())
         out[("sat", g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": rs[0]["t"],
@@ -277,19 +362,21 @@ def lyapunov_theory_vs_simulation(cfg, seed, cache_dir=None) -> dict:
     lam_th = np.array([dmft.lyapunov(g)["lam"] for g in gs])
     grid = cached_pmap(ex.lyapunov_task, grid_tasks(cfg, seed), cache_dir, _workers(cfg), desc="lambda grid")
     big = cached_pmap(ex.lyapunov_task, stationary_tasks(cfg, seed), cache_dir, _workers(cfg), desc="lambda N")
-    os_res = cached_pmap(_dispatch, [dict(fn="mismatch_task", kw=dict(N=cfg.os_N, g=float(g), seed=seed, eta=cfg.os_eta,
-                                                                       t_average=cfg.os_t, dt=cfg.dt))
-                                     for g in cfg.os_gs], cache_dir, _workers(cfg), desc="OS rate")
+    os_res = cached_pmap(_dispatch, [dict(fn="mismatch_task", kw=dict(N=cfg.os_N, g=float(g), seed=seed * 1000 + s,
+                                                                       eta=cfg.os_eta, t_total=cfg.os_t_total,
+                                                                       t_discard=cfg.os_t_discard, dt=cfg.dt))
+                                     for g in cfg.os_gs for s in range(cfg.os_seeds)], cache_dir, _workers(cfg),
+                         desc="OS rate")
     spec = ex.spectrum_task(cfg.qr_N, cfg.qr_g, seed, cfg.qr_k, cfg.qr_t_average, cfg.dt)
     metrics = {}
-    for g in cfg.st_gs:
+    for g in cfg.st_gs:   # lambda_sim / lambda_DMFT (with its error) is logged by notebook 04 from the same runs
+        metrics[f"lam_dmft_{_gkey(g)}"] = dmft.lyapunov(g)["lam"]
+    for g in cfg.os_gs:
+        rs = [r for r in os_res if r["g"] == g]
         k = _gkey(g)
-        th = dmft.lyapunov(g)["lam"]
-        sim = float(np.mean([v for r in big if r["g"] == g for v in r["lam"]]))
-        metrics[f"lam_dmft_{k}"] = th
-        metrics[f"lam_sim_over_dmft_{k}"] = sim / th
-    for r in os_res:
-        metrics[f"os_rate_{_gkey(r['g'])}"] = r["os_rate"]
-        metrics[f"os_true_lam_{_gkey(r['g'])}"] = r["lam"]
+        metrics[f"os_rate_{k}"] = float(np.mean([r["os_rate"] for r in rs]))          # official protocol
+        metrics[f"os_eps_{k}"] = float(np.mean([r["eps"] for r in rs]))              # its one-step error
+        metrics[f"os_rate_eps1e-6_{k}"] = float(np.mean([r["os_rate_eps1e-6"] for r in rs]))
+        metrics[f"os_true_lam_{k}"] = float(np.mean([r["lam"] for r in rs]))
     metrics["qr_lam_max"] = float(spec["lam"][0])
     return {"metrics": metrics, "gs": gs, "lam_th": lam_th, "grid": grid, "big": big, "os": os_res, "spectrum": spec}

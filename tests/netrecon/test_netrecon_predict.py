@@ -61,3 +61,20 @@ def test_horizon_formula_and_bad_tolerance():
     J = np.zeros((3, 3))
     with pytest.raises(UserError):
         predict.run_pair(J, J, np.zeros(3), t_max=1.0, delta=-1.0)
+
+
+def test_official_os_rate_renormalises_to_the_one_step_error():
+    """dp.py protocol: eps is ||x_S(1) - x_T(1)||; the rate is ~ln(2)/dt in chaos, ~lambda below onset."""
+    rng = np.random.default_rng(3)
+    J = rnn.make_J(100, 2.0, rng)
+    JS = rnn.perturb(J, 0.01, 2.0, rng)
+    x0 = rng.standard_normal((1, 100))
+    out = predict.mismatch_rate(J, JS, x0, t_total=6.0, t_discard=2.0)
+    assert out["eps"][0] == pytest.approx(predict.one_step_error(J, JS, x0)[0], rel=1e-12)
+    assert 30 < out["rate"][0] < 150                      # ln(d/eps)/dt with d ~ 2 eps, far above lambda ~ 0.1
+    fixed = predict.mismatch_rate(J, JS, x0, t_total=6.0, t_discard=2.0, eps=1e-6)
+    assert fixed["rate"][0] > 5 * out["rate"][0]          # the "rate" depends on eps: it is no exponent
+    Jq = rnn.make_J(100, 0.5, rng)                        # below onset x -> 0 switches the forcing off
+    Jqs = rnn.perturb(Jq, 0.01, 0.5, rng)
+    q = predict.mismatch_rate(Jq, Jqs, x0, t_total=40.0, t_discard=30.0)
+    assert q["rate"][0] == pytest.approx(-0.5, abs=0.1)
