@@ -5,10 +5,10 @@ arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
 One ResNet-18 training step (batch 32, 224x224, SGD) for: float; LSQ W4A4; ASQ W4A4 with uniform
 weights; ASQ W4A4 with POST weights. Each quantized variant is timed twice: with `papers.asq`
-and with a baseline written here that keeps the *structure* of the released modules (LSQ weight
-quantizer built from grad_scale / round_pass tensor ops, float masks in the activation function,
-and a POST projection that finds the nearest level by materialising a levels x weights distance
-tensor and taking its argmin). Ratios come from one run on this machine.
+and with a reference written here that makes the released modules' own calls (see "Reference"
+below: LSQ autograd function for LSQ weights and activations, tensor ops for ASQ weights, the
+17-level released POST set projected through a levels x weights distance tensor), float32, at
+the same sizes. Ratios come from one run on this machine.
 
     .venv/bin/python benchmarks/bench_asq.py [--batch 32] [--size 224] [--repeat 2]
 """
@@ -34,38 +34,59 @@ from papers.asq.quantizers import Adapter  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------------
-# Baseline: the released modules' structure, re-expressed (not copied)
+# Reference: the released modules' own calls, re-expressed (not copied). Release commit 9da4899:
+#  - LSQ (lsq.py): activations AND per-channel weights through the LSQ autograd function, built
+#    afresh on every call (`LSQFakeQuant(scale)(...)`), float masks in its backward;
+#  - ASQ (asq.py): activations through the same function with beta; uniform weights through
+#    grad_scale / round_pass tensor ops (uq=False);
+#  - POST (post.py): the released level set of 2^b + 1 = 17 levels at 4 bits (float32), nearest
+#    level by the (levels x weights) |difference| tensor and its argmin, per-channel alpha with
+#    gradient_scale; ASQ activations.
+# All float32, first conv and last FC float, the same ResNet-18, batch and input as the project.
 # --------------------------------------------------------------------------------------------
-def _ste_scale(t, g):            # value t, gradient scaled by g
+def _ste_scale(t, g):            # value t, gradient scaled by g (release: grad_scale)
     return (t - t * g).detach() + t * g
 
 
-def _ste_round(t):               # round with identity gradient
+def _ste_round(t):               # round with identity gradient (release: round_pass)
     return (t.round() - t).detach() + t
 
 
-class _BaselineActFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, s, qn, qp, g, beta):
-        step = s * beta
-        v = x / step
-        q = v.clamp(qn, qp).round()
-        ctx.save_for_backward(v, q, s, beta)
-        ctx.qn, ctx.qp, ctx.g = qn, qp, g
-        return q * step
+def _release_fake_quant(grad_scale):
+    """The LSQ/ASQ autograd function, a new class per call as the release builds it."""
 
-    @staticmethod
-    def backward(ctx, go):
-        v, q, s, beta = ctx.saved_tensors
-        lo = (v < ctx.qn).float()
-        hi = (v > ctx.qp).float()
-        mid = 1 - lo - hi
-        gb = (go * (lo * ctx.qn + hi * ctx.qp + (q - v) * mid)).sum(dim=list(range(1, v.dim())), keepdim=True)
-        return go * mid, (gb * beta).sum().reshape(1) * ctx.g, None, None, None, gb * s
+    class _Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, s, qn, qp, beta=None):
+            step = s if beta is None else s * beta
+            v = x / step
+            q = v.clamp(qn, qp).round()
+            ctx.save_for_backward(v, q, s, beta)
+            ctx.qn, ctx.qp = qn, qp
+            return q * step
+
+        @staticmethod
+        def backward(ctx, go):
+            v, q, s, beta = ctx.saved_tensors
+            lo = (v < ctx.qn).float()
+            hi = (v > ctx.qp).float()
+            t = go * (lo * ctx.qn + hi * ctx.qp + (q - v) * (1 - lo - hi))
+            g_beta = None
+            if s.dim() == 1:                                  # per-tensor step
+                if beta is not None:
+                    gb = t.sum(dim=list(range(1, v.dim())), keepdim=True)
+                    gs, g_beta = (gb * beta).sum().unsqueeze(0), gb * s
+                else:
+                    gs = t.sum().unsqueeze(0)
+            else:                                             # per-channel step
+                gs = t.sum(dim=list(range(1, v.dim())), keepdim=True)
+            return (1 - lo - hi) * go, gs * grad_scale, None, None, g_beta
+
+    return _Fn.apply
 
 
 class BaselineConv(nn.Module):
-    """Released-style quantized conv: adapter (ASQ) or plain LSQ activations; LSQ-op or POST weights."""
+    """Release-style quantized conv (LSQ, ASQ with uniform weights, or ASQ with POST weights)."""
 
     def __init__(self, conv: nn.Conv2d, method: str, grid: str, bits: int = 4):
         super().__init__()
@@ -79,20 +100,25 @@ class BaselineConv(nn.Module):
             self.qn_w, self.qp_w = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
             self.s_w = nn.Parameter((w.abs().mean(1) * 2 / math.sqrt(self.qp_w)).reshape(-1, 1, 1, 1))
         else:
-            self.register_buffer("levels", level_set(grid, bits).float())
+            self.register_buffer("levels", level_set("post_released", bits).float())   # 2^b + 1 levels
             self.s_w = nn.Parameter(torch.quantile(w.abs(), 0.99, dim=1).reshape(-1, 1, 1, 1))
         self.initialised = False
 
     def weight(self):
         w = self.conv.weight
+        self.s_w.data.abs_()
         if self.grid == "uniform":
-            s = _ste_scale(self.s_w, 1.0 / math.sqrt(self.qp_w * w.numel() / w.shape[0]))
+            g = 1.0 / math.sqrt(self.qp_w * w.numel() / w.shape[0])
+            if self.method == "lsq":                                   # lsq.py: the autograd function
+                return _release_fake_quant(g)(w, self.s_w, self.qn_w, self.qp_w)
+            s = _ste_scale(self.s_w, g)                                # asq.py: tensor ops
             return _ste_round((w / s).clamp(self.qn_w, self.qp_w)) * s
         a = _ste_scale(self.s_w, 1.0 / math.sqrt(w.numel() / w.shape[0]))
         v = (w / a).clamp(-1, 1)
         flat = v.reshape(-1)
-        idx = (flat.unsqueeze(0) - self.levels.unsqueeze(1)).abs().min(dim=0)[1]   # levels x weights
-        hard = self.levels[idx].reshape(v.shape)
+        lv = self.levels.type_as(flat)
+        idx = (flat.unsqueeze(0) - lv.unsqueeze(1)).abs().min(dim=0)[1]          # levels x weights
+        hard = lv[idx].reshape(v.shape)
         return ((hard - v).detach() + v) * a
 
     def forward(self, x):
@@ -100,8 +126,10 @@ class BaselineConv(nn.Module):
             with torch.no_grad():
                 self.s_a.copy_(x.abs().mean().reshape(1) * 2 / math.sqrt(self.qp_a))
             self.initialised = True
-        beta = self.adapter(x) if self.adapter is not None else torch.ones(x.shape[0], 1, 1, 1)
-        xq = _BaselineActFn.apply(x, self.s_a, 0.0, float(self.qp_a), 1.0 / math.sqrt(self.qp_a * x.numel()), beta)
+        self.s_a.data.abs_()
+        g = 1.0 / math.sqrt(self.qp_a * x.numel())
+        beta = self.adapter(x) if self.adapter is not None else None
+        xq = _release_fake_quant(g)(x, self.s_a, 0, self.qp_a, beta)
         return F.conv2d(xq, self.weight(), None, self.conv.stride, self.conv.padding)
 
 

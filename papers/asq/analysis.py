@@ -4,7 +4,9 @@ Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
 arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
 All accuracies are top-1 in percent; a delta between two configurations is the mean over seeds
-of the per-seed difference (same float checkpoint, same data order): a paired comparison.
+of the per-seed difference (same float checkpoint, same data order): a paired comparison. The
+claims judge such comparisons from the per-seed lists (`*_per_seed`, ordered by seed), which the
+claims engine pairs by position.
 """
 from __future__ import annotations
 
@@ -25,6 +27,13 @@ def paired(df: pd.DataFrame, a: str, b: str) -> tuple[float, float, int]:
     return float(d.mean()), float((d > 0).mean()), int(len(d))
 
 
+def per_seed(df: pd.DataFrame, config: str, seeds) -> list[float]:
+    """Accuracy of `config` at each of `seeds`, in that order (NaN where a seed lacks it)."""
+    wide = df.pivot_table(index="seed", columns="config", values="acc")
+    col = wide[config] if config in wide else pd.Series(dtype=float)
+    return [float(col.get(s, np.nan)) for s in seeds]
+
+
 def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("uniform", "pot", "post")) -> dict:
     """Plain-number metrics for claims 1-3 from a table with columns seed, config, acc."""
     out: dict = {}
@@ -32,6 +41,18 @@ def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("u
     out["acc_fp_mean"] = float(fp.mean())
     out["acc_fp_std"] = float(fp.std(ddof=1)) if len(fp) > 1 else 0.0
     out["n_seeds"] = int(len(fp))
+    seeds = sorted(df.seed.unique().tolist())
+    out["seeds"] = [int(s) for s in seeds]
+    out["acc_fp_per_seed"] = per_seed(df, "fp", seeds)
+    for b in bits_list:
+        for m in ("lsq", "asq"):
+            out[f"acc_{m}_w{b}_per_seed"] = per_seed(df, tag(m, b, "uniform"), seeds)
+    # ASQ - LSQ averaged over the bit widths, per seed (one paired difference per seed)
+    diffs = np.array([[a - l for a, l in zip(out[f"acc_asq_w{b}_per_seed"], out[f"acc_lsq_w{b}_per_seed"])]
+                      for b in bits_list])
+    out["delta_asq_lsq_allbits_per_seed"] = [float(v) for v in diffs.mean(axis=0)]
+    for g in grids:
+        out[f"acc_{g}_w{ablation_bits}_per_seed"] = per_seed(df, tag("asq", ablation_bits, g), seeds)
     for b in bits_list:
         for m in ("lsq", "asq"):
             out[f"acc_{m}_w{b}_mean"] = float(df[df.config == tag(m, b, "uniform")].acc.mean())

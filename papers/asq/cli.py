@@ -26,11 +26,12 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="full", choices=["smoke", "quick", "full"])
     ap.add_argument("--ckpt-dir", required=True, help="where checkpoints and results.json go")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--seed", type=int, default=0, help="run seed k trains seeds k*n .. k*n+n-1 (as `--seeds` of the runner)")
     ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
     with user_errors_exit():
         overrides = dict(kv.split("=", 1) for kv in args.param)
-        cfg = get_config(args.profile, ckpt_dir=args.ckpt_dir, **overrides)
+        cfg = get_config(args.profile, seed=args.seed, ckpt_dir=args.ckpt_dir, **overrides)
         ctx = init_distributed(args.device)
         study = Study(cfg, args.ckpt_dir, device=ctx.device, dist=ctx)
         df = study.run_grid()

@@ -4,9 +4,13 @@ Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
 arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
 smoke: 8x8 digits, tiny CNN, seconds. quick: Fashion-MNIST, small ResNet-8 (width 16), a
-stratified 10k-image training subset, 6 float epochs and 2 QAT epochs, 3 seeds, full 10k test
-set: about 6 minutes on 2 cores. full: CIFAR-10 ResNet-20 (the paper's released recipe lengths);
-ImageNet ResNet-34 W4A4 with `-p dataset=imagenet -p arch=resnet34`.
+stratified 10k-image training subset, 6 float epochs and 2 QAT epochs, 3 training seeds, full
+10k test set: about 5 minutes on 2 cores. full: CIFAR-10 ResNet-20 (the paper's released recipe
+lengths); ImageNet ResNet-34 W4A4 with `-p dataset=imagenet -p arch=resnet34`.
+
+`seeds` lists training-seed offsets; a run with notebook parameter `seed = k` trains the seeds
+k * len(seeds) + offset, so `--seeds 0 1 2` gives three runs on disjoint training seeds (seed 0:
+0, 1, 2; seed 1: 3, 4, 5; seed 2: 6, 7, 8), each with its own paired comparisons.
 """
 from __future__ import annotations
 
@@ -37,6 +41,13 @@ PROFILES = {
 }
 
 
-def get_config(profile: str, **overrides):
-    """The resolved profile; n_train = 0 / n_test = 0 mean the whole split."""
-    return resolve(PROFILES, profile, **overrides)
+def training_seeds(offsets, seed: int) -> list[int]:
+    """The training seeds of run `seed`: disjoint blocks of len(offsets) seeds."""
+    return [int(seed) * len(offsets) + int(o) for o in offsets]
+
+
+def get_config(profile: str, seed: int = 0, **overrides):
+    """The resolved profile; n_train = 0 / n_test = 0 mean the whole split; `seeds` shifted for run `seed`."""
+    cfg = resolve(PROFILES, profile, **overrides)
+    cfg.seeds = training_seeds(cfg.seeds, seed)
+    return cfg

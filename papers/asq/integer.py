@@ -260,8 +260,8 @@ def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str 
     """Integer path vs the fake-quant model on `data`: max |logit diff| and argmax agreement.
 
     Against the fake-quant model run in float64 (the same arithmetic without float32 rounding)
-    and, for information, in float32 as trained (where rare rounding-boundary flips of activation
-    codes appear).
+    and in float32 as trained, where rare rounding-boundary flips of activation codes appear: the
+    fraction of images whose logits differ from the float32 model by more than 1e-3 counts them.
     """
     from .train import predict
 
@@ -269,12 +269,67 @@ def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str 
     fq64 = predict(bake_weights(qmodel).double(), data, batch_size, dtype=torch.float64)
     fq32 = predict(qmodel, data, batch_size).double()
     y = data.y
+    per_image_fp32 = (int_logits - fq32).abs().amax(1)               # max |logit diff| of each image
     return {
         "max_abs_logit_diff": float((int_logits - fq64).abs().max()),
         "argmax_agreement": float((int_logits.argmax(1) == fq64.argmax(1)).double().mean()),
         "max_abs_logit_diff_fp32": float((int_logits - fq32).abs().max()),
         "argmax_agreement_fp32": float((int_logits.argmax(1) == fq32.argmax(1)).double().mean()),
+        "frac_images_diff_gt_1e-3_fp32": float((per_image_fp32 > 1e-3).double().mean()),
+        "median_abs_logit_diff_fp32": float(per_image_fp32.median()),
         "acc_integer": float((int_logits.argmax(1) == y).double().mean() * 100),
         "acc_fakequant_fp32": float((fq32.argmax(1) == y).double().mean() * 100),
         "logit_scale": float(fq64.abs().max()),
     }
+
+
+def pack_codes(codes: torch.Tensor, nbits: int):
+    """Signed integer codes as an `nbits`-per-code two's-complement bit stream (numpy uint8)."""
+    import numpy as np
+
+    c = codes.reshape(-1).to(torch.int64).numpy()
+    lo, hi = -(2 ** (nbits - 1)), 2 ** (nbits - 1) - 1
+    if c.size and (c.min() < lo or c.max() > hi):
+        raise UserError(f"codes outside the {nbits}-bit range [{lo}, {hi}]")
+    u = (c & (2**nbits - 1)).astype(np.uint16)
+    bits = ((u[:, None] >> np.arange(nbits, dtype=np.uint16)) & 1).astype(np.uint8)   # little-endian bits
+    return np.packbits(bits.reshape(-1))
+
+
+def unpack_codes(packed, nbits: int, n: int) -> torch.Tensor:
+    """Inverse of `pack_codes` for the first n codes."""
+    import numpy as np
+
+    bits = np.unpackbits(packed)[: n * nbits].reshape(n, nbits).astype(np.int64)
+    u = (bits << np.arange(nbits)).sum(1)
+    return torch.as_tensor(np.where(u >= 2 ** (nbits - 1), u - 2**nbits, u))
+
+
+@torch.no_grad()
+def artefact_bytes(qmodel: nn.Module) -> dict:
+    """Bytes of the deployable model, measured on the arrays it is made of.
+
+    Quantized layers: weight codes packed at the grid's storage bits, per-channel weight scales
+    and the activation step (float32), adapters (float32), and for log grids one LUT of uint16
+    entries; every other parameter and buffer (float first/last layers, BN) as float32.
+    """
+    import numpy as np
+
+    parts = {"codes": 0, "scales": 0, "adapters": 0, "lut": 0, "float": 0}
+    seen = set()
+    for name, layer in quant_layers(qmodel):
+        il = export_layer(layer)
+        parts["codes"] += pack_codes(il.w_codes, storage_bits(il.grid, il.w_bits)).nbytes
+        parts["scales"] += il.w_scale.float().numpy().nbytes + layer.act_q.s.detach().float().numpy().nbytes
+        if il.lut is not None:
+            parts["lut"] += il.lut[1:].numpy().astype(np.uint16).nbytes                   # LUT[0] = 0 is implicit
+        ad = layer.act_q.adapter
+        if ad is not None:
+            parts["adapters"] += sum(p.detach().float().numpy().nbytes for p in ad.parameters())
+        seen.update(f"{name}.{k}" for k, _ in layer.named_parameters())
+        seen.update(f"{name}.{k}" for k, _ in layer.named_buffers())
+    for k, t in list(qmodel.named_parameters()) + list(qmodel.named_buffers()):
+        if k not in seen and t.is_floating_point():
+            parts["float"] += t.detach().float().numpy().nbytes
+    parts["total"] = sum(parts.values())
+    return {f"{k}_bytes": int(v) for k, v in parts.items()}

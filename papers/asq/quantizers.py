@@ -61,10 +61,8 @@ class LSQFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         v, q, s, beta = ctx.saved_tensors
-        below, above = v < ctx.qn, v > ctx.qp
-        inside = ~(below | above)
-        dstep = torch.where(below, torch.full_like(v, ctx.qn),         # d x_hat / d s_a
-                            torch.where(above, torch.full_like(v, ctx.qp), q - v))
+        inside = (v >= ctx.qn) & (v <= ctx.qp)
+        dstep = torch.where(inside, q - v, q)                          # d x_hat / d s_a: q - v inside, Qn / Qp outside (q is clamped)
         gs = grad_out * dstep
         grad_x = grad_out * inside                                     # straight-through mask
         grad_beta = None

@@ -4,8 +4,8 @@ import torch
 
 from papers.asq.convert import init_step_sizes, quant_layers, quantize_model
 from papers.asq.data import Split
-from papers.asq.integer import (IntegerLayer, accounting, accumulate, compare_paths, export_layer,
-                                integer_model, lut_for)
+from papers.asq.integer import (IntegerLayer, accounting, accumulate, artefact_bytes, compare_paths, export_layer,
+                                integer_model, lut_for, pack_codes, unpack_codes)
 from papers.asq.levels import LUT_FRAC_BITS, level_set
 from papers.asq.models import build_model
 
@@ -62,6 +62,43 @@ def test_model_level_integer_path_equals_fake_quant(grid, method):
     r = compare_paths(q, data, batch_size=32)
     assert r["max_abs_logit_diff"] < 1e-10
     assert r["argmax_agreement"] == 1.0
+    assert r["frac_images_diff_gt_1e-3_fp32"] == 0.0 and r["median_abs_logit_diff_fp32"] < 1e-4
+
+
+def test_compare_paths_flags_a_wrong_lut():
+    q = qmodel("post")
+    data = Split(torch.randn(32, 1, 28, 28), torch.randint(0, 10, (32,)), None, None)
+    import papers.asq.integer as integer
+
+    orig = integer.lut_for
+    integer.lut_for = lambda grid, bits, frac_bits=LUT_FRAC_BITS: orig("pot", bits, frac_bits)   # POT table for POST codes
+    try:
+        r = compare_paths(q, data, batch_size=32)
+    finally:
+        integer.lut_for = orig
+    assert r["max_abs_logit_diff"] > 1e-4 and r["frac_images_diff_gt_1e-3_fp32"] > 0.5
+
+
+@pytest.mark.parametrize("nbits", [2, 3, 4, 5])
+def test_pack_codes_round_trip_and_size(nbits):
+    codes = torch.arange(-(2 ** (nbits - 1)), 2 ** (nbits - 1)).repeat(7)
+    packed = pack_codes(codes, nbits)
+    assert packed.nbytes == -(-len(codes) * nbits // 8)                  # ceil(n b / 8) bytes
+    assert torch.equal(unpack_codes(packed, nbits, len(codes)), codes)
+    with pytest.raises(Exception):
+        pack_codes(torch.tensor([2 ** (nbits - 1)]), nbits)
+
+
+def test_artefact_bytes_post_w4():
+    q = qmodel("post")
+    layers = quant_layers(q)
+    a = artefact_bytes(q)
+    assert a["lut_bytes"] == len(layers) * 7 * 2                        # one 7-entry uint16 LUT per layer
+    assert a["codes_bytes"] == sum(-(-l.weight.numel() * 4 // 8) for _, l in layers)
+    assert a["total_bytes"] == sum(v for k, v in a.items() if k != "total_bytes")
+    n_float = sum(p.numel() for p in q.parameters()) + sum(b.numel() for b in q.buffers() if b.is_floating_point())
+    assert a["total_bytes"] < 4 * n_float                                # packed codes beat float32 storage
+    assert artefact_bytes(qmodel("uniform"))["lut_bytes"] == 0
 
 
 def test_accounting_resnet18_post():
