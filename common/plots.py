@@ -6,6 +6,23 @@ from pathlib import Path
 
 VECTOR_FORMATS = ("svg", "pdf")
 
+#: text sizes shared by every figure of every paper, so the report reads at one scale
+STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9,
+         "ytick.labelsize": 9, "legend.fontsize": 8, "figure.titlesize": 11, "figure.dpi": 100}
+
+
+def styled(fn):
+    """Decorator: build the figure under `STYLE` (text sizes are fixed when the artists are created)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        import matplotlib.pyplot as plt
+
+        with plt.rc_context(STYLE):
+            return fn(*args, **kwargs)
+    return wrapper
+
 
 def set_theme() -> None:
     import seaborn as sns

@@ -6,30 +6,17 @@ Each function returns a matplotlib Figure; the notebooks save it through
 """
 from __future__ import annotations
 
-import functools
-
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
+from common.plots import styled
+
 from .landscape import PHASES, potential
 from .mixture import GaussianMixture
 
-#: font sizes shared by every figure of this paper
-STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9,
-         "ytick.labelsize": 9, "legend.fontsize": 8, "figure.titlesize": 11, "figure.dpi": 100}
 
-
-def _styled(fn):
-    """Build the figure under `STYLE` (text sizes are fixed when the artists are created)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with plt.rc_context(STYLE):
-            return fn(*args, **kwargs)
-    return wrapper
-
-
-@_styled
+@styled
 def ift_running_mean(res: dict):
     """Figs 2 and 7: ⟨e^{−ΔS_tot}⟩ against the number of trajectories, forward and backward."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
@@ -49,7 +36,7 @@ def ift_running_mean(res: dict):
     return fig
 
 
-@_styled
+@styled
 def entropy_histograms(paths, title: str):
     """Figs 3 and 8: histograms of ΔS, ΔS_E, ΔS_tot and e^{−ΔS_tot}."""
     fig, axes = plt.subplots(2, 2, figsize=(8, 6))
@@ -66,7 +53,7 @@ def entropy_histograms(paths, title: str):
     return fig
 
 
-@_styled
+@styled
 def heavy_tail_running(ht: dict):
     """Running means of e^{−ΔS_tot} for several seeds where the estimator is heavy-tailed."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -83,7 +70,7 @@ def heavy_tail_running(ht: dict):
     return fig
 
 
-@_styled
+@styled
 def potential_profiles(cases, times):
     """Figs 4 and 6: U(x, t) for each (μ, σ) in `cases` at the given times (x range ±3·max(1, μ))."""
     fig, axes = plt.subplots(1, len(cases), figsize=(min(10.0, 4.5 * len(cases)), 3.4), squeeze=False)
@@ -100,7 +87,7 @@ def potential_profiles(cases, times):
     return fig
 
 
-@_styled
+@styled
 def phase_diagram(pd_res: dict):
     """Fig 5: the (μ, σ) phase diagram with the analytic boundaries over the numeric phases."""
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
@@ -119,7 +106,7 @@ def phase_diagram(pd_res: dict):
     return fig
 
 
-@_styled
+@styled
 def rates_figure(r: dict, direction: str):
     """Fig 9 (forward) or Fig 10 (backward): π, φ, dS/dt; lines: closed form, dots: binned MC."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -145,7 +132,7 @@ def rates_figure(r: dict, direction: str):
     return fig
 
 
-@_styled
+@styled
 def franz_parisi_figure(res: dict):
     """Fig 11: V(q), V'(q), V''(q) (rows) at each t (columns)."""
     times = list(res["curves"])
@@ -167,7 +154,7 @@ def franz_parisi_figure(res: dict):
     return fig
 
 
-@_styled
+@styled
 def cloning_figure(res: dict):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for k, (d, c) in enumerate(res["curves"].items()):
@@ -184,7 +171,7 @@ def cloning_figure(res: dict):
     return fig
 
 
-@_styled
+@styled
 def collapse_figure(res: dict):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for k, (d, c) in enumerate(res["curves"].items()):
@@ -198,7 +185,7 @@ def collapse_figure(res: dict):
     return fig
 
 
-@_styled
+@styled
 def learned_figure(res: dict):
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     loss = res["losses"]
@@ -216,7 +203,7 @@ def learned_figure(res: dict):
     return fig
 
 
-@_styled
+@styled
 def schematic_2d(res: dict):
     """Fig 1: data and noise clouds with a few forward (left) and backward (right) paths."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), sharex=True, sharey=True)
@@ -234,7 +221,7 @@ def schematic_2d(res: dict):
     return fig
 
 
-@_styled
+@styled
 def dft_figure(res: dict, bins: int = 60):
     """Detailed FT: ln P(ΔS_tot = s)/P̃(ΔS̃_tot = −s) from histograms (dots) against the line y = s
     and the logistic fit (which uses no bins)."""
@@ -260,7 +247,7 @@ def dft_figure(res: dict, bins: int = 60):
     return fig
 
 
-@_styled
+@styled
 def fp_threshold_figure(res: dict):
     """Barrier^(2/3) against t above the threshold, its straight-line fit (fold) and the bisection result."""
     fold = res["fold"]

@@ -9,7 +9,10 @@ import statistics
 import matplotlib.pyplot as plt
 import numpy as np
 
+from common.plots import styled
 
+
+@styled
 def loss_curves(res: dict):
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
     for k, v in res["losses"].items():
@@ -27,6 +30,7 @@ def loss_curves(res: dict):
     return fig
 
 
+@styled
 def grad_norms(res: dict):
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.semilogy(res["grad_norms"], label="global gradient norm (before clipping)")
@@ -37,6 +41,7 @@ def grad_norms(res: dict):
     return fig
 
 
+@styled
 def stability(res: dict):
     fig, ax = plt.subplots(figsize=(6, 4))
     if not res["losses"]:
@@ -51,6 +56,7 @@ def stability(res: dict):
     return fig
 
 
+@styled
 def throughput(res: dict):
     fig, ax = plt.subplots(figsize=(6, 4))
     names = list(res["rates"])
@@ -64,6 +70,7 @@ def throughput(res: dict):
     return fig
 
 
+@styled
 def p2p_bandwidth(res: dict):
     fig, ax = plt.subplots(figsize=(6, 4))
     for k, d in res["gbps"].items():
@@ -75,6 +82,7 @@ def p2p_bandwidth(res: dict):
     return fig
 
 
+@styled
 def projection(res: dict):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, (m, r) in zip(axes, res["projections"].items()):
@@ -88,6 +96,7 @@ def projection(res: dict):
     return fig
 
 
+@styled
 def sensitivity(res: dict):
     fig, ax = plt.subplots(figsize=(6, 4))
     for m, rows in res["sensitivity"].items():

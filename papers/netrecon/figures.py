@@ -9,24 +9,12 @@ about 4.8 x 3.6 inches, 10-point labels, 8-point legends, and every legend label
 """
 from __future__ import annotations
 
-import functools
-
 import matplotlib.pyplot as plt
 import numpy as np
 
-#: font sizes shared by every figure of this paper
-STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9,
-         "ytick.labelsize": 9, "legend.fontsize": 8, "figure.dpi": 100}
+from common.plots import styled
+
 PANEL = (4.8, 3.6)
-
-
-def _styled(fn):
-    """Build the figure under `STYLE` (text sizes are fixed when the artists are created)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with plt.rc_context(STYLE):
-            return fn(*args, **kwargs)
-    return wrapper
 
 
 def _panels(n: int, height: float = PANEL[1]):
@@ -46,7 +34,7 @@ def legend(ax, **kwargs):
     return list(seen.keys())
 
 
-@_styled
+@styled
 def trajectories(trajs):
     fig, axes = _panels(len(trajs))
     for ax, tr in zip(axes, trajs):
@@ -56,7 +44,7 @@ def trajectories(trajs):
     return fig
 
 
-@_styled
+@styled
 def lambda_vs_g(grid, sub=(), theory=None, sub_label="networks at N = {N}"):
     fig, ax = plt.subplots(figsize=PANEL)
     gs = sorted({r["g"] for r in grid})
@@ -79,7 +67,7 @@ def lambda_vs_g(grid, sub=(), theory=None, sub_label="networks at N = {N}"):
     return fig
 
 
-@_styled
+@styled
 def scatter_WJ(by_g):
     fig, axes = _panels(len(by_g))
     for ax, (g, r) in zip(axes, by_g.items()):
@@ -92,7 +80,7 @@ def scatter_WJ(by_g):
     return fig
 
 
-@_styled
+@styled
 def training(by_g):
     fig, axes = _panels(2)
     for g, r in by_g.items():
@@ -106,7 +94,7 @@ def training(by_g):
     return fig
 
 
-@_styled
+@styled
 def dW_vs_P(by_g):
     fig, ax = plt.subplots(figsize=PANEL)
     for g, r in by_g.items():
@@ -123,7 +111,7 @@ def dW_vs_P(by_g):
     return fig
 
 
-@_styled
+@styled
 def adam_student_error(by_g, delta):
     """RMS teacher-student error per unit of the Adam-learned students, from attractor states."""
     fig, ax = plt.subplots(figsize=PANEL)
@@ -138,7 +126,7 @@ def adam_student_error(by_g, delta):
     return fig
 
 
-@_styled
+@styled
 def teacher_student(ex):
     fig, ax = plt.subplots(figsize=(1.4 * PANEL[0], PANEL[1]))
     for i in range(ex["xT"].shape[1]):
@@ -149,7 +137,7 @@ def teacher_student(ex):
     return fig
 
 
-@_styled
+@styled
 def horizon(res, delta):
     etas = res["etas"]
     fig, axes = _panels(2)
@@ -171,7 +159,7 @@ def horizon(res, delta):
     return fig
 
 
-@_styled
+@styled
 def one_step(res):
     fig, ax = plt.subplots(figsize=PANEL)
     for g, h in res["horizon"].items():
@@ -183,7 +171,7 @@ def one_step(res):
     return fig
 
 
-@_styled
+@styled
 def quiescent(res):
     q = res["quiescent"]
     fig, ax = plt.subplots(figsize=PANEL)
@@ -194,7 +182,7 @@ def quiescent(res):
     return fig
 
 
-@_styled
+@styled
 def data_size(res):
     fig, axes = _panels(2)
     for r in res["data_size"]:
@@ -209,7 +197,7 @@ def data_size(res):
     return fig
 
 
-@_styled
+@styled
 def stationary(res, max_lag):
     fig, axes = _panels(len(res["by_g"]))
     for ax, (g, r) in zip(axes, res["by_g"].items()):
@@ -223,7 +211,7 @@ def stationary(res, max_lag):
     return fig
 
 
-@_styled
+@styled
 def two_replica(res):
     cases = [k for k in res["cases"] if k[0] != "sat"]
     fig, axes = _panels(len(cases))
@@ -238,7 +226,7 @@ def two_replica(res):
     return fig
 
 
-@_styled
+@styled
 def saturation(res):
     sats = [k for k in res["cases"] if k[0] == "sat"]
     fig, ax = plt.subplots(figsize=PANEL)
@@ -254,7 +242,7 @@ def saturation(res):
     return fig
 
 
-@_styled
+@styled
 def running_estimates(stat_res):
     fig, ax = plt.subplots(figsize=PANEL)
     for i, (g, r) in enumerate(stat_res.items()):
@@ -267,7 +255,7 @@ def running_estimates(stat_res):
     return fig
 
 
-@_styled
+@styled
 def spectrum(spec):
     fig, axes = _panels(2)
     axes[0].plot(np.arange(1, len(spec["lam"]) + 1), spec["lam"], "o")
