@@ -1,0 +1,74 @@
+"""The ACL module: a code generator G_c (prior noise -> code) and a code discriminator D_c.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539 -- ACL "shifts the learning from image spaces to prior and latent code
+spaces": G_c(z), z ~ N(0, I), is trained adversarially so that its codes match the codes E(x) of real
+data; a sample is then Dec(G_c(z)). The method section could not be read: the architecture (MLPs, no
+BatchNorm in D_c) and the alternation (k critic steps, then one G_c step) are reconstructed.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .losses import check_loss, d_loss, g_loss, gradient_penalty
+from .nets import mlp
+
+
+class CodeGAN(nn.Module):
+    """G_c: z -> c and D_c: c -> score, with their own Adam optimizers (see `optimizers()`)."""
+
+    def __init__(self, code_dim: int, z_dim: int, hidden: int = 256, depth: int = 2, loss: str = "ns",
+                 gp_weight: float = 1.0):
+        super().__init__()
+        self.code_dim, self.z_dim, self.loss, self.gp_weight = code_dim, z_dim, check_loss(loss), gp_weight
+        self.G = mlp([z_dim] + [hidden] * depth + [code_dim])
+        self.D = mlp([code_dim] + [hidden] * depth + [1], act="leaky")  # no BatchNorm in D_c
+        # G_c and D_c work on standardized codes (c - mu) / sd; mu = 0, sd = 1 leaves codes as they are
+        self.register_buffer("mu", torch.zeros(code_dim))
+        self.register_buffer("sd", torch.ones(code_dim))
+
+    @torch.no_grad()
+    def set_scale(self, codes: torch.Tensor, momentum: float = 1.0) -> None:
+        """Per-dimension code statistics (momentum < 1: running average) used to standardize codes."""
+        self.mu.lerp_(codes.mean(0), momentum)
+        self.sd.lerp_(codes.std(0).clamp_min(1e-6), momentum)
+
+    def to_code(self, u: torch.Tensor) -> torch.Tensor:
+        return u * self.sd + self.mu
+
+    def optimizers(self, lr_g: float, lr_d: float, betas=(0.5, 0.9)) -> dict:
+        return {"G_c": torch.optim.Adam(self.G.parameters(), lr_g, betas=betas),
+                "D_c": torch.optim.Adam(self.D.parameters(), lr_d, betas=betas)}
+
+    def noise(self, n: int, gen: torch.Generator | None = None) -> torch.Tensor:
+        return torch.randn(n, self.z_dim, generator=gen).to(self.device)
+
+    @property
+    def device(self):
+        return next(self.parameters()).device
+
+    def d_step(self, real_codes: torch.Tensor, opt: torch.optim.Optimizer, gen=None) -> float:
+        """One D_c update: E(x) is "real", G_c(z) is "fake"."""
+        with torch.no_grad():
+            fake = self.G(self.noise(real_codes.shape[0], gen))
+        real = (real_codes.detach() - self.mu) / self.sd
+        loss = d_loss(self.loss, self.D(real), self.D(fake))
+        if self.loss == "wgan-gp":
+            loss = loss + self.gp_weight * gradient_penalty(self.D, real, fake, gen)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return float(loss.detach())
+
+    def g_step(self, n: int, opt: torch.optim.Optimizer, gen=None) -> float:
+        """One G_c update against the current D_c."""
+        loss = g_loss(self.loss, self.D(self.G(self.noise(n, gen))))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return float(loss.detach())
+
+    @torch.no_grad()
+    def sample(self, n: int, gen=None, z: torch.Tensor | None = None) -> torch.Tensor:
+        return self.to_code(self.G(self.noise(n, gen) if z is None else z.to(self.device)))

@@ -1,0 +1,82 @@
+"""Profiles of the ACL reproduction (smoke, quick, full), resolved with common.profiles.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539
+
+smoke: 8x8 digits, tiny step counts, seconds. quick: 2-D mixtures plus a 10k-image Fashion-MNIST
+subset, 3 paired replicates per comparison, about 5 minutes on 2 cores. full: MNIST (or
+`-p dataset=cifar10`) at paper-like step counts, on a GPU.
+Every unknown of the reconstructed method (loss, weights, alternation) is a key here.
+"""
+from __future__ import annotations
+
+from common import data
+from common.errors import UserError
+from common.profiles import resolve
+
+from .losses import check_loss
+
+IMAGE_DATASETS = ("digits", "fashion_mnist", "mnist", "cifar10")
+
+_COMMON = dict(
+    # reconstructed method (see README "What is reconstructed")
+    loss="ns",              # ns | wgan-gp, for the code GAN and the image GAN
+    gp_weight=1.0,          # WGAN-GP lambda
+    n_critic=1,             # discriminator steps per generator step
+    mode="joint",           # joint | two_stage (code GAN alongside / after the autoencoder)
+    enc_adv_weight=0.0,     # ARAE-style adversarial pull of E(x) toward G_c(z); 0 = off
+    rec_weight=1.0,         # ACL-GAN reconstruction ||x - G(E(x))||^2
+    cycle_weight=0.0,       # ACL-GAN code cycle ||c - E(G(c))||^2
+    code_weight=1.0,        # ACL-GAN code-GAN term in the generator step
+    hidden=256, depth=2,    # G_c / D_c MLPs
+    lr=1e-3, lr_g=2e-4, lr_d=2e-4, batch=64, code_batch=256,
+    code_lr=1e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-classifier
+    gmm_components=10,      # RAE ex-post density baseline
+    # evaluation
+    feat_seed=0, prdc_k=5, n_grid=64, n_regions=4,
+    workers=0,              # worker processes for replicates (0: one per core; 1: in this process)
+    # synthetic 2-D study
+    syn_mixtures=["ring", "grid"], syn_hidden=128, syn_code_dim=4, syn_batch=256, syn_lr=1e-3,
+    syn_lr_g=1e-3, syn_lr_d=1e-3, syn_eval=2500, syn_n=10000,
+)
+
+PROFILES = {
+    "smoke": dict(_COMMON, dataset="digits", n_train=0, n_eval=359, n_floor=359, feat_epochs=4, replicates=2, n_regions=3,
+                  code_dim=8, z_dim=8, width=16, ae_steps=30, code_steps=40, cls_steps=30, cls_feat_dim=32,
+                  gan_steps=20, n_prdc=200, n_mem=200, kid_subsets=3, kid_subset_size=200, hidden=64, n_grid=16,
+                  syn_ae_steps=40, syn_code_steps=40, syn_gan_steps=40, syn_eval=500, syn_n=1000, syn_hidden=32, workers=1),
+    "quick": dict(_COMMON, dataset="fashion_mnist", n_train=10000, n_eval=3000, n_floor=3000, feat_epochs=1,
+                  replicates=3, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=1000, cls_steps=200,
+                  cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_mem=1000, kid_subsets=10, kid_subset_size=500,
+                  syn_ae_steps=600, syn_code_steps=800, syn_gan_steps=1000),
+    "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=3,
+                 code_dim=32, z_dim=32, width=64, ae_steps=30000, code_steps=30000, cls_steps=10000,
+                 cls_feat_dim=64, gan_steps=50000, n_prdc=5000, n_mem=5000, kid_subsets=100, kid_subset_size=1000,
+                 syn_ae_steps=10000, syn_code_steps=10000, syn_gan_steps=20000),
+}
+
+
+def get_config(profile: str, **overrides):
+    """The resolved profile (n_train = 0 means the whole training split); bad values are UserErrors."""
+    cfg = resolve(PROFILES, profile, **overrides)
+    check_loss(cfg.loss)
+    if cfg.mode not in ("joint", "two_stage"):
+        raise UserError(f"unknown training mode {cfg.mode!r}; choose joint or two_stage")
+    if cfg.dataset == "celeba":
+        raise UserError("dataset 'celeba' has no loader in common.data yet; use mnist, cifar10 or fashion_mnist")
+    if cfg.dataset not in IMAGE_DATASETS:
+        raise UserError(f"unknown dataset {cfg.dataset!r}; choose one of {', '.join(IMAGE_DATASETS)}")
+    for k in ("code_dim", "z_dim", "replicates", "cls_feat_dim", "width", "hidden", "depth", "n_critic"):
+        if getattr(cfg, k) < 1:
+            raise UserError(f"parameter {k} must be >= 1, got {getattr(cfg, k)}")
+    if cfg.replicates < 2 and profile != "smoke":
+        raise UserError("replicates must be >= 2 (paired comparisons need two seeds at least)")
+    return cfg
+
+
+def preflight(profile: str, params: dict) -> None:
+    """Called by common.reproduce before anything is written: bad parameters and missing data."""
+    known = set(PROFILES["quick"]) | {"seed", "device"}
+    cfg = get_config(profile, **{k: v for k, v in params.items() if k in known and k not in ("seed", "device")})
+    if not data.available(cfg.dataset):
+        raise UserError(f"dataset {cfg.dataset!r} not found; run `make data` (Fashion-MNIST) or set REPRO_DATA to its folder")

@@ -1,0 +1,280 @@
+"""The studies the notebooks call: synthetic mode coverage, AE vs ACL-AE and baselines, classifier
+to generator, GAN vs ACL-GAN, and sample quality by region of the prior.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539
+
+Every comparison is paired: replicate r of every method uses the same seed, data subset and, for
+the autoencoder baselines, the same trained decoder. Trained models are checkpointed in
+`<run_dir>/ckpt/`, so a later notebook (or a rerun) loads them instead of training again.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from common.data import load_dataset
+from common.parallel import one_thread, pmap
+from common.seed import numpy_rng
+
+from .baselines import code_samplers
+from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
+from .nets import Classifier, ConvDecoder, ConvEncoder, mlp
+from .regions import shell_noise
+from .synthetic import mixture, mode_stats, sample_mixture
+from .train import Hyper, acl_sample, fit_code_model, fit_gan, gan_sample
+
+
+def rep_seed(seed: int, *keys) -> int:
+    """Independent integer seed for (master seed, keys)."""
+    return int(numpy_rng(seed, *keys).integers(2**31 - 1))
+
+
+# ------------------------------------------------------------------------------------------------
+# data and the evaluation network
+# ------------------------------------------------------------------------------------------------
+class Images:
+    """Training subset, held-out reference (test split), a disjoint real set for the floor."""
+
+    def __init__(self, cfg, device="cpu"):
+        train = load_dataset(cfg.dataset, "train")
+        test = load_dataset(cfg.dataset, "test")
+        self.classes, self.provenance = train.classes, train.provenance + test.provenance
+        order = np.random.default_rng(0).permutation(len(train))
+        n = len(train) if cfg.n_train in (0, None) else min(cfg.n_train, len(train))
+        tr, rest = order[:n], order[n:]
+        if len(rest) < cfg.n_floor:  # small sets (digits): the floor set overlaps training
+            rest = order
+        fl = np.sort(rest[:cfg.n_floor])
+        te = np.sort(np.random.default_rng(1).permutation(len(test))[:cfg.n_eval])
+        X, Y = np.asarray(train.x), train.y
+        self.x = torch.as_tensor(X[np.sort(tr)], device=device)
+        self.y = torch.as_tensor(Y[np.sort(tr)], device=device)
+        self.floor_x = torch.as_tensor(X[fl])
+        self.test_x = torch.as_tensor(np.asarray(test.x)[te])
+        self.test_y = torch.as_tensor(test.y[te])
+        self.all_x, self.all_y = torch.as_tensor(X), torch.as_tensor(Y)
+        self.channels, self.size = self.x.shape[1], self.x.shape[2]
+
+    def info(self) -> dict:
+        return {"n_train": len(self.x), "n_test_ref": len(self.test_x), "n_floor": len(self.floor_x),
+                "shape": list(self.x.shape[1:]), "classes": len(self.classes)}
+
+
+def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
+    """The evaluation classifier, trained once per run directory on the training split (fixed seed)."""
+    path = Path(run_dir) / "ckpt" / "featnet.pt"
+    if path.exists():
+        net = Classifier(images.channels, images.size, len(images.classes))
+        net.load_state_dict(torch.load(path, weights_only=True))
+        net.eval()
+    else:
+        net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs, seed=cfg.feat_seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(net.state_dict(), path)
+    info = {"featnet_sha256": weights_sha256(net), "featnet_test_acc": accuracy(net, images.test_x, images.test_y),
+            "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
+    return net, info
+
+
+@one_thread()
+def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
+    """The feature network (trained here once per run) and an Evaluator on the test reference."""
+    net, info = feature_net(cfg, images, run_dir)
+    ev = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_prdc=cfg.n_prdc,
+                   n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size)
+    return ev, info
+
+
+def _ckpt(run_dir, name) -> Path:
+    p = Path(run_dir) / "ckpt" / f"{name}.pt"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+# ------------------------------------------------------------------------------------------------
+# autoencoder + ACL, classifier + ACL
+# ------------------------------------------------------------------------------------------------
+def ae_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dict:
+    """Train (or load) replicate r of the autoencoder with ACL attached."""
+    rs = rep_seed(seed, "ae", r)
+    hp = Hyper.from_cfg(cfg)
+    torch.manual_seed(rs)
+    E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(images.x.device)
+    Dec = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(images.x.device)
+    out = fit_code_model(images.x, E, Dec, hp, seed=rs, ckpt=_ckpt(run_dir, f"ae-r{r}"), ckpt_every=500, desc=f"ACL-AE r{r}")
+    out.update(seed=rs, hp=hp)
+    return out
+
+
+def classifier_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dict:
+    """Train (or load) replicate r of a standard classifier, its feature-inversion decoder and ACL."""
+    rs = rep_seed(seed, "cls", r)
+    hp = Hyper.from_cfg(cfg, code_dim=cfg.cls_feat_dim)
+    torch.manual_seed(rs)
+    dev = images.x.device
+    C = Classifier(images.channels, images.size, len(images.classes), cfg.width // 2, cfg.cls_feat_dim).to(dev)
+    Dec = ConvDecoder(cfg.cls_feat_dim, images.channels, images.size, cfg.width).to(dev)
+    out = fit_code_model(images.x, C, Dec, hp, seed=rs, y=images.y, objective="classifier",
+                         ckpt=_ckpt(run_dir, f"cls-r{r}"), ckpt_every=500, desc=f"ACL-classifier r{r}")
+    out.update(seed=rs, hp=hp, cls_acc=accuracy(C.eval(), images.test_x.to(dev), images.test_y.to(dev)))
+    return out
+
+
+def code_model_samples(out: dict, images: Images, n: int, cfg, seed: int, z: torch.Tensor | None = None) -> dict:
+    """Samples of ACL and of the baselines on the same decoder: {name: images}."""
+    models, encode = out["models"], out["encode"]
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        codes = torch.cat([encode(images.x[i:i + 2000]) for i in range(0, len(images.x), 2000)]).cpu()
+        res = {"acl": acl_sample(models, n, gen, z).cpu()}
+        for name, sampler in code_samplers(codes.numpy(), cfg.gmm_components, seed).items():
+            c = torch.as_tensor(sampler(n, np.random.default_rng(seed)), dtype=torch.float32).to(images.x.device)
+            res[name] = models["Dec"](c).cpu()
+    return res
+
+
+def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
+    return {name: ev.evaluate(x, memorization=full, full=full) for name, x in samples.items()}
+
+
+def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> dict:
+    """One replicate of one image study, in a worker: train (or load), sample, evaluate.
+
+    study: "ae" (ACL-AE and its three baselines), "cls" (ACL-classifier and baselines), "gan", "aclgan".
+    Returns {"metrics": {method: metrics}, "grid": {method: (n_grid, C, H, W) array}, ...}.
+    """
+    from types import SimpleNamespace
+
+    cfg = SimpleNamespace(**cfg_dict)
+    images = Images(cfg, device=getattr(cfg, "device", "cpu"))
+    ev, _ = evaluator(cfg, images, run_dir)
+    gen_seed = rep_seed(seed, "samples", study, r)
+    z_grid = torch.as_tensor(np.random.default_rng(seed).standard_normal((cfg.n_grid, cfg.z_dim)), dtype=torch.float32)
+    out = {"study": study, "replicate": r}
+    if study in ("ae", "cls"):
+        res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, seed, r, run_dir)
+        samples = code_model_samples(res, images, cfg.n_eval, cfg, gen_seed)
+        zg = z_grid if res["hp"].z_dim == cfg.z_dim else None
+        grid = code_model_samples(res, images, cfg.n_grid, cfg, seed, z=zg)
+        if study == "cls":
+            out["cls_acc"] = res["cls_acc"]
+            with torch.no_grad():  # the classifier's own head on the generated codes
+                codes = res["models"]["acl"].sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))
+                lab = res["models"]["E"].head(codes).argmax(1).numpy()
+            out["own_head_class_frac"] = (np.bincount(lab, minlength=len(images.classes)) / len(lab)).tolist()
+    else:
+        res = gan_replicate(cfg, images, seed, r, "acl" if study == "aclgan" else "gan", run_dir)
+        gen = torch.Generator().manual_seed(gen_seed)
+        samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
+        grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=z_grid).cpu()}
+        shells = region_samples(lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), cfg.z_dim,
+                                cfg.n_regions, cfg.n_prdc, rep_seed(seed, "regions", r))
+        out["regions"] = [ev.evaluate(x, memorization=False) for x in shells]
+    out["metrics"] = evaluate_samples(ev, samples, full=True)
+    out["grid"] = {k: v.numpy() for k, v in grid.items()}
+    out["history"] = res["history"]
+    if study == "ae":
+        shells = region_samples(lambda z: acl_sample(res["models"], len(z), z=z).cpu(), cfg.z_dim, cfg.n_regions,
+                                cfg.n_prdc, rep_seed(seed, "regions", r))
+        out["regions"] = [ev.evaluate(x, memorization=False) for x in shells]
+    return out
+
+
+def image_study(cfg, run_dir, seed: int, studies: list[str]) -> list[dict]:
+    """Every replicate of the given studies, two worker processes (one thread each)."""
+    tasks = [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), seed=seed, r=r, study=s)
+             for s in studies for r in range(cfg.replicates)]
+    return pmap(image_task, tasks, workers=cfg.workers or None, desc=f"{'+'.join(studies)} replicates")
+
+
+# ------------------------------------------------------------------------------------------------
+# GAN vs ACL-GAN
+# ------------------------------------------------------------------------------------------------
+def gan_replicate(cfg, images: Images, seed: int, r: int, variant: str, run_dir) -> dict:
+    """Train (or load) replicate r of the plain GAN or ACL-GAN (same G and D_x architectures, same seed)."""
+    rs = rep_seed(seed, "gan", r)
+    hp = Hyper.from_cfg(cfg)
+    torch.manual_seed(rs)
+    dev = images.x.device
+    G = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(dev)
+    Dx = ConvEncoder(images.channels, images.size, 1, cfg.width).to(dev)
+    E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(dev) if variant == "acl" else None
+    out = fit_gan(images.x, G, Dx, hp, seed=rs, E=E, ckpt=_ckpt(run_dir, f"{variant}gan-r{r}"), ckpt_every=500,
+                  desc=f"{variant.upper()}-GAN r{r}")
+    out.update(seed=rs, hp=hp)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# synthetic 2-D mixtures (run in worker processes)
+# ------------------------------------------------------------------------------------------------
+def _syn_hyper(cfg, which: str) -> Hyper:
+    return Hyper(code_dim=cfg.syn_code_dim, z_dim=cfg.syn_code_dim, hidden=cfg.syn_hidden, depth=2, loss=cfg.loss,
+                 gp_weight=cfg.gp_weight, n_critic=cfg.n_critic, mode=cfg.mode, enc_adv_weight=cfg.enc_adv_weight,
+                 batch=cfg.syn_batch, code_batch=cfg.syn_batch, lr=cfg.syn_lr, lr_g=cfg.syn_lr_g, lr_d=cfg.syn_lr_d,
+                 code_lr=cfg.syn_lr_g, normalize_codes=cfg.normalize_codes,
+                 ae_steps=cfg.syn_ae_steps, code_steps=cfg.syn_code_steps, gan_steps=cfg.syn_gan_steps,
+                 rec_weight=cfg.rec_weight, cycle_weight=cfg.cycle_weight, code_weight=cfg.code_weight).check()
+
+
+def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> dict:
+    """One (mixture, replicate, model) run; model in {ae, gan, aclgan}. Returns mode statistics."""
+    from types import SimpleNamespace
+
+    cfg = SimpleNamespace(**cfg_dict)
+    rs = rep_seed(seed, "syn", mix, r)
+    data = torch.as_tensor(sample_mixture(mix, cfg.syn_n, numpy_rng(rs, "data")))
+    means, sigma = mixture(mix)
+    hp = _syn_hyper(cfg, model)
+    h, c = cfg.syn_hidden, cfg.syn_code_dim
+    torch.manual_seed(rs)
+    out = {"mixture": mix, "replicate": r, "seed": rs}
+    gen = torch.Generator().manual_seed(rep_seed(seed, "syn-eval", mix, r))
+    if model == "ae":
+        E, Dec = mlp([2, h, h, c]), mlp([c, h, h, 2])
+        res = fit_code_model(data, E, Dec, hp, seed=rs)
+        samples = code_model_samples(res, SimpleNamespace(x=data), cfg.syn_eval, SimpleNamespace(gmm_components=cfg.gmm_components), rs)
+        for name, x in samples.items():
+            key = "acl_ae" if name == "acl" else f"ae_{name}"
+            out[key] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
+    else:
+        G, Dx = mlp([c, h, h, 2]), mlp([2, h, h, 1], act="leaky")
+        E = mlp([2, h, h, c]) if model == "aclgan" else None
+        res = fit_gan(data, G, Dx, hp, seed=rs, E=E)
+        x = gan_sample(res["models"], cfg.syn_eval, hp, gen)
+        out[model] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
+    return out
+
+
+def synthetic_study(cfg, seed: int) -> list[dict]:
+    """Every mixture x replicate x {ae (+ baselines), gan, aclgan}, two worker processes."""
+    tasks = [dict(cfg_dict=vars(cfg), mix=m, r=r, seed=seed, model=k)
+             for m in cfg.syn_mixtures for r in range(cfg.replicates) for k in ("ae", "gan", "aclgan")]
+    return pmap(synthetic_task, tasks, workers=cfg.workers or None, desc="synthetic runs")
+
+
+def synthetic_table(results: list[dict]) -> list[dict]:
+    """Long table: one row per (mixture, replicate, method) with hq_frac, modes, kl."""
+    rows = []
+    for res in results:
+        for key, st in res.items():
+            if isinstance(st, dict) and "hq_frac" in st:
+                rows.append({"mixture": res["mixture"], "replicate": res["replicate"], "method": key,
+                             "hq_frac": st["hq_frac"], "modes": st["modes"], "n_modes": st["n_modes"], "kl": st["kl"]})
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
+# quality by region of the prior
+# ------------------------------------------------------------------------------------------------
+def region_samples(sample_fn, z_dim: int, n_regions: int, n: int, seed: int) -> list[torch.Tensor]:
+    """Samples from each of `n_regions` shells of |z| with equal prior mass (shell k: quantiles k/K..(k+1)/K)."""
+    out = []
+    for k in range(n_regions):
+        z = shell_noise(n, z_dim, k / n_regions, (k + 1) / n_regions, np.random.default_rng(rep_seed(seed, "shell", k)))
+        out.append(sample_fn(torch.as_tensor(z, dtype=torch.float32)))
+    return out

@@ -1,0 +1,175 @@
+"""Image-sample metrics on the features of a locally trained classifier ("FID-FMNIST").
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539
+
+The Inception network behind published FIDs cannot be downloaded here, so the feature network is a
+small CNN trained on the training split only (its weights are hashed and the hash is recorded with
+every result). Numbers computed on these features are NOT comparable with published Inception FIDs.
+Frechet distance and KID come from torchmetrics (custom feature network), precision / recall /
+density / coverage from `prdc` (Naeem et al. 2020); the class histogram, the memorization ratio and
+the real-vs-real floor are computed here.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from common.progress import progress
+
+from .nets import Classifier, batched
+
+
+class Precomputed(nn.Module):
+    """Identity 'feature network' for torchmetrics: features are extracted once, outside."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.num_features = dim
+
+    def forward(self, feats):
+        return feats
+
+
+def frechet_distance(real: np.ndarray | torch.Tensor, fake: np.ndarray | torch.Tensor) -> float:
+    """||mu_r - mu_f||^2 + Tr(S_r + S_f - 2 (S_r S_f)^(1/2)) via torchmetrics, in float64."""
+    from torchmetrics.image.fid import FrechetInceptionDistance
+
+    real, fake = torch.as_tensor(real, dtype=torch.float64), torch.as_tensor(fake, dtype=torch.float64)
+    fid = FrechetInceptionDistance(feature=Precomputed(real.shape[1]))
+    fid.update(real, real=True)
+    fid.update(fake, real=False)
+    return float(fid.compute())
+
+
+def kernel_distance(real, fake, subsets: int = 50, subset_size: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """KID (unbiased MMD^2, cubic polynomial kernel) mean and sd over random subsets (torchmetrics)."""
+    from torchmetrics.image.kid import KernelInceptionDistance
+
+    real, fake = torch.as_tensor(real, dtype=torch.float64), torch.as_tensor(fake, dtype=torch.float64)
+    import warnings
+
+    size = int(min(subset_size, len(real), len(fake)))
+    with warnings.catch_warnings():  # "will save all extracted features in buffer": intended here
+        warnings.simplefilter("ignore", UserWarning)
+        kid = KernelInceptionDistance(feature=Precomputed(real.shape[1]), subsets=subsets, subset_size=size)
+    kid.update(real, real=True)
+    kid.update(fake, real=False)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        mean, sd = kid.compute()
+    return float(mean), float(sd)
+
+
+def prdc(real, fake, k: int = 5) -> dict:
+    """Precision, recall (Kynkaanniemi et al. 2019), density, coverage (Naeem et al. 2020), k-NN balls."""
+    from prdc import compute_prdc
+
+    with contextlib.redirect_stdout(io.StringIO()):  # prdc prints the set sizes
+        out = compute_prdc(np.asarray(real, dtype=np.float32), np.asarray(fake, dtype=np.float32), nearest_k=k)
+    return {key: float(v) for key, v in out.items()}
+
+
+def class_histogram(labels: np.ndarray, n_classes: int) -> dict:
+    """Fractions per class, the smallest fraction, KL(hist || uniform) and total variation to uniform."""
+    frac = np.bincount(np.asarray(labels), minlength=n_classes) / max(1, len(labels))
+    nz = frac > 0
+    return {"class_frac": frac.tolist(), "class_min_frac": float(frac.min()),
+            "class_kl": float((frac[nz] * np.log(frac[nz] * n_classes)).sum()),
+            "class_tv": float(0.5 * np.abs(frac - 1 / n_classes).sum())}
+
+
+def nn_distance(queries: torch.Tensor, reference: torch.Tensor, batch: int = 500) -> np.ndarray:
+    """Euclidean distance of each query to its nearest reference row (flattened)."""
+    q, r = queries.flatten(1).double(), reference.flatten(1).double()
+    out = [torch.cdist(q[i:i + batch], r).min(1).values for i in range(0, len(q), batch)]
+    return torch.cat(out).numpy()
+
+
+def memorization_ratio(samples: torch.Tensor, train: torch.Tensor, heldout: torch.Tensor) -> float:
+    """median NN distance (samples -> train) / median NN distance (held-out -> train), pixel space.
+    About 1 for a model that generalises like fresh data; well below 1 flags copies of training images."""
+    return float(np.median(nn_distance(samples, train)) / np.median(nn_distance(heldout, train)))
+
+
+def weights_sha256(model: nn.Module) -> str:
+    """Hash of a state dict (names, dtypes, shapes and bytes, in order)."""
+    h = hashlib.sha256()
+    for name, t in model.state_dict().items():
+        t = t.detach().cpu().contiguous()
+        h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+        h.update(t.numpy().tobytes())
+    return h.hexdigest()
+
+
+def train_feature_net(x: torch.Tensor, y: torch.Tensor, n_classes: int, epochs: int, seed: int = 0,
+                      batch: int = 128, lr: float = 2e-3, width: int = 16, feat_dim: int = 64) -> Classifier:
+    """The evaluation network: a CNN classifier trained on the training split (fixed seed)."""
+    torch.manual_seed(seed)
+    net = Classifier(x.shape[1], x.shape[2], n_classes, width, feat_dim).to(x.device)
+    opt = torch.optim.Adam(net.parameters(), lr)
+    gen = torch.Generator().manual_seed(seed)
+    steps = epochs * ((len(x) + batch - 1) // batch)
+    for _ in progress(range(steps), desc="feature net"):
+        idx = torch.randint(len(x), (batch,), generator=gen).to(x.device)
+        loss = F.cross_entropy(net(x[idx]), y[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    net.eval()
+    return net
+
+
+@torch.no_grad()
+def accuracy(net: Classifier, x: torch.Tensor, y: torch.Tensor) -> float:
+    return float((batched(net, x).argmax(1) == y).double().mean())
+
+
+class Evaluator:
+    """All sample metrics against one reference set (the test split), with the real-vs-real floor.
+
+    `real` are held-out (test) images, `train` the images the models were trained on (memorization
+    reference), `floor_x` other real images of the same count (real-vs-real floor).
+    """
+
+    def __init__(self, net: Classifier, real: torch.Tensor, train: torch.Tensor, floor_x: torch.Tensor,
+                 n_classes: int, n_prdc: int = 2000, n_mem: int = 1000, k: int = 5, kid_subsets: int = 50,
+                 kid_subset_size: int = 1000):
+        self.net, self.n_classes, self.n_prdc, self.n_mem, self.k = net.eval(), n_classes, n_prdc, n_mem, k
+        self.kid_subsets, self.kid_subset_size = kid_subsets, kid_subset_size
+        self.real_x, self.train_x = real, train
+        self.real = self.features(real)
+        self.floor_x = floor_x
+        self.hash = weights_sha256(net)
+
+    def floor(self) -> dict:
+        """Real-vs-real: a disjoint real set of the same size scored like a generator (one thread)."""
+        from common.parallel import one_thread
+
+        with one_thread():
+            return self.evaluate(self.floor_x, memorization=True)
+
+    def features(self, x: torch.Tensor) -> np.ndarray:
+        return batched(self.net.features, x).double().cpu().numpy()
+
+    def evaluate(self, samples: torch.Tensor, memorization: bool = True, full: bool = True) -> dict:
+        """FID, KID, class histogram; with `full` also precision/recall/density/coverage (on n_prdc)."""
+        samples = samples.detach().cpu()
+        feats = self.features(samples)
+        labels = batched(self.net.head, torch.as_tensor(feats, dtype=torch.float32)).argmax(1).numpy()
+        out = {"n": int(len(samples)), "fid": frechet_distance(self.real, feats)}
+        out["kid"], out["kid_sd"] = kernel_distance(self.real, feats, self.kid_subsets, self.kid_subset_size)
+        out.update(class_histogram(labels, self.n_classes))
+        if full:
+            m = min(self.n_prdc, len(feats), len(self.real))
+            out.update(prdc(self.real[:m], feats[:m], self.k))
+        if memorization:
+            m = min(self.n_mem, len(samples), len(self.real_x))
+            out["memorization"] = memorization_ratio(samples[:m], self.train_x, self.real_x[:m])
+        return out

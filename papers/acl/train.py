@@ -1,0 +1,290 @@
+"""Training loops: an autoencoder or a classifier with ACL attached, and a GAN with or without ACL.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539
+
+Every loop counts global steps through its phases, draws batches and noise from one explicit
+generator, and checkpoints (models, every optimizer including the discriminators', the generator
+state, the history) every `ckpt_every` steps, so a resumed run equals an uninterrupted one.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from common.checkpoint import load_checkpoint, save_checkpoint
+from common.errors import UserError
+from common.progress import progress
+
+from .acl import CodeGAN
+from .losses import check_loss, confuse_loss, d_loss, g_loss, gradient_penalty
+
+MODES = ("joint", "two_stage")
+
+
+@dataclass
+class Hyper:
+    """Every reconstructed unknown of the method is a field here (none is stated in the readable paper)."""
+    code_dim: int = 16
+    z_dim: int = 16
+    hidden: int = 256            # width of the G_c / D_c MLPs
+    depth: int = 2               # hidden layers of the G_c / D_c MLPs
+    loss: str = "ns"             # ns | wgan-gp (code GAN and image GAN)
+    gp_weight: float = 1.0       # WGAN-GP lambda
+    n_critic: int = 1            # D_c (and D_x) steps per generator step
+    mode: str = "joint"          # joint: code GAN trained alongside the AE; two_stage: after it
+    enc_adv_weight: float = 0.0  # ARAE-style term pulling E(x) toward G_c(z) (0 = codes untouched)
+    batch: int = 64              # image batch
+    code_batch: int = 256        # code batch in the code-only phase
+    lr: float = 1e-3             # AE / decoder / classifier (Adam)
+    lr_g: float = 2e-4           # G_c and image G
+    lr_d: float = 2e-4           # D_c and image D
+    code_lr: float = 1e-3        # G_c / D_c of ACL-AE and ACL-classifier (Adam)
+    normalize_codes: bool = True  # ACL-AE / -classifier: G_c, D_c see standardized codes
+    cls_steps: int = 0           # classifier phase (ACL-classifier only)
+    ae_steps: int = 500          # reconstruction phase
+    code_steps: int = 1000       # code-only phase (G_c / D_c on the cached codes)
+    gan_steps: int = 500         # image GAN steps (GAN / ACL-GAN)
+    rec_weight: float = 1.0      # ACL-GAN: ||x - G(E(x))||^2 weight
+    cycle_weight: float = 0.0    # ACL-GAN: ||c - E(G(c))||^2 weight (optional)
+    code_weight: float = 1.0     # ACL-GAN: weight of G_c's code-GAN loss in the generator step
+    log_every: int = 10
+
+    def check(self) -> "Hyper":
+        check_loss(self.loss)
+        if self.mode not in MODES:
+            raise UserError(f"unknown training mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        for k in ("code_dim", "z_dim", "hidden", "depth", "n_critic", "batch", "code_batch"):
+            if getattr(self, k) < 1:
+                raise UserError(f"parameter {k} must be >= 1, got {getattr(self, k)}")
+        return self
+
+    @classmethod
+    def from_cfg(cls, cfg, **over) -> "Hyper":
+        names = set(cls.__dataclass_fields__)
+        vals = {k: v for k, v in vars(cfg).items() if k in names}
+        vals.update(over)
+        return cls(**vals).check()
+
+
+class Optimizers(dict):
+    """Several optimizers checkpointed as one (common.checkpoint takes one `optimizer`)."""
+
+    def state_dict(self):
+        return {k: o.state_dict() for k, o in self.items()}
+
+    def load_state_dict(self, state):
+        for k, o in self.items():
+            o.load_state_dict(state[k])
+
+
+def _batch(x: torch.Tensor, n: int, gen: torch.Generator) -> torch.Tensor:
+    return x[torch.randint(len(x), (n,), generator=gen).to(x.device)]
+
+
+def _resume(ckpt, models, opts, gen) -> tuple[int, dict]:
+    if ckpt is None or not Path(ckpt).exists():
+        return 0, {}
+    step, extra = load_checkpoint(ckpt, model=models, optimizer=opts)
+    gen.set_state(extra["gen"])
+    return step, extra.get("history", {})
+
+
+def _save(ckpt, step, models, opts, gen, history, meta):
+    if ckpt is not None:
+        save_checkpoint(ckpt, step, model=models, optimizer=opts,
+                        extra={"gen": gen.get_state(), "history": history, "meta": meta})
+
+
+def _log(history: dict, step: int, **vals):
+    history.setdefault("step", []).append(step)
+    for k, v in vals.items():
+        history.setdefault(k, []).append(float(v.detach()) if torch.is_tensor(v) else float(v))
+
+
+@torch.no_grad()
+def encode_all(encode, x: torch.Tensor, batch: int = 2000) -> torch.Tensor:
+    return torch.cat([encode(x[i:i + batch]) for i in range(0, len(x), batch)])
+
+
+def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: Hyper, seed: int = 0,
+                   y: torch.Tensor | None = None, objective: str = "ae", ckpt=None, ckpt_every: int = 0,
+                   stop_step: int | None = None, desc: str | None = None) -> dict:
+    """Train an autoencoder (objective="ae") or a classifier (objective="classifier") with ACL attached.
+
+    Phases over one global step counter:
+      1. classifier only: `cls_steps` of cross-entropy on (x, y) -- `encoder` is a `nets.Classifier`;
+      2. `ae_steps` of reconstruction ||x - Dec(E(x))||^2 (E frozen for the classifier: the decoder
+         inverts its penultimate features), with one D_c / G_c round per step when mode == "joint";
+      3. `code_steps` of the code GAN alone on the cached codes of all of x.
+    Returns {"models": ModuleDict(E, Dec, acl), "encode": fn, "history": dict, "steps": int}.
+    """
+    if objective not in ("ae", "classifier"):
+        raise UserError(f"unknown objective {objective!r}; choose ae or classifier")
+    hp.check()
+    encode = encoder.features if objective == "classifier" else encoder
+    dev = x.device
+    with torch.no_grad():
+        code_dim = encode(x[:2]).shape[1]
+    if code_dim != hp.code_dim:
+        raise UserError(f"code_dim={hp.code_dim} does not match the encoder's output size {code_dim}; set code_dim={code_dim}")
+    torch.manual_seed(seed)
+    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight).to(dev)
+    models = nn.ModuleDict({"E": encoder, "Dec": decoder, "acl": acl})
+    opts = Optimizers(acl.optimizers(hp.code_lr, hp.code_lr))
+    rec_params = list(decoder.parameters()) + (list(encoder.parameters()) if objective == "ae" else [])
+    opts["rec"] = torch.optim.Adam(rec_params, hp.lr)
+    if objective == "classifier":
+        opts["cls"] = torch.optim.Adam(encoder.parameters(), hp.lr)
+    gen = torch.Generator().manual_seed(seed)
+    start, history = _resume(ckpt, models, opts, gen)
+    p1 = hp.cls_steps if objective == "classifier" else 0
+    p2 = p1 + hp.ae_steps
+    total = p2 + hp.code_steps
+    meta = {"hyper": asdict(hp), "objective": objective, "seed": seed}
+    codes = None
+    for step in progress(range(start, total), total=total - start, desc=desc or f"ACL-{objective}"):
+        if step < p1:  # 1. classifier
+            idx = torch.randint(len(x), (hp.batch,), generator=gen).to(dev)
+            loss = F.cross_entropy(encoder(x[idx]), y[idx])
+            opts["cls"].zero_grad(set_to_none=True)
+            loss.backward()
+            opts["cls"].step()
+            if step % hp.log_every == 0:
+                _log(history, step, cls=loss)
+        elif step < p2:  # 2. reconstruction (+ code GAN when joint)
+            xb = _batch(x, hp.batch, gen)
+            if objective == "classifier":
+                with torch.no_grad():
+                    c = encode(xb)
+            else:
+                c = encode(xb)
+            rec = F.mse_loss(decoder(c), xb)
+            loss = rec
+            if objective == "ae" and hp.enc_adv_weight > 0:  # ARAE-style: codes move toward G_c's
+                loss = loss + hp.enc_adv_weight * confuse_loss(hp.loss, acl.D(c))
+            opts["rec"].zero_grad(set_to_none=True)
+            loss.backward()
+            opts["rec"].step()
+            ld = lg = float("nan")
+            if hp.mode == "joint":
+                if hp.normalize_codes:  # running code statistics while the codes still move
+                    acl.set_scale(c.detach(), momentum=1.0 if step == p1 and start <= p1 else 0.01)
+                for _ in range(hp.n_critic):
+                    ld = acl.d_step(c.detach(), opts["D_c"], gen)
+                lg = acl.g_step(hp.batch, opts["G_c"], gen)
+            if step % hp.log_every == 0:
+                _log(history, step, rec=rec, d_c=ld, g_c=lg)
+        else:  # 3. code GAN on cached codes
+            if codes is None:
+                codes = encode_all(encode, x)
+                if hp.normalize_codes and step == p2:  # exact statistics of the final codes
+                    acl.set_scale(codes)
+            for _ in range(hp.n_critic):
+                ld = acl.d_step(_batch(codes, hp.code_batch, gen), opts["D_c"], gen)
+            lg = acl.g_step(hp.code_batch, opts["G_c"], gen)
+            if step % hp.log_every == 0:
+                _log(history, step, d_c=ld, g_c=lg)
+        done = step + 1
+        if ckpt is not None and ckpt_every and done % ckpt_every == 0:
+            _save(ckpt, done, models, opts, gen, history, meta)
+        if stop_step is not None and done >= stop_step:
+            _save(ckpt, done, models, opts, gen, history, meta)
+            return {"models": models, "encode": encode, "history": history, "steps": done}
+    _save(ckpt, total, models, opts, gen, history, meta)
+    return {"models": models, "encode": encode, "history": history, "steps": total}
+
+
+def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int = 0, E: nn.Module | None = None,
+            ckpt=None, ckpt_every: int = 0, stop_step: int | None = None, desc: str | None = None) -> dict:
+    """A GAN (E is None: G consumes z ~ N(0, I) of size code_dim) or ACL-GAN (G consumes G_c(z)).
+
+    ACL-GAN per step: D_x update; D_c update on E(x) vs G_c(z); then one generator update of
+    G, G_c and E on  L_G(D_x(G(G_c(z)))) + code_weight L_G(D_c(G_c(z))) + rec_weight ||x - G(E(x))||^2
+    (+ cycle_weight ||c - E(G(c))||^2, + enc_adv_weight on E's codes).
+    """
+    hp.check()
+    dev = x.device
+    torch.manual_seed(seed)
+    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight).to(dev) if E is not None else None
+    models = nn.ModuleDict({"G": G, "Dx": Dx} | ({"E": E, "acl": acl} if E is not None else {}))
+    betas = (0.5, 0.999) if hp.loss == "ns" else (0.5, 0.9)
+    gen_params = list(G.parameters()) + (list(E.parameters()) + list(acl.G.parameters()) if E is not None else [])
+    opts = Optimizers(G=torch.optim.Adam(gen_params, hp.lr_g, betas=betas),
+                      Dx=torch.optim.Adam(Dx.parameters(), hp.lr_d, betas=betas))
+    if acl is not None:
+        opts["D_c"] = torch.optim.Adam(acl.D.parameters(), hp.lr_d, betas=betas)
+    gen = torch.Generator().manual_seed(seed)
+    start, history = _resume(ckpt, models, opts, gen)
+    meta = {"hyper": asdict(hp), "variant": "acl" if E is not None else "gan", "seed": seed}
+
+    def codes(n):
+        z = torch.randn(n, hp.z_dim if E is not None else hp.code_dim, generator=gen).to(dev)
+        return acl.G(z) if E is not None else z
+
+    for step in progress(range(start, hp.gan_steps), total=hp.gan_steps - start, desc=desc or "GAN"):
+        for _ in range(hp.n_critic):
+            xb = _batch(x, hp.batch, gen)
+            with torch.no_grad():
+                fake = G(codes(hp.batch))
+            ld = d_loss(hp.loss, Dx(xb), Dx(fake))
+            if hp.loss == "wgan-gp":
+                ld = ld + hp.gp_weight * gradient_penalty(Dx, xb, fake, gen)
+            opts["Dx"].zero_grad(set_to_none=True)
+            ld.backward()
+            opts["Dx"].step()
+        ldc = rec = float("nan")
+        if E is not None:
+            cx = E(xb)
+            ldc = acl.d_step(cx.detach(), opts["D_c"], gen)
+        c = codes(hp.batch)
+        lg = g_loss(hp.loss, Dx(G(c)))
+        loss = lg
+        if E is not None:
+            loss = loss + hp.code_weight * g_loss(hp.loss, acl.D(c))
+            rec = F.mse_loss(G(cx), xb)
+            loss = loss + hp.rec_weight * rec
+            if hp.cycle_weight > 0:
+                loss = loss + hp.cycle_weight * F.mse_loss(E(G(c.detach())), c.detach())
+            if hp.enc_adv_weight > 0:
+                loss = loss + hp.enc_adv_weight * confuse_loss(hp.loss, acl.D(cx))
+        opts["G"].zero_grad(set_to_none=True)
+        loss.backward()
+        opts["G"].step()
+        if step % hp.log_every == 0:
+            _log(history, step, d_x=ld, g_x=lg, d_c=ldc, rec=rec)
+        done = step + 1
+        if ckpt is not None and ckpt_every and done % ckpt_every == 0:
+            _save(ckpt, done, models, opts, gen, history, meta)
+        if stop_step is not None and done >= stop_step:
+            _save(ckpt, done, models, opts, gen, history, meta)
+            return {"models": models, "history": history, "steps": done}
+    _save(ckpt, hp.gan_steps, models, opts, gen, history, meta)
+    return {"models": models, "history": history, "steps": hp.gan_steps}
+
+
+@torch.no_grad()
+def gan_sample(models: nn.ModuleDict, n: int, hp: Hyper, gen=None, z: torch.Tensor | None = None) -> torch.Tensor:
+    """Images (or points) from a trained GAN / ACL-GAN, in eval mode."""
+    G = models["G"]
+    was = G.training
+    G.eval()
+    dev = next(G.parameters()).device
+    if "acl" in models:
+        z = torch.randn(n, hp.z_dim, generator=gen) if z is None else z
+        out = G(models["acl"].G(z.to(dev)))
+    else:
+        z = torch.randn(n, hp.code_dim, generator=gen) if z is None else z
+        out = G(z.to(dev))
+    G.train(was)
+    return out
+
+
+@torch.no_grad()
+def acl_sample(models: nn.ModuleDict, n: int, gen=None, z: torch.Tensor | None = None) -> torch.Tensor:
+    """Dec(G_c(z)): ACL-AE / ACL-classifier samples."""
+    return models["Dec"](models["acl"].sample(n, gen, z))

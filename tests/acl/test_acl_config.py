@@ -1,0 +1,29 @@
+"""Profiles and preflight: unknown variants and missing data are one-line user errors."""
+import pytest
+
+from common.errors import UserError
+from papers.acl import config
+
+
+def test_profiles_resolve_and_share_keys():
+    keys = {p: set(v) for p, v in config.PROFILES.items()}
+    assert keys["smoke"] == keys["quick"] == keys["full"]
+    cfg = config.get_config("quick")
+    assert cfg.dataset == "fashion_mnist" and cfg.replicates >= 2
+
+
+@pytest.mark.parametrize("over", [{"loss": "hinge"}, {"mode": "alt"}, {"dataset": "celeba"}, {"dataset": "svhn"},
+                                  {"code_dim": 0}, {"replicates": 1}, {"nonsense": 1}])
+def test_bad_parameters(over):
+    with pytest.raises(UserError):
+        config.get_config("quick", **over)
+
+
+def test_preflight_missing_dataset(monkeypatch):
+    monkeypatch.setattr(config.data, "available", lambda name: False)
+    with pytest.raises(UserError, match="not found"):
+        config.preflight("quick", {})
+
+
+def test_preflight_accepts_digits_at_smoke():
+    config.preflight("smoke", {"seed": 1, "loss": "wgan-gp"})

@@ -1,0 +1,75 @@
+"""Metrics on known answers: Frechet distance, PRDC, class histogram, memorization, hashing."""
+import numpy as np
+import pytest
+import torch
+
+from papers.acl.metrics import (class_histogram, frechet_distance, kernel_distance, memorization_ratio, prdc,
+                                weights_sha256)
+from papers.acl.nets import Classifier
+
+
+def feats(n=2000, d=16, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def test_fid_of_a_set_with_itself_is_zero():
+    a = feats()
+    assert abs(frechet_distance(a, a)) < 1e-8
+
+
+def test_fid_of_shifted_features_is_squared_shift():
+    a = feats()
+    delta = np.linspace(-1, 1, a.shape[1])
+    # identical covariances: the trace term vanishes and FID = ||delta||^2
+    assert frechet_distance(a, a + delta) == pytest.approx(float(delta @ delta), rel=1e-6)
+
+
+def test_fid_scaled_gaussian_matches_closed_form():
+    a = feats(d=4)
+    # mean 2 mu, cov(2a) = 4 S: ||mu||^2 + Tr(S + 4S - 2 * 2S) = ||mu||^2 + Tr(S)
+    s, mu = np.cov(a, rowvar=False), a.mean(0)
+    assert frechet_distance(a, 2 * a) == pytest.approx(np.trace(s) + mu @ mu, rel=1e-6)
+
+
+def test_kid_separates_shifted_sets_and_is_near_zero_for_same_distribution():
+    a, b = feats(seed=0), feats(seed=1)
+    same, _ = kernel_distance(a, b, subsets=5, subset_size=500)
+    shifted, _ = kernel_distance(a, b + 1.0, subsets=5, subset_size=500)
+    assert abs(same) < 0.05 and shifted > 1.0
+
+
+def test_prdc_identical_sets_give_full_precision_recall_coverage():
+    a = feats(n=300, d=8)
+    out = prdc(a, a, k=5)
+    assert out["precision"] == 1.0 and out["recall"] == 1.0 and out["coverage"] == 1.0
+
+
+def test_prdc_disjoint_sets_give_zero():
+    a = feats(n=300, d=8)
+    out = prdc(a, a + 100.0, k=5)
+    assert out["precision"] == 0.0 and out["recall"] == 0.0 and out["density"] == 0.0 and out["coverage"] == 0.0
+
+
+def test_class_histogram_exact_values():
+    u = class_histogram(np.array([0, 1, 0, 1]), 2)
+    assert u["class_frac"] == [0.5, 0.5] and u["class_kl"] == 0.0 and u["class_tv"] == 0.0
+    c = class_histogram(np.zeros(8, dtype=int), 4)
+    assert c["class_min_frac"] == 0.0 and c["class_kl"] == pytest.approx(np.log(4)) and c["class_tv"] == pytest.approx(0.75)
+
+
+def test_memorization_ratio_copies_and_fresh_data():
+    g = torch.Generator().manual_seed(0)
+    train, held = torch.rand(200, 1, 4, 4, generator=g), torch.rand(50, 1, 4, 4, generator=g)
+    assert memorization_ratio(train[:50].clone(), train, held) == 0.0          # exact copies
+    assert memorization_ratio(held, train, held) == pytest.approx(1.0)         # held-out data itself
+
+
+def test_weights_hash_tracks_every_weight():
+    torch.manual_seed(0)
+    a = Classifier(1, 8)
+    torch.manual_seed(0)
+    b = Classifier(1, 8)
+    assert weights_sha256(a) == weights_sha256(b)
+    with torch.no_grad():
+        b.head.bias[0] += 1e-6
+    assert weights_sha256(a) != weights_sha256(b)

@@ -1,0 +1,90 @@
+"""Mode-coverage metrics on known answers, mixtures, prior shells, code baselines, losses."""
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from common.errors import UserError
+from papers.acl.baselines import code_samplers, fit_gaussian
+from papers.acl.losses import d_loss, g_loss, gradient_penalty, check_loss
+from papers.acl.regions import shell_noise
+from papers.acl.synthetic import hq_fraction_exact, mixture, mode_stats, sample_mixture
+
+
+@pytest.mark.parametrize("name,k", [("ring", 8), ("grid", 25)])
+def test_true_mixture_samples_cover_all_modes_with_989_percent_hq(name, k):
+    means, sigma = mixture(name)
+    x = sample_mixture(name, 20000, np.random.default_rng(0))
+    st = mode_stats(x, means, sigma)
+    assert st["modes"] == k and st["n_modes"] == k
+    p = hq_fraction_exact(3.0)
+    assert p == pytest.approx(0.98889, abs=1e-5)
+    assert abs(st["hq_frac"] - p) < 4 * np.sqrt(p * (1 - p) / len(x))  # binomial 4-sigma band
+    assert st["kl"] < 0.01
+
+
+def test_collapsed_generator_gives_one_mode():
+    means, sigma = mixture("ring")
+    x = np.repeat(means[3:4], 500, axis=0)
+    st = mode_stats(x, means, sigma)
+    assert st["modes"] == 1 and st["hq_frac"] == 1.0 and st["counts"][3] == 500
+    assert st["kl"] == pytest.approx(np.log(8))
+
+
+def test_far_samples_are_not_high_quality():
+    means, sigma = mixture("grid")
+    st = mode_stats(np.full((100, 2), 50.0), means, sigma)
+    assert st["hq_frac"] == 0.0 and st["modes"] == 0
+
+
+def test_strict_mode_count_needs_a_share():
+    means, sigma = mixture("ring")
+    x = np.concatenate([np.repeat(means[:1], 990, 0), means[1:2].repeat(10, 0)])
+    assert mode_stats(x, means, sigma)["modes"] == 2
+    assert mode_stats(x, means, sigma, min_share=0.2)["modes"] == 1   # 10 << 0.2 * 1000 / 8
+
+
+def test_unknown_mixture_is_a_user_error():
+    with pytest.raises(UserError):
+        mixture("spiral")
+
+
+def test_shell_noise_radii_are_in_their_quantile_band():
+    rng = np.random.default_rng(0)
+    d = 16
+    z = shell_noise(2000, d, 0.8, 1.0, rng)
+    q = stats.chi.cdf(np.linalg.norm(z, axis=1), d)
+    assert q.min() >= 0.8 - 1e-9 and q.max() <= 1.0
+    # the union of equal-mass shells is N(0, I): E|z|^2 = d
+    allz = np.concatenate([shell_noise(4000, d, k / 5, (k + 1) / 5, rng) for k in range(5)])
+    assert (allz ** 2).sum(1).mean() == pytest.approx(d, rel=0.03)
+
+
+def test_code_baselines_fit_and_sample():
+    rng = np.random.default_rng(0)
+    codes = rng.standard_normal((3000, 3)) @ np.diag([1.0, 2.0, 0.5]) + np.array([1.0, -1.0, 0.0])
+    mu, cov = fit_gaussian(codes)
+    assert np.allclose(mu, codes.mean(0)) and np.allclose(cov, np.cov(codes, rowvar=False, bias=True))
+    s = code_samplers(codes, gmm_components=3, seed=0)
+    for name in ("normal", "gauss", "gmm"):
+        x = s[name](5000, np.random.default_rng(1))
+        assert x.shape == (5000, 3)
+    g = s["gauss"](20000, np.random.default_rng(2))
+    assert np.allclose(g.mean(0), mu, atol=0.05) and np.allclose(g.std(0), [1.0, 2.0, 0.5], rtol=0.05)
+
+
+def test_losses_known_values():
+    zero = torch.zeros(4)
+    assert float(d_loss("ns", zero, zero)) == pytest.approx(2 * np.log(2))
+    assert float(g_loss("ns", zero)) == pytest.approx(np.log(2))
+    assert float(d_loss("wgan-gp", torch.ones(4), -torch.ones(4))) == -2.0
+    with pytest.raises(UserError):
+        check_loss("hinge")
+
+
+@pytest.mark.parametrize("scale,expected", [(1.0, 0.0), (2.0, 1.0), (3.0, 4.0)])
+def test_gradient_penalty_of_linear_critic(scale, expected):
+    w = torch.tensor([0.6, 0.8]) * scale  # |grad| = scale everywhere
+    critic = lambda x: x @ w  # noqa: E731
+    gp = gradient_penalty(critic, torch.randn(16, 2), torch.randn(16, 2), torch.Generator().manual_seed(0))
+    assert float(gp) == pytest.approx(expected, abs=1e-6)
