@@ -12,7 +12,8 @@ _SHARED = {
     "optimizer": "adam", "weight_decay": 5e-7,
     "k": 10,                                       # PCD-k Langevin steps per update
     "n_test": 150,
-    "quench_steps": 1000,                          # T = 0 flow before nearest-neighbour tests
+    "quench_steps": 1000,                          # T = 0 flow (reported next to the time average)
+    "avg_steps": 500,                              # window of the time-averaged samples (P-sweep)
     "denoise_fraction": 0.25, "denoise_steps": 450, "denoise_dt": 0.05,
     "second_dataset": "fashion14",
 }
@@ -22,7 +23,7 @@ PROFILES = {
         "dataset": "digits", "lr": 5e-3, "n_chains": 32, "batch": 32,
         "main_p": 60, "main_updates": 30, "n_ages": 3, "n_gen": 40, "gen_steps": 50,
         "second_updates": 0, "second_p": 60,
-        "sweep_sizes": [5, 20, 60], "sweep_replicates": 1, "sweep_updates": 20, "sweep_gen": 30, "sweep_gen_steps": 50,
+        "sweep_sizes": [5, 20, 60], "sweep_replicates": 1, "sweep_updates": 20, "sweep_lr": 5e-3, "avg_steps": 50, "sweep_gen": 30, "sweep_gen_steps": 50,
         "ooe_p": 60, "ooe_updates": 20, "ooe_rdm_k": 20, "ooe_gen_steps": 100, "ooe_times": 6, "ooe_gen": 40,
         "explore_steps": 500, "explore_every": 10,
         "grad_grid": 81, "ep_chains": 200, "ep_steps": 100, "ep_burn": 300, "quench_steps": 50,
@@ -32,6 +33,7 @@ PROFILES = {
         "main_p": 240, "main_updates": 2000, "n_ages": 6, "n_gen": 150, "gen_steps": 3000,
         "second_updates": 1000, "second_p": 2000,
         "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 2, "sweep_updates": 2000,
+        "sweep_lr": 2e-3,  # 5e-3 grows ||J|| at P = 5 past the Euler limit dt(1+||J||)^2 < 2 by 2000 updates
         "sweep_gen": 150, "sweep_gen_steps": 3000,
         "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_gen_steps": 10_000, "ooe_times": 14, "ooe_gen": 150,
         "explore_steps": 50_000, "explore_every": 50,
@@ -41,7 +43,7 @@ PROFILES = {
         "dataset": "mnist", "lr": 5e-5, "n_chains": 1000, "batch": 1000,
         "main_p": 10_000, "main_updates": 120_000, "n_ages": 13, "n_gen": 1000, "gen_steps": 25_000,
         "second_updates": 20_000, "second_p": 10_000,
-        "sweep_sizes": [5, 11, 25, 56, 128, 288, 648, 1458, 3280, 7381], "sweep_replicates": 5, "sweep_updates": 20_000,
+        "sweep_sizes": [5, 11, 25, 56, 128, 288, 648, 1458, 3280, 7381], "sweep_replicates": 5, "sweep_updates": 20_000, "sweep_lr": 5e-5,
         "sweep_gen": 1000, "sweep_gen_steps": 50_000,
         "ooe_p": 10_000, "ooe_updates": 120_000, "ooe_rdm_k": 500, "ooe_gen_steps": 25_000, "ooe_times": 20, "ooe_gen": 1000,
         "explore_steps": 150_000, "explore_every": 100,
@@ -66,6 +68,8 @@ def preflight(profile: str, params: dict) -> None:
                 dt=cfg.dt, T=cfg.T, gain=cfg.gain).validate()
     check_temperature(cfg.T)
     check_step(cfg.denoise_dt)
+    if not cfg.sweep_lr > 0:
+        raise UserError(f"sweep_lr must be > 0, got {cfg.sweep_lr!r}; use the profile's value")
     if profile == "full" or cfg.dataset != "digits" or cfg.second_updates:
         from common.data import load_dataset
 

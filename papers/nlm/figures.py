@@ -4,6 +4,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from common.plots import styled
+
 
 def _grid(ax, images, shape, ncol):
     h, w = shape
@@ -17,6 +19,7 @@ def _grid(ax, images, shape, ncol):
     ax.set_xticks([]); ax.set_yticks([])
 
 
+@styled
 def samples_over_age(res, n: int = 10, title: str = ""):
     steps = res["steps"]
     fig, axes = plt.subplots(len(steps) + 1, 1, figsize=(n * 0.6 + 1.5, 0.7 * (len(steps) + 1) + 0.6))
@@ -28,6 +31,7 @@ def samples_over_age(res, n: int = 10, title: str = ""):
     return fig
 
 
+@styled
 def age_curves(res, prefix="age"):
     m = res["metrics"]
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
@@ -39,11 +43,14 @@ def age_curves(res, prefix="age"):
     return fig
 
 
+@styled
 def sweep(res):
     m = res["metrics"]
     P = m["sweep_sizes"]
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.6))
-    ax[0].semilogx(P, m["sweep_memorized"], "o-", label="memorized fraction")
+    ax[0].semilogx(P, m["sweep_memorized"], "o-", label="memorized (time-averaged)")
+    ax[0].semilogx(P, m["sweep_memorized_hot"], "s--", label="memorized (single samples)")
+    ax[0].semilogx(P, m["sweep_memorized_quench"], "^:", label="memorized (quenched)")
     if np.isfinite(m["p_star"]):
         ax[0].axvline(m["p_star"], ls="--", c="gray", label=f"P* = {m['p_star']:.0f}")
     ax[0].set_ylim(-0.03, 1.03); ax[0].legend()
@@ -60,17 +67,19 @@ def sweep(res):
     return fig
 
 
+@styled
 def sweep_samples(res, n: int = 8):
     sizes, per = res["sizes"], res["per_model"]
     rows = [k for k, (p, r) in enumerate(per) if r == 0]
     fig, axes = plt.subplots(len(rows), 1, figsize=(n * 0.6 + 1.5, 0.7 * len(rows) + 0.5))
     for ax, k in zip(np.atleast_1d(axes), rows):
         _grid(ax, res["images"][k][:n], res["shape"], n); ax.set_ylabel(f"P={per[k][0]}", rotation=0, ha="right")
-    fig.suptitle("quenched samples, replicate 0")
+    fig.suptitle("time-averaged samples, replicate 0")
     fig.tight_layout()
     return fig
 
 
+@styled
 def ooe(res):
     m = res["metrics"]
     t = res["times"]
@@ -86,6 +95,7 @@ def ooe(res):
     return fig
 
 
+@styled
 def exploration(res):
     fig = plt.figure(figsize=(12, 4))
     ax = fig.add_subplot(1, 2, 1, projection="3d")
@@ -101,6 +111,7 @@ def exploration(res):
     return fig
 
 
+@styled
 def denoising(res):
     frames = sorted(res["frames"])
     n = len(res["ratio"])
@@ -115,6 +126,7 @@ def denoising(res):
     return fig
 
 
+@styled
 def spectrum(res):
     steps = res["steps"]
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
@@ -130,6 +142,7 @@ def spectrum(res):
     return fig
 
 
+@styled
 def rule_check(res):
     fig, ax = plt.subplots(figsize=(4, 4))
     ax.plot(res["fd"], res["rule"], "o")

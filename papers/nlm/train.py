@@ -18,7 +18,7 @@ from common.errors import UserError
 from common.io import atomic_write_bytes
 
 from .model import check_temperature, init_couplings, likelihood_gradient, phi
-from .sampler import check_step, guard, langevin
+from .sampler import Divergence, check_step, guard, langevin, spectral_norm
 
 
 @dataclass
@@ -118,8 +118,18 @@ class Trainer:
             self.update()
             if self.step_count in want:
                 snaps[self.step_count] = self.params()
+            if self.step_count % 100 == 0:
+                self.check_stability()
         guard(self.chains, f"training update {self.step_count}")
         return snaps
+
+    def check_stability(self) -> None:
+        """Learning sharpens the wells by growing J; stop before dt·(1+‖J‖₂)² reaches 2, where the
+        Euler step turns unstable and the chains (hence the negative phase) run away."""
+        lip = (1.0 + spectral_norm(self.J.detach())) ** 2
+        if self.cfg.dt * lip >= 2.0:
+            raise Divergence(f"training update {self.step_count}: ||J||_2 grew to {math.sqrt(lip) - 1:.3g}, "
+                             f"so dt={self.cfg.dt:g} no longer gives a stable Euler step (dt*(1+||J||)^2 >= 2); lower the learning rate or dt")
 
     def params(self):
         return self.J.detach().clone(), self.b.detach().clone()

@@ -81,3 +81,18 @@ def test_denoise_fit_makes_patterns_fixed_points():
         denoise.corrupt(pats, 1.5)
     bad = denoise.corrupt(pats, 0.25, seed=1)
     assert int((np.abs(bad.numpy() - pats) > 0).sum(1).max()) <= 4
+
+
+def test_stability_guard_stops_when_j_outgrows_the_euler_step():
+    from papers.nlm.sampler import Divergence
+
+    x = _data()
+    t = Trainer(x, [5], _cfg(), seed=0)
+    t.check_stability()                                      # g = 2 init, dt = 0.01: stable
+    with torch.no_grad():
+        t.J.mul_(14.0 / float(torch.linalg.matrix_norm(t.J.detach().double(), ord=2).max()))
+    with pytest.raises(Divergence, match="stable Euler step"):   # dt (1 + 14)^2 = 2.25 >= 2
+        t.check_stability()
+    with torch.no_grad():
+        t.J.mul_(12.0 / 14.0)                                # dt (1 + 12)^2 = 1.69 < 2
+    t.check_stability()
