@@ -34,8 +34,21 @@ class CodeGAN(nn.Module):
         self.mu.lerp_(codes.mean(0), momentum)
         self.sd.lerp_(codes.std(0).clamp_min(1e-6), momentum)
 
+    def observe(self, codes: torch.Tensor, first: bool, normalize: bool = True) -> None:
+        """Track the statistics of moving codes E(x) (exact on the first batch, then a running average).
+
+        The one code path that ACL-AE, ACL-classifier and ACL-GAN share: G_c / D_c see standardized
+        codes; normalize=False keeps mu = 0, sd = 1 (raw codes).
+        """
+        if normalize:
+            self.set_scale(codes.detach(), momentum=1.0 if first else 0.01)
+
     def to_code(self, u: torch.Tensor) -> torch.Tensor:
         return u * self.sd + self.mu
+
+    def code(self, z: torch.Tensor) -> torch.Tensor:
+        """G_c(z) in code units, differentiable (the image generator of ACL-GAN consumes it)."""
+        return self.to_code(self.G(z))
 
     def optimizers(self, lr_g: float, lr_d: float, betas=(0.5, 0.9)) -> dict:
         return {"G_c": torch.optim.Adam(self.G.parameters(), lr_g, betas=betas),

@@ -4,7 +4,7 @@ Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2
 https://arxiv.org/abs/2001.11539
 
 smoke: 8x8 digits, tiny step counts, seconds. quick: 2-D mixtures plus a 10k-image Fashion-MNIST
-subset, 3 paired replicates per comparison, about 5 minutes on 2 cores. full: MNIST (or
+subset, 3 paired replicates per comparison, about 6 minutes on 2 idle cores (11 CPU-minutes). full: MNIST (or
 `-p dataset=cifar10`) at paper-like step counts, on a GPU.
 Every unknown of the reconstructed method (loss, weights, alternation) is a key here.
 """
@@ -28,6 +28,8 @@ _COMMON = dict(
     rec_weight=1.0,         # ACL-GAN reconstruction ||x - G(E(x))||^2
     cycle_weight=0.0,       # ACL-GAN code cycle ||c - E(G(c))||^2
     code_weight=1.0,        # ACL-GAN code-GAN term in the generator step
+    image_grad_to_code=True,  # ACL-GAN: the image-GAN loss also trains G_c (False: only D_c does)
+    code_rounds=1,          # ACL-GAN: D_c / G_c rounds per image step
     hidden=256, depth=2,    # G_c / D_c MLPs
     lr=1e-3, lr_g=2e-4, lr_d=2e-4, batch=64, code_batch=256,
     code_lr=1e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-classifier
@@ -48,7 +50,7 @@ PROFILES = {
     "quick": dict(_COMMON, dataset="fashion_mnist", n_train=10000, n_eval=3000, n_floor=3000, feat_epochs=1,
                   replicates=3, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=1000, cls_steps=200,
                   cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_mem=1000, kid_subsets=10, kid_subset_size=500,
-                  syn_ae_steps=600, syn_code_steps=800, syn_gan_steps=1000),
+                  syn_ae_steps=400, syn_code_steps=600, syn_gan_steps=700),
     "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=3,
                  code_dim=32, z_dim=32, width=64, ae_steps=30000, code_steps=30000, cls_steps=10000,
                  cls_feat_dim=64, gan_steps=50000, n_prdc=5000, n_mem=5000, kid_subsets=100, kid_subset_size=1000,
@@ -66,7 +68,7 @@ def get_config(profile: str, **overrides):
         raise UserError("dataset 'celeba' has no loader in common.data yet; use mnist, cifar10 or fashion_mnist")
     if cfg.dataset not in IMAGE_DATASETS:
         raise UserError(f"unknown dataset {cfg.dataset!r}; choose one of {', '.join(IMAGE_DATASETS)}")
-    for k in ("code_dim", "z_dim", "replicates", "cls_feat_dim", "width", "hidden", "depth", "n_critic"):
+    for k in ("code_dim", "z_dim", "replicates", "cls_feat_dim", "width", "hidden", "depth", "n_critic", "code_rounds"):
         if getattr(cfg, k) < 1:
             raise UserError(f"parameter {k} must be >= 1, got {getattr(cfg, k)}")
     if cfg.replicates < 2 and profile != "smoke":

@@ -218,7 +218,9 @@ def _syn_hyper(cfg, which: str) -> Hyper:
                  batch=cfg.syn_batch, code_batch=cfg.syn_batch, lr=cfg.syn_lr, lr_g=cfg.syn_lr_g, lr_d=cfg.syn_lr_d,
                  code_lr=cfg.syn_lr_g, normalize_codes=cfg.normalize_codes,
                  ae_steps=cfg.syn_ae_steps, code_steps=cfg.syn_code_steps, gan_steps=cfg.syn_gan_steps,
-                 rec_weight=cfg.rec_weight, cycle_weight=cfg.cycle_weight, code_weight=cfg.code_weight).check()
+                 rec_weight=cfg.rec_weight, cycle_weight=cfg.cycle_weight, code_weight=cfg.code_weight,
+                 image_grad_to_code=getattr(cfg, "image_grad_to_code", True),
+                 code_rounds=getattr(cfg, "code_rounds", 1)).check()
 
 
 def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> dict:

@@ -52,13 +52,15 @@ class Hyper:
     rec_weight: float = 1.0      # ACL-GAN: ||x - G(E(x))||^2 weight
     cycle_weight: float = 0.0    # ACL-GAN: ||c - E(G(c))||^2 weight (optional)
     code_weight: float = 1.0     # ACL-GAN: weight of G_c's code-GAN loss in the generator step
+    image_grad_to_code: bool = True  # ACL-GAN: the image-GAN loss also trains G_c (False: only D_c does)
+    code_rounds: int = 1         # ACL-GAN: D_c / G_c rounds per image step (rounds after the first: code GAN only)
     log_every: int = 10
 
     def check(self) -> "Hyper":
         check_loss(self.loss)
         if self.mode not in MODES:
             raise UserError(f"unknown training mode {self.mode!r}; choose one of {', '.join(MODES)}")
-        for k in ("code_dim", "z_dim", "hidden", "depth", "n_critic", "batch", "code_batch"):
+        for k in ("code_dim", "z_dim", "hidden", "depth", "n_critic", "batch", "code_batch", "code_rounds"):
             if getattr(self, k) < 1:
                 raise UserError(f"parameter {k} must be >= 1, got {getattr(self, k)}")
         return self
@@ -172,8 +174,7 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
             opts["rec"].step()
             ld = lg = float("nan")
             if hp.mode == "joint":
-                if hp.normalize_codes:  # running code statistics while the codes still move
-                    acl.set_scale(c.detach(), momentum=1.0 if step == p1 and start <= p1 else 0.01)
+                acl.observe(c, first=step == p1 and start <= p1, normalize=hp.normalize_codes)
                 for _ in range(hp.n_critic):
                     ld = acl.d_step(c.detach(), opts["D_c"], gen)
                 lg = acl.g_step(hp.batch, opts["G_c"], gen)
@@ -213,18 +214,18 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
     acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight).to(dev) if E is not None else None
     models = nn.ModuleDict({"G": G, "Dx": Dx} | ({"E": E, "acl": acl} if E is not None else {}))
     betas = (0.5, 0.999) if hp.loss == "ns" else (0.5, 0.9)
-    gen_params = list(G.parameters()) + (list(E.parameters()) + list(acl.G.parameters()) if E is not None else [])
+    gen_params = list(G.parameters()) + (list(E.parameters()) if E is not None else [])
     opts = Optimizers(G=torch.optim.Adam(gen_params, hp.lr_g, betas=betas),
                       Dx=torch.optim.Adam(Dx.parameters(), hp.lr_d, betas=betas))
-    if acl is not None:
-        opts["D_c"] = torch.optim.Adam(acl.D.parameters(), hp.lr_d, betas=betas)
+    if acl is not None:  # G_c / D_c: the same optimizers and code standardization as ACL-AE
+        opts.update(acl.optimizers(hp.code_lr, hp.code_lr))
     gen = torch.Generator().manual_seed(seed)
     start, history = _resume(ckpt, models, opts, gen)
     meta = {"hyper": asdict(hp), "variant": "acl" if E is not None else "gan", "seed": seed}
 
     def codes(n):
         z = torch.randn(n, hp.z_dim if E is not None else hp.code_dim, generator=gen).to(dev)
-        return acl.G(z) if E is not None else z
+        return acl.code(z) if E is not None else z
 
     for step in progress(range(start, hp.gan_steps), total=hp.gan_steps - start, desc=desc or "GAN"):
         for _ in range(hp.n_critic):
@@ -240,21 +241,30 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
         ldc = rec = float("nan")
         if E is not None:
             cx = E(xb)
-            ldc = acl.d_step(cx.detach(), opts["D_c"], gen)
+            acl.observe(cx, first=step == 0, normalize=hp.normalize_codes)
+            for _ in range(hp.n_critic):
+                ldc = acl.d_step(cx.detach(), opts["D_c"], gen)
+            for _ in range(hp.code_rounds - 1):  # extra code-GAN rounds on this batch's codes
+                acl.g_step(hp.batch, opts["G_c"], gen)
+                for _ in range(hp.n_critic):
+                    ldc = acl.d_step(cx.detach(), opts["D_c"], gen)
         c = codes(hp.batch)
-        lg = g_loss(hp.loss, Dx(G(c)))
+        lg = g_loss(hp.loss, Dx(G(c if E is None or hp.image_grad_to_code else c.detach())))
         loss = lg
         if E is not None:
-            loss = loss + hp.code_weight * g_loss(hp.loss, acl.D(c))
+            loss = loss + hp.code_weight * g_loss(hp.loss, acl.D((c - acl.mu) / acl.sd))
             rec = F.mse_loss(G(cx), xb)
             loss = loss + hp.rec_weight * rec
             if hp.cycle_weight > 0:
                 loss = loss + hp.cycle_weight * F.mse_loss(E(G(c.detach())), c.detach())
             if hp.enc_adv_weight > 0:
                 loss = loss + hp.enc_adv_weight * confuse_loss(hp.loss, acl.D(cx))
-        opts["G"].zero_grad(set_to_none=True)
+        gsteps = [opts["G"]] + ([opts["G_c"]] if E is not None else [])
+        for o in gsteps:
+            o.zero_grad(set_to_none=True)
         loss.backward()
-        opts["G"].step()
+        for o in gsteps:
+            o.step()
         if step % hp.log_every == 0:
             _log(history, step, d_x=ld, g_x=lg, d_c=ldc, rec=rec)
         done = step + 1
@@ -276,7 +286,7 @@ def gan_sample(models: nn.ModuleDict, n: int, hp: Hyper, gen=None, z: torch.Tens
     dev = next(G.parameters()).device
     if "acl" in models:
         z = torch.randn(n, hp.z_dim, generator=gen) if z is None else z
-        out = G(models["acl"].G(z.to(dev)))
+        out = G(models["acl"].code(z.to(dev)))
     else:
         z = torch.randn(n, hp.code_dim, generator=gen) if z is None else z
         out = G(z.to(dev))

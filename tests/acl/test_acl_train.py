@@ -61,6 +61,27 @@ def test_gan_resume_equals_uninterrupted_with_discriminators(tmp_path, acl):
     assert same(full, resumed)
 
 
+def test_aclgan_shares_the_code_standardization_and_code_optimizers():
+    """ACL-GAN's G_c / D_c use the same CodeGAN path as ACL-AE: code statistics tracked, own optimizers."""
+    out = gan_run(gan_steps=1)  # one step: the statistics are exactly those of the first batch's codes
+    acl = out["models"]["acl"]
+    raw = gan_run(gan_steps=3, normalize_codes=False)["models"]["acl"]
+    assert torch.equal(raw.mu, torch.zeros(2)) and torch.equal(raw.sd, torch.ones(2))
+    assert not torch.equal(acl.mu, torch.zeros(2)) and not torch.equal(acl.sd, torch.ones(2))
+    z = torch.randn(5, 2)
+    assert torch.allclose(acl.code(z), acl.G(z) * acl.sd + acl.mu)
+
+
+def test_aclgan_image_loss_reaches_code_generator_only_when_asked():
+    """image_grad_to_code=False with code_weight=0 and one round: G_c never moves."""
+    base = dict(gan_steps=3, code_weight=0.0)
+    init = gan_run(gan_steps=0)["models"]["acl"].G.state_dict()
+    frozen = gan_run(image_grad_to_code=False, **base)["models"]["acl"].G.state_dict()
+    moved = gan_run(image_grad_to_code=True, **base)["models"]["acl"].G.state_dict()
+    assert all(torch.equal(init[k], frozen[k]) for k in init)
+    assert not all(torch.equal(init[k], moved[k]) for k in init)
+
+
 def test_classifier_objective_freezes_the_classifier_after_its_phase():
     from papers.acl.nets import Classifier
 
