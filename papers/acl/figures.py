@@ -8,6 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from common.plots import styled
+
 from .synthetic import mixture
 
 
@@ -23,6 +25,7 @@ def tile(images: np.ndarray, cols: int = 8) -> np.ndarray:
     return out[..., 0] if c == 1 else out
 
 
+@styled
 def sample_grids(grids: dict, title: str = "", cols: int = 8):
     """One panel per method, each a tile of the same fixed-noise samples."""
     names = list(grids)
@@ -36,6 +39,7 @@ def sample_grids(grids: dict, title: str = "", cols: int = 8):
     return fig
 
 
+@styled
 def synthetic_scatter(results: list[dict], replicate: int = 0):
     """Samples of each method on each mixture (replicate `replicate`), modes marked."""
     mixes = sorted({r["mixture"] for r in results}, reverse=True)
