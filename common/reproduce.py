@@ -295,7 +295,7 @@ def _show(v) -> str:
 
 
 def _judge_run(paper: str, profile: str, out: Path, claims, meta: dict, params: dict, device, executed, started, wall,
-               status: str, final_out: Path, rerun: str) -> "object":
+               status: str, final_out: Path, rerun: str) -> "pandas.DataFrame":
     """Claims table and manifest of one executed run directory; returns the table.
 
     `final_out` is where the directory will live once swapped in (or kept as failed): the manifest
