@@ -13,6 +13,8 @@ P       ?=
 DEVICE  ?=
 # Several seeds, e.g. SEEDS="0 1 2": one run per seed and a verdict per seed
 SEEDS   ?=
+# Test processes (pytest-xdist, one notebook or test file per process at a time): the cores, at most 4
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 RUNFLAGS = --profile $(PROFILE) $(foreach p,$(P),-p '$(p)') $(if $(DEVICE),--device $(DEVICE)) $(if $(SEEDS),--seeds $(SEEDS))
 # The papers the runner knows: a claims.yaml and at least one notebook.
 PAPERS  := $(foreach p,$(patsubst papers/%/claims.yaml,%,$(wildcard papers/*/claims.yaml)),$(if $(wildcard notebooks/$(p)/[0-9]*.ipynb),$(p)))
@@ -69,7 +71,7 @@ test-deps: ## what the tests need beyond the venv: a headless browser (Debian ch
 
 test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook validation (nbval)
 	@tmp=$$(mktemp -d); REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke $(PY) -m pytest -q -o tmp_path_retention_policy=failed \
-	  tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
+	  -n $(TEST_JOBS) --dist loadfile tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
 	@set -e; for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f; done

@@ -12,3 +12,17 @@ if "REPRO_RESULTS" not in os.environ:
     atexit.register(shutil.rmtree, _tmp, ignore_errors=True)
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("REPRO_PROGRESS", "0")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _restore_environment():
+    """The runner sets REPRO_PROFILE, REPRO_RESULTS and PATH for its kernels; a test that calls it in
+    process must not leave them to the next test (or to the notebooks that nbval runs after it)."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -31,7 +31,8 @@ _COMMON = dict(
 PROFILES = {
     "smoke": dict(_COMMON, dataset="digits", arch="digits_cnn", width=16, n_train=0, n_test=0,
                   fp_epochs=4, qat_epochs=1, batch_size=64, seeds=[0], bits=[2, 4],
-                  ablation_grids=["uniform", "pot", "post"], mse_samples=4000, eval_batch=500, acct_size=64),
+                  ablation_grids=["uniform", "pot", "post"], mse_samples=4000, eval_batch=500, acct_size=64,
+                  lut_arch="resnet18"),
     "quick": dict(_COMMON, dataset="fashion_mnist", arch="small_resnet", width=16, n_train=10000, n_test=0,
                   fp_epochs=6, qat_epochs=2, batch_size=128, seeds=[0, 1, 2], bits=[2, 3, 4],
                   ablation_grids=["uniform", "pot", "post"]),

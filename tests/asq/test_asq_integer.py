@@ -77,6 +77,30 @@ def test_compare_paths_flags_a_wrong_lut():
     finally:
         integer.lut_for = orig
     assert r["max_abs_logit_diff"] > 1e-4 and r["frac_images_diff_gt_1e-3_fp32"] > 0.5
+    assert r["frac_images_diff_gt_1e-3_without_flip_fp32"] > 0.5       # not explained by float32 code flips
+
+
+def test_code_flips_are_found_where_activation_codes_differ():
+    from papers.asq.integer import _code_flips, bake_weights
+    from papers.asq.quantizers import ActQuantizer
+
+    q = qmodel("post")
+    data = Split(torch.randn(48, 1, 28, 28), torch.randint(0, 10, (48,)), None, None)
+    fq64 = bake_weights(q).double()
+    _, _, flips = _code_flips(q, fq64, data, batch_size=16)
+    assert flips.double().mean() < 0.1                                  # float32 vs float64 alone: rare flips
+    first32 = next(m for m in q.modules() if isinstance(m, ActQuantizer))
+    first64 = next(m for m in fq64.modules() if isinstance(m, ActQuantizer))
+    seen = []
+    hook = first32.register_forward_pre_hook(lambda mod, args: seen.append(args[0]))
+    with torch.no_grad():
+        q(data.x)
+        hook.remove()
+        first64.s.mul_(1.01)                                            # a 1% larger step moves some codes
+        direct = (first32.codes(seen[0])[0] != first64.codes(seen[0].double())[0]).flatten(1).any(1)
+    logits, _, flips = _code_flips(q, fq64, data, batch_size=16)
+    assert direct.any() and bool(flips[direct].all())                   # every image with a changed code is flagged
+    assert torch.equal(logits, q(data.x).detach().double())
 
 
 @pytest.mark.parametrize("nbits", [2, 3, 4, 5])

@@ -79,6 +79,10 @@ def in_process(monkeypatch):
                     scope.update(parameters)
         except Exception as err:  # as papermill reports a failing cell
             raise reproduce.NotebookFailed(nb, type(err).__name__, str(err)) from None
+        finally:  # a kernel's figures die with it
+            import matplotlib.pyplot as plt
+
+            plt.close("all")
         nbformat.write(book, out)
         return 0.0
 
