@@ -84,13 +84,23 @@ def ooe(res):
     m = res["metrics"]
     t = res["times"]
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+    se_at = dict.fromkeys(m.get("ooe_boot_times", []))
     for name, lab in (("pcd", "PCD-k"), ("rdm", f"Rdm-{m['ooe_rdm_k']}")):
-        ax[0].loglog(t, np.maximum(res["curves"][name]["e_aai"], 1e-4), "o-", label=lab)
+        line, = ax[0].loglog(t, np.maximum(res["curves"][name]["e_aai"], 1e-4), "o-", label=lab)
+        if se_at:                                  # bootstrap SE at the time points of the windows
+            se = dict(zip(m["ooe_boot_times"], m[f"ooe_boot_se_e_aai_{name}"]))
+            tt = [x for x in t if x in se]
+            yy = [res["curves"][name]["e_aai"][t.index(x)] for x in tt]
+            ax[0].errorbar(tt, yy, yerr=[se[x] for x in tt], fmt="none", ecolor=line.get_color(), capsize=2)
         ax[1].loglog(t, res["curves"][name]["e2"], "o-", label=lab)
     ax[0].axvline(m["ooe_rdm_k"], ls="--", c="gray", label="Rdm training chain length")
+    for key, c in (("near_k", "C2"), ("mid", "C4"), ("late", "C3")):
+        w = m.get(f"ooe_window_{key}")
+        if w:
+            ax[0].axvspan(min(w) / 1.1, max(w) * 1.1, color=c, alpha=0.12, label=f"window {key}")
     ax[0].set_ylabel("E_AAI (test)"); ax[1].set_ylabel("E_2 (test)")
     for a in ax:
-        a.set_xlabel("generation time (Langevin steps)"); a.legend()
+        a.set_xlabel("generation time (Langevin steps)"); a.legend(fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -1,0 +1,107 @@
+"""Window differences of E_AAI with a bootstrap SE: exact point estimate, unbiased on a null, detects a planted rise."""
+import numpy as np
+import pytest
+
+from papers.nlm import bootstrap as bs, metrics
+from papers.nlm.experiments import ooe_window_statistics, ooe_windows
+from papers.nlm.sampler import log_times
+
+
+def _chains(rng, n, d, n_times, rho=0.5, scale=None):
+    """Stationary AR(1) 'chains' in d dims: every time point has the same N(0, 1) marginal."""
+    x = rng.standard_normal((n, d))
+    out = [x]
+    for _ in range(n_times - 1):
+        x = rho * x + np.sqrt(1 - rho**2) * rng.standard_normal((n, d))
+        out.append(x)
+    out = np.stack(out)
+    if scale is not None:
+        out = out * np.asarray(scale, float)[:, None, None]
+    return out
+
+
+def test_point_estimate_is_the_metric_exactly():
+    rng = np.random.default_rng(3)
+    test = rng.standard_normal((50, 3))
+    samples = np.stack([rng.standard_normal((70, 3)) * s for s in (1.0, 1.5, 3.0)])
+    est, boot = bs.e_aai_curve(samples, test, n_boot=0)
+    assert boot.shape == (0, 3)
+    for t in range(3):   # first min(n, m) = 50 samples, as metrics.quality
+        assert est[t] == metrics.adversarial_accuracy(test, samples[t, :50])["e_aai"]
+        assert est[t] == metrics.quality(samples[t], test[:5], test)["e_aai_test"]
+    copies = bs.e_aai_curve(test[None], test)[0][0]
+    assert copies == 0.25    # exact copies: Acc_S = Acc_T = 0 (ties count as the other kind)
+
+
+def test_bootstrap_replicates_hand_case():
+    # two far-apart clusters per kind: true at 0, synthetic at 100; any resample keeps Acc = 1
+    test = np.array([[0.0], [0.1], [0.2]])
+    samples = np.array([[[100.0], [100.1], [100.2]]])
+    est, boot = bs.e_aai_curve(samples, test, n_boot=30, seed=1)
+    assert est[0] == 0.25
+    # a replicate that draws a single distinct point of one kind has no same-kind neighbour: Acc = 0
+    assert set(np.round(boot[:, 0], 12)) <= {0.25, 0.125, 0.0}
+    assert np.mean(boot[:, 0] == 0.25) > 0.5
+    same = bs.e_aai_curve(samples, test, n_boot=30, seed=1)[1]
+    np.testing.assert_array_equal(boot, same)                 # seeded
+
+
+def test_window_difference_and_masks():
+    est = np.array([0.1, 0.2, 0.3, 0.4])
+    boot = np.array([[0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.5, 0.6]])
+    d, se = bs.window_difference(est, boot, np.array([0, 0, 1, 1], bool), np.array([1, 1, 0, 0], bool))
+    assert d == pytest.approx(0.2) and se == pytest.approx(np.std([0.2, 0.4], ddof=1))
+    times = log_times(10_000, 14, t_min=5)
+    w = ooe_windows(times, 100, 10_000)
+    pick = lambda m: [t for t, x in zip(times, m) if x]  # noqa: E731
+    assert pick(w["near_k"]) == [52, 93, 167]
+    assert pick(w["mid"]) == [537, 964, 1731, 3106]
+    assert pick(w["late"]) == [5573, 10_000]
+    with pytest.raises(ValueError, match="no time point"):
+        bs.window_mask(times, 11_000, 20_000)
+
+
+def test_null_is_unbiased_and_covered_where_the_minimum_is_not():
+    """Same distribution at every time (broader than the data, E_AAI ≈ 0.04 as a stationary but imperfect
+    generator): the window difference averages 0 and its SE matches its spread; the old estimator
+    (last − min) is positive on the same data."""
+    rng = np.random.default_rng(0)
+    reps, diffs, ses, old = 30, [], [], []
+    late, early = np.array([0, 0, 0, 1, 1], bool), np.array([1, 1, 0, 0, 0], bool)
+    for r in range(reps):
+        test = rng.standard_normal((60, 4))
+        samples = 2.0 * _chains(rng, 60, 4, 5)
+        est, boot = bs.e_aai_curve(samples, test, n_boot=60, seed=r)
+        d, se = bs.window_difference(est, boot, late, early)
+        diffs.append(d); ses.append(se); old.append(est[-1] - est.min())
+    diffs, ses, old = map(np.asarray, (diffs, ses, old))
+    spread = diffs.std(ddof=1)
+    assert abs(diffs.mean()) < 3 * spread / np.sqrt(reps)               # unbiased
+    assert 0.7 < ses.mean() / spread < 1.4                               # SE calibrated
+    assert np.mean(np.abs(diffs) <= 1.645 * ses) >= 0.7                  # 90 % intervals cover 0
+    assert old.mean() > 3 * old.std(ddof=1) / np.sqrt(reps)              # last − min: biased upward
+
+
+def test_planted_degradation_is_detected():
+    rng = np.random.default_rng(1)
+    test = rng.standard_normal((80, 4))
+    samples = _chains(rng, 80, 4, 5, scale=[1, 1, 1, 2.5, 2.5])        # the last two times are broadened
+    est, boot = bs.e_aai_curve(samples, test, n_boot=100, seed=0)
+    d, se = bs.window_difference(est, boot, np.array([0, 0, 0, 1, 1], bool), np.array([1, 1, 0, 0, 0], bool))
+    assert d - 1.645 * se > 0.02                                         # one-sided 95 % bound above a 0.02 rise
+
+
+def test_ooe_window_statistics_paired():
+    rng = np.random.default_rng(2)
+    times = [5, 10, 50, 100, 200, 600, 1000, 2000, 3000, 6000, 10_000]
+    test = rng.standard_normal((60, 4))
+    pcd = dict(zip(times, _chains(rng, 60, 4, len(times))))              # stationary
+    scale = [1.0] * (len(times) - 2) + [2.5, 2.5]
+    rdm = dict(zip(times, _chains(rng, 60, 4, len(times), scale=scale)))  # degrades at the end
+    m = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=80, seed=0)
+    assert m["ooe_window_near_k"] == [50, 100, 200] and m["ooe_window_mid"] == [600, 1000, 2000, 3000]
+    assert m["ooe_window_late"] == [6000, 10_000]
+    assert m["rdm_late_minus_mid"] - 1.645 * m["rdm_late_minus_mid_se"] > 0
+    assert abs(m["pcd_late_minus_mid"]) < 3 * m["pcd_late_minus_mid_se"]
+    assert m["rdm_minus_pcd_late_rise"] == pytest.approx(m["rdm_late_minus_mid"] - m["pcd_late_minus_mid"])
+    assert m["rdm_minus_pcd_late_rise"] - 1.645 * m["rdm_minus_pcd_late_rise_se"] > 0
