@@ -48,5 +48,7 @@ def synthetic_metrics(rows: list[dict], mixtures) -> dict:
             out[f"syn_{mix}_{method}_hq"] = [float(v) for v in s.hq_frac]
             out[f"syn_{mix}_{method}_modes"] = [int(v) for v in s.modes]
             out[f"syn_{mix}_{method}_kl"] = [float(v) for v in s.kl]
-        out[f"syn_{mix}_acl_ae_modes_min"] = int(min(out[f"syn_{mix}_acl_ae_modes"]))
+        modes = out[f"syn_{mix}_acl_ae_modes"]
+        out[f"syn_{mix}_acl_ae_modes_min"] = int(min(modes))
+        out[f"syn_{mix}_acl_ae_modes_median"] = float(np.median(modes))  # robust to one collapsed code GAN
     return out

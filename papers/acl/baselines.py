@@ -10,6 +10,8 @@ are the cheap alternatives it has to beat:
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 
@@ -20,14 +22,19 @@ def fit_gaussian(codes: np.ndarray):
     return mu, cov
 
 
-def code_samplers(codes: np.ndarray, gmm_components: int = 10, seed: int = 0) -> dict:
-    """{name: sample(n, rng) -> (n, code_dim)} for the three baselines fitted on `codes`."""
+def code_samplers(codes: np.ndarray, gmm_components: int = 10, seed: int = 0, gmm_iters: int = 100) -> dict:
+    """{name: sample(n, rng) -> (n, code_dim)} for the three baselines fitted on `codes` (`gmm_iters`: EM
+    iterations at most, sklearn's max_iter)."""
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import GaussianMixture
 
     codes = np.asarray(codes, dtype=np.float64)
     d = codes.shape[1]
     mu, cov = fit_gaussian(codes)
-    gmm = GaussianMixture(gmm_components, covariance_type="full", random_state=seed, reg_covar=1e-5).fit(codes)
+    with warnings.catch_warnings():  # an EM run stopped by gmm_iters is deliberate (quick profile)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gmm = GaussianMixture(gmm_components, covariance_type="full", random_state=seed, reg_covar=1e-5,
+                              max_iter=gmm_iters).fit(codes)
 
     def gmm_sample(n, rng):  # sklearn's own sample() has no rng argument: draw components, then Gaussians
         k = rng.choice(gmm_components, size=n, p=gmm.weights_)

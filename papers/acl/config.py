@@ -3,9 +3,9 @@
 Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
 https://arxiv.org/abs/2001.11539
 
-smoke: 8x8 digits, tiny step counts, seconds. quick: 2-D mixtures plus a 10k-image Fashion-MNIST
-subset, 3 paired replicates per comparison, about 6 minutes on 2 idle cores (11 CPU-minutes). full: MNIST (or
-`-p dataset=cifar10`) at paper-like step counts, on a GPU.
+smoke: 8x8 digits, tiny step counts, seconds. quick: 2-D mixtures (5 autoencoder replicates) plus a
+10k-image Fashion-MNIST subset, 3 paired replicates per image comparison (timing: papers/acl/README.md).
+full: MNIST (or `-p dataset=cifar10`) at paper-like step counts, on a GPU.
 Every unknown of the reconstructed method (loss, weights, alternation) is a key here.
 """
 from __future__ import annotations
@@ -25,35 +25,38 @@ _COMMON = dict(
     n_critic=1,             # discriminator steps per generator step
     mode="joint",           # joint | two_stage (code GAN alongside / after the autoencoder)
     enc_adv_weight=0.0,     # ARAE-style adversarial pull of E(x) toward G_c(z); 0 = off
-    rec_weight=1.0,         # ACL-GAN reconstruction ||x - G(E(x))||^2
+    rec_weight=1.0,         # ACL-GAN reconstruction ||x - G(E(x))||^2 (squared norm per image)
     cycle_weight=0.0,       # ACL-GAN code cycle ||c - E(G(c))||^2
     code_weight=1.0,        # ACL-GAN code-GAN term in the generator step
-    image_grad_to_code=True,  # ACL-GAN: the image-GAN loss also trains G_c (False: only D_c does)
+    image_grad_to_code=False,  # ACL-GAN: the image-GAN loss also trains G_c (False: only D_c does)
     code_rounds=1,          # ACL-GAN: D_c / G_c rounds per image step
+    code_refit=True,        # ACL-GAN: then G_c / D_c alone on the trained encoder's cached codes (code_steps)
     hidden=256, depth=2,    # G_c / D_c MLPs
     lr=1e-3, lr_g=2e-4, lr_d=2e-4, batch=64, code_batch=256,
-    code_lr=1e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-classifier
-    gmm_components=10,      # RAE ex-post density baseline
+    code_lr=1e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-classifier / ACL-GAN
+    code_lr_final=0.1,      # code-only phase: lr decays linearly to code_lr_final * code_lr
+    gmm_components=10, gmm_iters=100,  # RAE ex-post density baseline (EM iterations at most)
     # evaluation
     feat_seed=0, prdc_k=5, n_grid=64, n_regions=4,
     workers=0,              # worker processes for replicates (0: one per core; 1: in this process)
     # synthetic 2-D study
     syn_mixtures=["ring", "grid"], syn_hidden=128, syn_code_dim=4, syn_batch=256, syn_lr=1e-3,
-    syn_lr_g=1e-3, syn_lr_d=1e-3, syn_eval=2500, syn_n=10000,
+    syn_lr_g=1e-3, syn_lr_d=1e-3, syn_eval=2500, syn_n=10000, syn_replicates=5,
 )
 
 PROFILES = {
     "smoke": dict(_COMMON, dataset="digits", n_train=0, n_eval=359, n_floor=359, feat_epochs=4, replicates=2, n_regions=3,
                   code_dim=8, z_dim=8, width=16, ae_steps=30, code_steps=40, cls_steps=30, cls_feat_dim=32,
-                  gan_steps=20, n_prdc=200, n_mem=200, kid_subsets=3, kid_subset_size=200, hidden=64, n_grid=16,
-                  syn_ae_steps=40, syn_code_steps=40, syn_gan_steps=40, syn_eval=500, syn_n=1000, syn_hidden=32, workers=1),
+                  gan_steps=20, n_prdc=200, n_region=200, n_mem=200, kid_subsets=3, kid_subset_size=200, hidden=64, n_grid=16,
+                  syn_ae_steps=40, syn_code_steps=40, syn_gan_steps=40, syn_eval=500, syn_n=1000, syn_hidden=32, syn_replicates=2,
+                  workers=1),
     "quick": dict(_COMMON, dataset="fashion_mnist", n_train=10000, n_eval=3000, n_floor=3000, feat_epochs=1,
-                  replicates=3, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=1000, cls_steps=200,
-                  cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_mem=1000, kid_subsets=10, kid_subset_size=500,
-                  syn_ae_steps=400, syn_code_steps=600, syn_gan_steps=700),
+                  replicates=3, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=1000, cls_steps=200, gmm_iters=40,
+                  cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_region=1500, n_mem=1000, kid_subsets=10, kid_subset_size=500,
+                  syn_ae_steps=400, syn_code_steps=1500, syn_gan_steps=700),
     "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=3,
                  code_dim=32, z_dim=32, width=64, ae_steps=30000, code_steps=30000, cls_steps=10000,
-                 cls_feat_dim=64, gan_steps=50000, n_prdc=5000, n_mem=5000, kid_subsets=100, kid_subset_size=1000,
+                 cls_feat_dim=64, gan_steps=50000, n_prdc=5000, n_region=5000, n_mem=5000, kid_subsets=100, kid_subset_size=1000,
                  syn_ae_steps=10000, syn_code_steps=10000, syn_gan_steps=20000),
 }
 
@@ -71,8 +74,11 @@ def get_config(profile: str, **overrides):
     for k in ("code_dim", "z_dim", "replicates", "cls_feat_dim", "width", "hidden", "depth", "n_critic", "code_rounds"):
         if getattr(cfg, k) < 1:
             raise UserError(f"parameter {k} must be >= 1, got {getattr(cfg, k)}")
-    if cfg.replicates < 2 and profile != "smoke":
-        raise UserError("replicates must be >= 2 (paired comparisons need two seeds at least)")
+    if not 0 < cfg.code_lr_final <= 1:
+        raise UserError(f"parameter code_lr_final must be in (0, 1], got {cfg.code_lr_final}")
+    for k in ("replicates", "syn_replicates"):
+        if getattr(cfg, k) < 2 and profile != "smoke":
+            raise UserError(f"{k} must be >= 2 (paired comparisons need two seeds at least)")
     return cfg
 
 

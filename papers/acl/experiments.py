@@ -10,6 +10,7 @@ the autoencoder baselines, the same trained decoder. Trained models are checkpoi
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 from torch import nn
 
 from common.data import load_dataset
+from common.io import atomic_write_bytes
 from common.parallel import one_thread, pmap
 from common.seed import numpy_rng
 
@@ -73,8 +75,7 @@ def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
         net.eval()
     else:
         net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs, seed=cfg.feat_seed)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(net.state_dict(), path)
+        _save_atomic(net.state_dict(), path)
     info = {"featnet_sha256": weights_sha256(net), "featnet_test_acc": accuracy(net, images.test_x, images.test_y),
             "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
     return net, info
@@ -124,21 +125,29 @@ def classifier_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dic
     return out
 
 
-def code_model_samples(out: dict, images: Images, n: int, cfg, seed: int, z: torch.Tensor | None = None) -> dict:
-    """Samples of ACL and of the baselines on the same decoder: {name: images}."""
-    models, encode = out["models"], out["encode"]
+def fit_baselines(out: dict, images: Images, cfg, seed: int) -> dict:
+    """The three code samplers (N(0, I), fitted Gaussian, GMM) fitted once on the codes of the training set."""
+    with torch.no_grad():
+        codes = torch.cat([out["encode"](images.x[i:i + 2000]) for i in range(0, len(images.x), 2000)]).cpu()
+    return code_samplers(codes.numpy(), cfg.gmm_components, seed, cfg.gmm_iters)
+
+
+def code_model_samples(out: dict, images: Images, n: int, samplers: dict, seed: int, z: torch.Tensor | None = None) -> dict:
+    """Samples of ACL and of the baselines (`fit_baselines`) on the same decoder: {name: images}."""
+    models = out["models"]
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        codes = torch.cat([encode(images.x[i:i + 2000]) for i in range(0, len(images.x), 2000)]).cpu()
         res = {"acl": acl_sample(models, n, gen, z).cpu()}
-        for name, sampler in code_samplers(codes.numpy(), cfg.gmm_components, seed).items():
+        for name, sampler in samplers.items():
             c = torch.as_tensor(sampler(n, np.random.default_rng(seed)), dtype=torch.float32).to(images.x.device)
             res[name] = models["Dec"](c).cpu()
     return res
 
 
 def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
-    return {name: ev.evaluate(x, memorization=full, full=full) for name, x in samples.items()}
+    """Metrics per sampler; the memorization ratio only for the generators (not the code baselines)."""
+    return {name: ev.evaluate(x, memorization=full and name not in ("normal", "gauss", "gmm"), full=full)
+            for name, x in samples.items()}
 
 
 def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> dict:
@@ -157,9 +166,10 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
     out = {"study": study, "replicate": r}
     if study in ("ae", "cls"):
         res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, seed, r, run_dir)
-        samples = code_model_samples(res, images, cfg.n_eval, cfg, gen_seed)
+        samplers = fit_baselines(res, images, cfg, gen_seed)
+        samples = code_model_samples(res, images, cfg.n_eval, samplers, gen_seed)
         zg = z_grid if res["hp"].z_dim == cfg.z_dim else None
-        grid = code_model_samples(res, images, cfg.n_grid, cfg, seed, z=zg)
+        grid = code_model_samples(res, images, cfg.n_grid, samplers, seed, z=zg)
         if study == "cls":
             out["cls_acc"] = res["cls_acc"]
             with torch.no_grad():  # the classifier's own head on the generated codes
@@ -172,23 +182,51 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
         samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
         grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=z_grid).cpu()}
         shells = region_samples(lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), cfg.z_dim,
-                                cfg.n_regions, cfg.n_prdc, rep_seed(seed, "regions", r))
+                                cfg.n_regions, cfg.n_region, rep_seed(seed, "regions", r))
         out["regions"] = [ev.evaluate(x, memorization=False) for x in shells]
     out["metrics"] = evaluate_samples(ev, samples, full=True)
     out["grid"] = {k: v.numpy() for k, v in grid.items()}
     out["history"] = res["history"]
     if study == "ae":
         shells = region_samples(lambda z: acl_sample(res["models"], len(z), z=z).cpu(), cfg.z_dim, cfg.n_regions,
-                                cfg.n_prdc, rep_seed(seed, "regions", r))
+                                cfg.n_region, rep_seed(seed, "regions", r))
         out["regions"] = [ev.evaluate(x, memorization=False) for x in shells]
     return out
 
 
-def image_study(cfg, run_dir, seed: int, studies: list[str]) -> list[dict]:
-    """Every replicate of the given studies, two worker processes (one thread each)."""
-    tasks = [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), seed=seed, r=r, study=s)
-             for s in studies for r in range(cfg.replicates)]
-    return pmap(image_task, tasks, workers=cfg.workers or None, desc=f"{'+'.join(studies)} replicates")
+def _save_atomic(obj, path: Path) -> None:
+    """torch.save through a temporary file: a notebook running beside this one never reads half a file."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def _task_cache(run_dir, seed: int, study: str, r: int) -> Path:
+    return Path(run_dir) / "ckpt" / f"task-{study}-s{seed}-r{r}.pt"
+
+
+def cached_image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> dict:
+    """`image_task`, its result stored in the run's checkpoint folder for a later notebook."""
+    out = image_task(cfg_dict, run_dir, seed, r, study)
+    _save_atomic(out, _task_cache(run_dir, seed, study, r))
+    return out
+
+
+def image_study(cfg, run_dir, seed: int, studies: list[str], also: tuple[str, ...] = ()) -> list[dict]:
+    """Every replicate of the given studies, two worker processes (one thread each).
+
+    `also`: studies a later notebook of the same run needs, trained in the same worker pool (3
+    replicates on 2 workers would leave one idle) and cached; a replicate already cached is loaded.
+    Every task seeds itself, so pooling or caching changes no number.
+    """
+    wanted = [(s, r) for s in list(studies) + [a for a in also if a not in studies] for r in range(cfg.replicates)]
+    todo = [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), seed=seed, r=r, study=s)
+            for s, r in wanted if not _task_cache(run_dir, seed, s, r).exists()]
+    if todo:
+        _task_cache(run_dir, seed, "x", 0).parent.mkdir(parents=True, exist_ok=True)
+        pmap(cached_image_task, todo, workers=cfg.workers or None, desc=f"{'+'.join(sorted({t['study'] for t in todo}))} replicates")
+    return [torch.load(_task_cache(run_dir, seed, s, r), weights_only=False) for s in studies for r in range(cfg.replicates)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -219,8 +257,8 @@ def _syn_hyper(cfg, which: str) -> Hyper:
                  code_lr=cfg.syn_lr_g, normalize_codes=cfg.normalize_codes,
                  ae_steps=cfg.syn_ae_steps, code_steps=cfg.syn_code_steps, gan_steps=cfg.syn_gan_steps,
                  rec_weight=cfg.rec_weight, cycle_weight=cfg.cycle_weight, code_weight=cfg.code_weight,
-                 image_grad_to_code=getattr(cfg, "image_grad_to_code", True),
-                 code_rounds=getattr(cfg, "code_rounds", 1)).check()
+                 image_grad_to_code=cfg.image_grad_to_code, code_rounds=cfg.code_rounds, code_refit=cfg.code_refit,
+                 code_lr_final=cfg.code_lr_final).check()
 
 
 def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> dict:
@@ -239,7 +277,8 @@ def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> d
     if model == "ae":
         E, Dec = mlp([2, h, h, c]), mlp([c, h, h, 2])
         res = fit_code_model(data, E, Dec, hp, seed=rs)
-        samples = code_model_samples(res, SimpleNamespace(x=data), cfg.syn_eval, SimpleNamespace(gmm_components=cfg.gmm_components), rs)
+        pts = SimpleNamespace(x=data)
+        samples = code_model_samples(res, pts, cfg.syn_eval, fit_baselines(res, pts, cfg, rs), rs)
         for name, x in samples.items():
             key = "acl_ae" if name == "acl" else f"ae_{name}"
             out[key] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
@@ -253,9 +292,10 @@ def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> d
 
 
 def synthetic_study(cfg, seed: int) -> list[dict]:
-    """Every mixture x replicate x {ae (+ baselines), gan, aclgan}, two worker processes."""
-    tasks = [dict(cfg_dict=vars(cfg), mix=m, r=r, seed=seed, model=k)
-             for m in cfg.syn_mixtures for r in range(cfg.replicates) for k in ("ae", "gan", "aclgan")]
+    """Every mixture x replicate x {ae (+ baselines), gan, aclgan}, two worker processes: `syn_replicates`
+    of the autoencoder (cheap; its HQ comparison needs them), `replicates` of GAN and ACL-GAN."""
+    tasks = [dict(cfg_dict=vars(cfg), mix=m, r=r, seed=seed, model=k) for m in cfg.syn_mixtures
+             for k in ("aclgan", "gan", "ae") for r in range(cfg.syn_replicates if k == "ae" else cfg.replicates)]
     return pmap(synthetic_task, tasks, workers=cfg.workers or None, desc="synthetic runs")
 
 

@@ -48,12 +48,15 @@ class Hyper:
     cls_steps: int = 0           # classifier phase (ACL-classifier only)
     ae_steps: int = 500          # reconstruction phase
     code_steps: int = 1000       # code-only phase (G_c / D_c on the cached codes)
+    code_lr_final: float = 1.0   # code-only phase: lr decays linearly from code_lr to code_lr_final * code_lr
     gan_steps: int = 500         # image GAN steps (GAN / ACL-GAN)
-    rec_weight: float = 1.0      # ACL-GAN: ||x - G(E(x))||^2 weight
+    rec_weight: float = 1.0      # ACL-GAN: weight of ||x - G(E(x))||^2 (squared norm per image, not per pixel)
     cycle_weight: float = 0.0    # ACL-GAN: ||c - E(G(c))||^2 weight (optional)
     code_weight: float = 1.0     # ACL-GAN: weight of G_c's code-GAN loss in the generator step
-    image_grad_to_code: bool = True  # ACL-GAN: the image-GAN loss also trains G_c (False: only D_c does)
+    image_grad_to_code: bool = False  # ACL-GAN: the image-GAN loss also trains G_c (False: only D_c does)
     code_rounds: int = 1         # ACL-GAN: D_c / G_c rounds per image step (rounds after the first: code GAN only)
+    code_refit: bool = True      # ACL-GAN: after the GAN phase, fit G_c / D_c on the cached codes E(x) for
+                                 # code_steps (the code-only phase of fit_code_model); False: joint training only
     log_every: int = 10
 
     def check(self) -> "Hyper":
@@ -63,6 +66,8 @@ class Hyper:
         for k in ("code_dim", "z_dim", "hidden", "depth", "n_critic", "batch", "code_batch", "code_rounds"):
             if getattr(self, k) < 1:
                 raise UserError(f"parameter {k} must be >= 1, got {getattr(self, k)}")
+        if not 0 < self.code_lr_final <= 1:
+            raise UserError(f"parameter code_lr_final must be in (0, 1], got {self.code_lr_final}")
         return self
 
     @classmethod
@@ -108,9 +113,40 @@ def _log(history: dict, step: int, **vals):
         history.setdefault(k, []).append(float(v.detach()) if torch.is_tensor(v) else float(v))
 
 
+def sq_norm(diff: torch.Tensor) -> torch.Tensor:
+    """||d||^2 per example (summed over every non-batch axis), averaged over the batch."""
+    return diff.flatten(1).pow(2).sum(1).mean()
+
+
 @torch.no_grad()
 def encode_all(encode, x: torch.Tensor, batch: int = 2000) -> torch.Tensor:
     return torch.cat([encode(x[i:i + batch]) for i in range(0, len(x), batch)])
+
+
+def cached_codes(encode, x: torch.Tensor, acl: CodeGAN, hp: Hyper, first: bool) -> torch.Tensor:
+    """Codes E(x) of all of x for the code-only phase; at its first step (`first`) G_c / D_c take the
+    exact statistics of these final codes (a resumed run has them in the checkpointed buffers)."""
+    codes = encode_all(encode, x)
+    if hp.normalize_codes and first:
+        acl.set_scale(codes)
+    return codes
+
+
+def code_step(acl: CodeGAN, codes: torch.Tensor, opts: dict, hp: Hyper, gen: torch.Generator, k: int) -> tuple[float, float]:
+    """Step k of the code-only phase: `n_critic` D_c updates on cached codes E(x), one G_c update.
+
+    The learning rate is a function of k alone (linear decay to code_lr_final * code_lr), so a resumed
+    run needs no scheduler state. ACL-AE, ACL-classifier and ACL-GAN's refit all go through here.
+    """
+    lr = hp.code_lr * (1 - (1 - hp.code_lr_final) * k / max(1, hp.code_steps - 1))
+    for key in ("D_c", "G_c"):
+        for group in opts[key].param_groups:
+            group["lr"] = lr
+    ld = float("nan")
+    for _ in range(hp.n_critic):
+        ld = acl.d_step(_batch(codes, hp.code_batch, gen), opts["D_c"], gen)
+    lg = acl.g_step(hp.code_batch, opts["G_c"], gen)
+    return ld, lg
 
 
 def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: Hyper, seed: int = 0,
@@ -182,12 +218,8 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
                 _log(history, step, rec=rec, d_c=ld, g_c=lg)
         else:  # 3. code GAN on cached codes
             if codes is None:
-                codes = encode_all(encode, x)
-                if hp.normalize_codes and step == p2:  # exact statistics of the final codes
-                    acl.set_scale(codes)
-            for _ in range(hp.n_critic):
-                ld = acl.d_step(_batch(codes, hp.code_batch, gen), opts["D_c"], gen)
-            lg = acl.g_step(hp.code_batch, opts["G_c"], gen)
+                codes = cached_codes(encode, x, acl, hp, first=step == p2)
+            ld, lg = code_step(acl, codes, opts, hp, gen, step - p2)
             if step % hp.log_every == 0:
                 _log(history, step, d_c=ld, g_c=lg)
         done = step + 1
@@ -204,9 +236,11 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
             ckpt=None, ckpt_every: int = 0, stop_step: int | None = None, desc: str | None = None) -> dict:
     """A GAN (E is None: G consumes z ~ N(0, I) of size code_dim) or ACL-GAN (G consumes G_c(z)).
 
-    ACL-GAN per step: D_x update; D_c update on E(x) vs G_c(z); then one generator update of
-    G, G_c and E on  L_G(D_x(G(G_c(z)))) + code_weight L_G(D_c(G_c(z))) + rec_weight ||x - G(E(x))||^2
-    (+ cycle_weight ||c - E(G(c))||^2, + enc_adv_weight on E's codes).
+    ACL-GAN, phase 1 (`gan_steps`), per step: D_x update; D_c update on E(x) vs G_c(z); then one
+    generator update of G, G_c and E on  L_G(D_x(G(G_c(z)))) + code_weight L_G(D_c(G_c(z)))
+    + rec_weight ||x - G(E(x))||^2 (+ cycle_weight ||c - E(G(c))||^2, + enc_adv_weight on E's codes).
+    Phase 2 (`code_refit`, `code_steps`): G_c / D_c alone on the cached codes E(x) of the trained
+    encoder -- the code-only phase of `fit_code_model` (`code_step`), ACL attached to the trained GAN.
     """
     hp.check()
     dev = x.device
@@ -227,7 +261,7 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
         z = torch.randn(n, hp.z_dim if E is not None else hp.code_dim, generator=gen).to(dev)
         return acl.code(z) if E is not None else z
 
-    for step in progress(range(start, hp.gan_steps), total=hp.gan_steps - start, desc=desc or "GAN"):
+    def image_step(step):  # 1. one GAN / ACL-GAN step
         for _ in range(hp.n_critic):
             xb = _batch(x, hp.batch, gen)
             with torch.no_grad():
@@ -253,7 +287,7 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
         loss = lg
         if E is not None:
             loss = loss + hp.code_weight * g_loss(hp.loss, acl.D((c - acl.mu) / acl.sd))
-            rec = F.mse_loss(G(cx), xb)
+            rec = sq_norm(G(cx) - xb)  # ||x - G(E(x))||^2 per image, batch mean
             loss = loss + hp.rec_weight * rec
             if hp.cycle_weight > 0:
                 loss = loss + hp.cycle_weight * F.mse_loss(E(G(c.detach())), c.detach())
@@ -265,16 +299,28 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
         loss.backward()
         for o in gsteps:
             o.step()
+        return dict(d_x=ld, g_x=lg, d_c=ldc, rec=rec)
+
+    total = hp.gan_steps + (hp.code_steps if E is not None and hp.code_refit else 0)
+    cached = None
+    for step in progress(range(start, total), total=total - start, desc=desc or "GAN"):
+        if step < hp.gan_steps:
+            logs = image_step(step)
+        else:  # 2. ACL-GAN: G_c / D_c refit on the trained encoder's codes
+            if cached is None:
+                cached = cached_codes(E, x, acl, hp, first=step == hp.gan_steps)
+            ldc, lgc = code_step(acl, cached, opts, hp, gen, step - hp.gan_steps)
+            logs = dict(d_c=ldc, g_c=lgc)
         if step % hp.log_every == 0:
-            _log(history, step, d_x=ld, g_x=lg, d_c=ldc, rec=rec)
+            _log(history, step, **logs)
         done = step + 1
         if ckpt is not None and ckpt_every and done % ckpt_every == 0:
             _save(ckpt, done, models, opts, gen, history, meta)
         if stop_step is not None and done >= stop_step:
             _save(ckpt, done, models, opts, gen, history, meta)
             return {"models": models, "history": history, "steps": done}
-    _save(ckpt, hp.gan_steps, models, opts, gen, history, meta)
-    return {"models": models, "history": history, "steps": hp.gan_steps}
+    _save(ckpt, total, models, opts, gen, history, meta)
+    return {"models": models, "history": history, "steps": total}
 
 
 @torch.no_grad()

@@ -13,7 +13,8 @@ def test_profiles_resolve_and_share_keys():
 
 
 @pytest.mark.parametrize("over", [{"loss": "hinge"}, {"mode": "alt"}, {"dataset": "celeba"}, {"dataset": "svhn"},
-                                  {"code_dim": 0}, {"replicates": 1}, {"nonsense": 1}])
+                                  {"code_dim": 0}, {"replicates": 1}, {"syn_replicates": 1},
+                                  {"code_lr_final": 0.0}, {"nonsense": 1}])
 def test_bad_parameters(over):
     with pytest.raises(UserError):
         config.get_config("quick", **over)

@@ -88,3 +88,15 @@ def test_gradient_penalty_of_linear_critic(scale, expected):
     critic = lambda x: x @ w  # noqa: E731
     gp = gradient_penalty(critic, torch.randn(16, 2), torch.randn(16, 2), torch.Generator().manual_seed(0))
     assert float(gp) == pytest.approx(expected, abs=1e-6)
+
+
+def test_synthetic_metrics_pair_by_replicate_with_median_and_minimum_modes():
+    from papers.acl.analysis import synthetic_metrics
+
+    modes = [8, 2, 8, 7, 8]  # replicate 1 collapsed: the median ignores it, the minimum reports it
+    rows = [{"mixture": "ring", "replicate": r, "method": m, "hq_frac": 0.1 * r, "modes": k if m == "acl_ae" else 3, "kl": 0.0}
+            for r, k in reversed(list(enumerate(modes))) for m in ("acl_ae", "ae_normal")]
+    out = synthetic_metrics(rows, ["ring"])
+    assert out["syn_ring_acl_ae_modes"] == modes and out["syn_ring_ae_normal_modes"] == [3] * 5
+    assert out["syn_ring_acl_ae_hq"] == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])   # ordered by replicate
+    assert out["syn_ring_acl_ae_modes_median"] == 8.0 and out["syn_ring_acl_ae_modes_min"] == 2

@@ -43,11 +43,40 @@ def test_code_model_deterministic(over):
 
 
 def test_code_model_resume_equals_uninterrupted(tmp_path):
-    full = ae_run()
-    ae_run(ckpt=tmp_path / "a.pt", stop_step=7)          # interrupted inside the code-only phase
-    resumed = ae_run(ckpt=tmp_path / "a.pt")
+    full = ae_run(code_lr_final=0.1)
+    ae_run(ckpt=tmp_path / "a.pt", stop_step=7, code_lr_final=0.1)   # interrupted inside the code-only phase
+    resumed = ae_run(ckpt=tmp_path / "a.pt", code_lr_final=0.1)
     assert resumed["steps"] == full["steps"] == 12 and same(full, resumed)
     assert resumed["history"]["step"] == full["history"]["step"]
+    state = torch.load(tmp_path / "a.pt", weights_only=False)["optimizer"]
+    # linear decay: the last code step (k = code_steps - 1) runs at code_lr_final * code_lr
+    assert state["G_c"]["param_groups"][0]["lr"] == pytest.approx(0.1 * Hyper().code_lr)
+
+
+def test_aclgan_code_refit_resume_equals_uninterrupted(tmp_path):
+    """ACL-GAN's post-hoc code phase (8 GAN steps, then 6 code steps): interrupted inside it, resumed."""
+    full = gan_run()
+    assert full["steps"] == 14
+    gan_run(ckpt=tmp_path / "g.pt", stop_step=11)
+    resumed = gan_run(ckpt=tmp_path / "g.pt")
+    assert resumed["steps"] == 14 and same(full, resumed)
+
+
+def test_aclgan_code_refit_matches_the_encoder_codes():
+    """After the refit, G_c(z) has the mean and spread of the trained encoder's codes E(x); joint training
+    alone (code_refit=False, G_c barely trained in 2 GAN steps) does not."""
+    x = ring(512)
+    stats = {}
+    for refit in (True, False):
+        out = gan_run(gan_steps=2, code_steps=300, code_refit=refit, hidden=32, code_batch=256, code_lr=3e-3,
+                      code_lr_final=0.1)
+        with torch.no_grad():
+            c = out["models"]["E"](x)
+            g = out["models"]["acl"].sample(4000, torch.Generator().manual_seed(0))
+        stats[refit] = ((g.mean(0) - c.mean(0)).abs() / c.std(0), g.std(0) / c.std(0))
+    shift, ratio = stats[True]
+    assert float(shift.max()) < 0.15 and 0.75 < float(ratio.min()) and float(ratio.max()) < 1.25
+    assert float(stats[False][1].max()) < 0.5          # the untrained G_c: a narrow blob, far from E's spread
 
 
 @pytest.mark.parametrize("acl", [True, False])
@@ -74,8 +103,8 @@ def test_aclgan_shares_the_code_standardization_and_code_optimizers():
 
 def test_aclgan_image_loss_reaches_code_generator_only_when_asked():
     """image_grad_to_code=False with code_weight=0 and one round: G_c never moves."""
-    base = dict(gan_steps=3, code_weight=0.0)
-    init = gan_run(gan_steps=0)["models"]["acl"].G.state_dict()
+    base = dict(gan_steps=3, code_weight=0.0, code_refit=False)
+    init = gan_run(gan_steps=0, code_refit=False)["models"]["acl"].G.state_dict()
     frozen = gan_run(image_grad_to_code=False, **base)["models"]["acl"].G.state_dict()
     moved = gan_run(image_grad_to_code=True, **base)["models"]["acl"].G.state_dict()
     assert all(torch.equal(init[k], frozen[k]) for k in init)
@@ -146,3 +175,25 @@ def test_cli_bad_parameter_exits_2_and_writes_nothing(tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("error:")
     assert not any(tmp_path.iterdir())
+
+
+def test_image_study_pools_later_studies_and_loads_them_from_the_cache(tmp_path, monkeypatch):
+    """`also` trains another notebook's replicates in the same pool; a cached replicate is not recomputed."""
+    from types import SimpleNamespace
+
+    from papers.acl import experiments
+
+    calls = []
+
+    def fake_task(cfg_dict, run_dir, seed, r, study):
+        calls.append((study, r))
+        return {"study": study, "replicate": r, "seed": seed}
+
+    monkeypatch.setattr(experiments, "image_task", fake_task)
+    cfg = SimpleNamespace(replicates=2, workers=1)
+    out = experiments.image_study(cfg, tmp_path, 3, ["ae"], also=("cls",))
+    assert [(o["study"], o["replicate"]) for o in out] == [("ae", 0), ("ae", 1)]
+    assert sorted(calls) == [("ae", 0), ("ae", 1), ("cls", 0), ("cls", 1)]
+    again = experiments.image_study(cfg, tmp_path, 3, ["cls"])
+    assert [(o["study"], o["replicate"], o["seed"]) for o in again] == [("cls", 0, 3), ("cls", 1, 3)]
+    assert len(calls) == 4                                           # loaded, not recomputed
