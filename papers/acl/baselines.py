@@ -15,6 +15,9 @@ import warnings
 import numpy as np
 
 
+BASELINES = ("normal", "gauss", "gmm")  # the keys of code_samplers(): N(0, I), fitted Gaussian, GMM
+
+
 def fit_gaussian(codes: np.ndarray):
     """(mean, covariance) of the codes (maximum likelihood, divide by n)."""
     mu = codes.mean(0)

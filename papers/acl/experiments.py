@@ -22,12 +22,12 @@ from common.io import atomic_write_bytes
 from common.parallel import one_thread, pmap
 from common.seed import numpy_rng
 
-from .baselines import code_samplers
+from .baselines import BASELINES, code_samplers
 from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
 from .nets import Classifier, ConvDecoder, ConvEncoder, mlp
 from .regions import shell_noise
 from .synthetic import mixture, mode_stats, sample_mixture
-from .train import Hyper, acl_sample, fit_code_model, fit_gan, gan_sample
+from .train import Hyper, acl_sample, encode_all, fit_code_model, fit_gan, gan_sample
 
 
 def rep_seed(seed: int, *keys) -> int:
@@ -127,8 +127,7 @@ def classifier_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dic
 
 def fit_baselines(out: dict, images: Images, cfg, seed: int) -> dict:
     """The three code samplers (N(0, I), fitted Gaussian, GMM) fitted once on the codes of the training set."""
-    with torch.no_grad():
-        codes = torch.cat([out["encode"](images.x[i:i + 2000]) for i in range(0, len(images.x), 2000)]).cpu()
+    codes = encode_all(out["encode"], images.x).cpu()
     return code_samplers(codes.numpy(), cfg.gmm_components, seed, cfg.gmm_iters)
 
 
@@ -146,7 +145,7 @@ def code_model_samples(out: dict, images: Images, n: int, samplers: dict, seed: 
 
 def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
     """Metrics per sampler; the memorization ratio only for the generators (not the code baselines)."""
-    return {name: ev.evaluate(x, memorization=full and name not in ("normal", "gauss", "gmm"), full=full)
+    return {name: ev.evaluate(x, memorization=full and name not in BASELINES, full=full)
             for name, x in samples.items()}
 
 
@@ -224,7 +223,6 @@ def image_study(cfg, run_dir, seed: int, studies: list[str], also: tuple[str, ..
     todo = [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), seed=seed, r=r, study=s)
             for s, r in wanted if not _task_cache(run_dir, seed, s, r).exists()]
     if todo:
-        _task_cache(run_dir, seed, "x", 0).parent.mkdir(parents=True, exist_ok=True)
         pmap(cached_image_task, todo, workers=cfg.workers or None, desc=f"{'+'.join(sorted({t['study'] for t in todo}))} replicates")
     return [torch.load(_task_cache(run_dir, seed, s, r), weights_only=False) for s in studies for r in range(cfg.replicates)]
 

@@ -5,7 +5,7 @@ import torch
 from scipy import stats
 
 from common.errors import UserError
-from papers.acl.baselines import code_samplers, fit_gaussian
+from papers.acl.baselines import BASELINES, code_samplers, fit_gaussian
 from papers.acl.losses import d_loss, g_loss, gradient_penalty, check_loss
 from papers.acl.regions import shell_noise
 from papers.acl.synthetic import hq_fraction_exact, mixture, mode_stats, sample_mixture
@@ -66,6 +66,7 @@ def test_code_baselines_fit_and_sample():
     mu, cov = fit_gaussian(codes)
     assert np.allclose(mu, codes.mean(0)) and np.allclose(cov, np.cov(codes, rowvar=False, bias=True))
     s = code_samplers(codes, gmm_components=3, seed=0)
+    assert tuple(s) == BASELINES == ("normal", "gauss", "gmm")  # the names evaluate_samples keeps apart
     for name in ("normal", "gauss", "gmm"):
         x = s[name](5000, np.random.default_rng(1))
         assert x.shape == (5000, 3)
