@@ -13,7 +13,7 @@ def test_profiles_resolve_and_share_keys():
 
 
 @pytest.mark.parametrize("over", [{"loss": "hinge"}, {"mode": "alt"}, {"dataset": "celeba"}, {"dataset": "svhn"},
-                                  {"code_dim": 0}, {"replicates": 1}, {"syn_replicates": 1},
+                                  {"code_dim": 0}, {"replicates": 1}, {"gan_replicates": 1}, {"syn_replicates": 1},
                                   {"code_lr_final": 0.0}, {"nonsense": 1}])
 def test_bad_parameters(over):
     with pytest.raises(UserError):
@@ -28,3 +28,10 @@ def test_preflight_missing_dataset(monkeypatch):
 
 def test_preflight_accepts_digits_at_smoke():
     config.preflight("smoke", {"seed": 1, "loss": "wgan-gp"})
+
+
+def test_replicates_per_study():
+    from papers.acl.experiments import n_replicates
+
+    cfg = config.get_config("quick", replicates=4, gan_replicates=3)
+    assert [n_replicates(cfg, s) for s in ("ae", "cls", "gan", "aclgan")] == [4, 4, 3, 3]
