@@ -27,19 +27,15 @@ import torch.distributed as dist
 
 from common.errors import UserError
 
+from .specs import name_count
+
 LINKS = ("direct", "cpu_forward", "device_direct")
 
 
 def parse_link(spec: str) -> tuple[str, int]:
     """'direct', 'device_direct', 'cpu_forward' (k=1) or 'cpu_forward:3' -> (name, k)."""
-    name, _, k = str(spec).partition(":")
-    if name not in LINKS:
-        raise UserError(f"unknown link {name!r}; choose one of {', '.join(LINKS)} (cpu_forward:k for k channels)")
-    try:
-        k = int(k) if k else 1
-    except ValueError:
-        raise UserError(f"bad channel count in link {spec!r}; write cpu_forward:k with an integer k >= 1") from None
-    if k < 1 or (name != "cpu_forward" and k != 1):
+    name, k = name_count(spec, LINKS, "link", "cpu_forward:3")
+    if name != "cpu_forward" and k != 1:
         raise UserError(f"link {spec!r}: only cpu_forward takes k >= 1 channels")
     return name, k
 

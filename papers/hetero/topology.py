@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from common.errors import UserError
 
+from .specs import name_count
+
 VENDORS = ("nv", "amd", "cpu")
 
 
@@ -41,13 +43,7 @@ def expand_vendors(spec) -> list[str]:
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     out: list[str] = []
     for item in items:
-        name, _, count = str(item).strip().partition(":")
-        if name not in VENDORS:
-            raise UserError(f"unknown vendor {name!r} in the vendor map; use {', '.join(VENDORS)}")
-        try:
-            n = int(count) if count else 1
-        except ValueError:
-            raise UserError(f"bad vendor count in {item!r}; write vendor:count, e.g. nv:2") from None
+        name, n = name_count(item, VENDORS, "vendor", "nv:2,amd:2")
         out += [name] * n
     return out
 

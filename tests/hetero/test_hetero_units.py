@@ -93,8 +93,19 @@ def test_cli_bad_partition_exits_2_and_writes_nothing(tmp_path, capsys, monkeypa
 def test_parse_link():
     assert parse_link("cpu_forward:3") == ("cpu_forward", 3)
     assert parse_link("device_direct") == ("device_direct", 1)
-    with pytest.raises(UserError):
-        parse_link("cpu_forward:0")
+    for bad in ("cpu_forward:0", "cpu_forward:x", "nvlink", "direct:2"):
+        with pytest.raises(UserError):
+            parse_link(bad)
+
+
+def test_expand_vendors():
+    from papers.hetero.topology import expand_vendors
+
+    assert expand_vendors("nv:2, amd") == ["nv", "nv", "amd"]
+    assert expand_vendors(["amd", "nv:1"]) == ["amd", "nv"]
+    for bad in ("nv:0", "nv:-1", "nv:two", "intel:2", ""):
+        with pytest.raises(UserError):
+            expand_vendors(bad)
 
 
 @pytest.mark.parametrize("sched,S,M", [("1f1b", 2, 4), ("1f1b", 3, 2), ("gpipe", 2, 3), ("1f1b", 4, 8)])
