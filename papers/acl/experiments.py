@@ -232,8 +232,8 @@ _COST_ORDER = {"aclgan": 0, "cls": 1, "ae": 2, "gan": 3}  # longest tasks first:
 
 
 def n_replicates(cfg, study: str) -> int:
-    """Paired replicates of an image study: `gan_replicates` for GAN / ACL-GAN, `replicates` otherwise."""
-    return cfg.gan_replicates if study in ("gan", "aclgan") else cfg.replicates
+    """Paired replicates of an image study: `replicates` (autoencoder), `cls_replicates`, `gan_replicates`."""
+    return getattr(cfg, {"ae": "replicates", "cls": "cls_replicates"}.get(study, "gan_replicates"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -265,7 +265,7 @@ def _syn_hyper(cfg, which: str) -> Hyper:
                  ae_steps=cfg.syn_ae_steps, code_steps=cfg.syn_code_steps, gan_steps=cfg.syn_gan_steps,
                  rec_weight=cfg.rec_weight, cycle_weight=cfg.cycle_weight, code_weight=cfg.code_weight,
                  image_grad_to_code=cfg.image_grad_to_code, code_rounds=cfg.code_rounds, code_refit=cfg.code_refit,
-                 code_lr_final=cfg.code_lr_final).check()
+                 code_lr_final=cfg.syn_code_lr_final).check()
 
 
 def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> dict:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import warnings
 
 import numpy as np
 import torch
@@ -53,8 +54,6 @@ def kernel_distance(real, fake, subsets: int = 50, subset_size: int = 1000, seed
     from torchmetrics.image.kid import KernelInceptionDistance
 
     real, fake = torch.as_tensor(real, dtype=torch.float64), torch.as_tensor(fake, dtype=torch.float64)
-    import warnings
-
     size = int(min(subset_size, len(real), len(fake)))
     with warnings.catch_warnings():  # "will save all extracted features in buffer": intended here
         warnings.simplefilter("ignore", UserWarning)
@@ -71,7 +70,10 @@ def prdc(real, fake, k: int = 5) -> dict:
     """Precision, recall (Kynkaanniemi et al. 2019), density, coverage (Naeem et al. 2020), k-NN balls."""
     from prdc import compute_prdc
 
-    with contextlib.redirect_stdout(io.StringIO()):  # prdc prints the set sizes
+    # prdc prints the set sizes, and its sklearn distances warn once per call that joblib's delayed
+    # is not sklearn's (harmless: no sklearn configuration to propagate)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*sklearn.utils.parallel.delayed.*")
         out = compute_prdc(np.asarray(real, dtype=np.float32), np.asarray(fake, dtype=np.float32), nearest_k=k)
     return {key: float(v) for key, v in out.items()}
 

@@ -13,8 +13,8 @@ def test_profiles_resolve_and_share_keys():
 
 
 @pytest.mark.parametrize("over", [{"loss": "hinge"}, {"mode": "alt"}, {"dataset": "celeba"}, {"dataset": "svhn"},
-                                  {"code_dim": 0}, {"replicates": 1}, {"gan_replicates": 1}, {"syn_replicates": 1},
-                                  {"code_lr_final": 0.0}, {"nonsense": 1}])
+                                  {"code_dim": 0}, {"replicates": 1}, {"cls_replicates": 1}, {"gan_replicates": 1}, {"syn_replicates": 1},
+                                  {"code_lr_final": 0.0}, {"syn_code_lr_final": 1.5}, {"nonsense": 1}])
 def test_bad_parameters(over):
     with pytest.raises(UserError):
         config.get_config("quick", **over)
@@ -33,5 +33,5 @@ def test_preflight_accepts_digits_at_smoke():
 def test_replicates_per_study():
     from papers.acl.experiments import n_replicates
 
-    cfg = config.get_config("quick", replicates=4, gan_replicates=3)
-    assert [n_replicates(cfg, s) for s in ("ae", "cls", "gan", "aclgan")] == [4, 4, 3, 3]
+    cfg = config.get_config("quick", replicates=5, cls_replicates=4, gan_replicates=3)
+    assert [n_replicates(cfg, s) for s in ("ae", "cls", "gan", "aclgan")] == [5, 4, 3, 3]

@@ -178,7 +178,8 @@ def test_cli_bad_parameter_exits_2_and_writes_nothing(tmp_path):
 
 
 def test_image_study_pools_later_studies_and_loads_them_from_the_cache(tmp_path, monkeypatch):
-    """`also` trains another notebook's replicates in the same pool; a cached replicate is not recomputed."""
+    """`also` trains another notebook's replicates in the same pool, each study with its own number of
+    replicates and the longest tasks first; a cached replicate is not recomputed."""
     from types import SimpleNamespace
 
     from papers.acl import experiments
@@ -190,10 +191,10 @@ def test_image_study_pools_later_studies_and_loads_them_from_the_cache(tmp_path,
         return {"study": study, "replicate": r, "seed": seed}
 
     monkeypatch.setattr(experiments, "image_task", fake_task)
-    cfg = SimpleNamespace(replicates=2, workers=1)
+    cfg = SimpleNamespace(replicates=2, cls_replicates=3, workers=1)
     out = experiments.image_study(cfg, tmp_path, 3, ["ae"], also=("cls",))
     assert [(o["study"], o["replicate"]) for o in out] == [("ae", 0), ("ae", 1)]
-    assert sorted(calls) == [("ae", 0), ("ae", 1), ("cls", 0), ("cls", 1)]
+    assert calls == [("cls", 0), ("cls", 1), ("cls", 2), ("ae", 0), ("ae", 1)]   # classifier tasks are longer
     again = experiments.image_study(cfg, tmp_path, 3, ["cls"])
-    assert [(o["study"], o["replicate"], o["seed"]) for o in again] == [("cls", 0, 3), ("cls", 1, 3)]
-    assert len(calls) == 4                                           # loaded, not recomputed
+    assert [(o["study"], o["replicate"], o["seed"]) for o in again] == [("cls", 0, 3), ("cls", 1, 3), ("cls", 2, 3)]
+    assert len(calls) == 5                                           # loaded, not recomputed
