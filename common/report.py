@@ -22,7 +22,7 @@ from . import paths
 from .claims import (INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS, format_measured,
                      headline, load_paper, read_claims_table, summary)
 from .errors import UserError, user_errors_exit
-from .io import atomic_write_text, read_json
+from .io import atomic_write_text, read_json, sha256_file
 from .profiles import PROFILE_NAMES
 from .reproduce import param_text, registered_papers
 
@@ -78,8 +78,20 @@ def _entry(paper: str, meta: dict, profile: str) -> dict:
     figures = [{"path": f, "caption": captions.get(f.stem, {}).get("caption", ""),
                 "claims": list(captions.get(f.stem, {}).get("claims", []))} for f in sorted((first / "figures").glob("*.png"))]
     entry.update(table=table, summary=summary(table), manifest=manifest, runs=runs, figures=figures,
-                 notebooks=sorted((first / "notebooks").glob("*.ipynb")), failed=newer_failure)
+                 notebooks=sorted((first / "notebooks").glob("*.ipynb")), failed=newer_failure,
+                 claims_changed=_claims_changed(paper, top.get("claims_sha256") or manifest.get("claims_sha256")))
     return entry
+
+
+def _claims_changed(paper: str, recorded: str | None) -> bool:
+    """The paper's claims file differs from the one the run's verdicts were judged with (runs that
+    recorded no hash, from before it was recorded, are not flagged)."""
+    path = paths.PAPERS / paper / "claims.yaml"
+    return bool(recorded) and path.exists() and sha256_file(path) != recorded
+
+
+CLAIMS_CHANGED = ("papers/{paper}/claims.yaml has changed since this run: the verdicts below follow the claims file "
+                  "of the run; rerun ({command}) to judge with the current one.")
 
 
 def collect(profiles: list[str] | str | None = None) -> list[dict]:
@@ -210,6 +222,8 @@ def render_markdown(entries: list[dict]) -> str:
         parts += [f"{e['paper']}: {headline(e['summary'])}" + (f" over seeds {', '.join(map(str, seeds))}" if seeds else ""), ""]
         if e.get("failed"):
             parts += [f"Note: a later attempt failed or was interrupted ({_rel(e['failed'])}/); this is the last complete run.", ""]
+        if e.get("claims_changed"):
+            parts += ["Note: " + CLAIMS_CHANGED.format(paper=e["paper"], command=f"`{make_command(e)}`"), ""]
         parts += _claim_rows_md(e["table"])
         parts += ["", "### Figures", ""]
         for f in e["figures"]:
@@ -336,6 +350,8 @@ def render_html(entries: list[dict]) -> str:
         if e.get("failed"):
             out.append(f"<p class='warn'>A later attempt failed or was interrupted (<a href='{esc(_rel(e['failed']))}/manifest.json'>"
                        f"{esc(_rel(e['failed']))}/</a>); this is the last complete run.</p>")
+        if e.get("claims_changed"):
+            out.append(f"<p class='warn'>{esc(CLAIMS_CHANGED.format(paper=e['paper'], command=make_command(e)))}</p>")
         out += _claims_html(e)
         if e["figures"]:
             out.append("<h3>Figures</h3>")

@@ -28,7 +28,7 @@ from . import paths
 from .claims import (REPRODUCED, combine_seeds, evaluate, format_measured, headline, load_paper, summary,
                      write_claims_table, write_seed_table)
 from .errors import UserError, user_errors_exit
-from .io import atomic_write_json, read_json
+from .io import atomic_write_json, read_json, sha256_file
 from .profiles import PROFILE_NAMES, _coerce, check_overrides
 from .runs import Run, now
 
@@ -295,8 +295,11 @@ def _show(v) -> str:
 
 
 def _judge_run(paper: str, profile: str, out: Path, claims, meta: dict, params: dict, device, executed, started, wall,
-               status: str, final_out: Path, rerun: str) -> "pandas.DataFrame":
+               status: str, final_out: Path, rerun: str, claims_sha: str) -> "pandas.DataFrame":
     """Claims table and manifest of one executed run directory; returns the table.
+
+    `claims_sha`: sha256 of the claims file the verdicts come from (the report flags a run whose
+    claims file has changed since).
 
     `final_out` is where the directory will live once swapped in (or kept as failed): the manifest
     records that, never the staging path.
@@ -307,7 +310,7 @@ def _judge_run(paper: str, profile: str, out: Path, claims, meta: dict, params: 
     for item in executed:
         item["parameters"] = dict(item["parameters"], run_dir=str(final_out))
     Run(paper, profile, out)._update_manifest(
-        paper_meta=meta, run_dir=str(final_out),
+        paper_meta=meta, claims_sha256=claims_sha, run_dir=str(final_out),
         runner={"command": rerun, "invoked_as": " ".join(sys.argv), "profile": profile, "parameters": params, "device": device},
         notebooks=executed, started=started, finished=now(), wall_s=round(wall, 2), status=status,
     )
@@ -332,6 +335,7 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
     failed = final.with_name(f"{profile}-failed")
     staging = final.with_name(f".{profile}.staging-{os.getpid()}")
     staging.mkdir(parents=True)
+    claims_sha = sha256_file(paths.PAPERS / paper / "claims.yaml")
     meta, claims = load_paper(paths.PAPERS / paper / "claims.yaml")
     timeout = timeout or DEFAULT_CELL_TIMEOUT[profile]
     rerun = rerun_command(paper, profile, params, device, seeds)
@@ -349,7 +353,7 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
                                                        "" if seed is None else f" seed {seed}", executed)
             except KeyboardInterrupt:
                 _judge_run(paper, profile, out, claims, meta, run_params, device, executed, started,
-                           time.perf_counter() - t0, "interrupted", failed / out.relative_to(staging), rerun)
+                           time.perf_counter() - t0, "interrupted", failed / out.relative_to(staging), rerun, claims_sha)
                 raise
             if failure is not None and failure.ename == "UserError":
                 shutil.rmtree(staging, ignore_errors=True)  # a user error writes nothing
@@ -357,7 +361,7 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
             dest = final if failure is None else failed
             tables[seed] = _judge_run(paper, profile, out, claims, meta, run_params, device, executed, started,
                                       time.perf_counter() - t0, "ok" if failure is None else "failed",
-                                      dest / out.relative_to(staging), rerun)
+                                      dest / out.relative_to(staging), rerun, claims_sha)
             if failure is not None:
                 break
     except BaseException:  # Ctrl-C, SIGTERM, anything unexpected: keep what ran as <profile>-failed, leave no staging
@@ -373,6 +377,7 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
         atomic_write_json(staging / "manifest.json", {
             "paper": paper, "profile": profile, "seeds": sorted(tables), "wall_s": round(wall, 2), "finished": now(),
             "runs": [f"seed-{s}" for s in sorted(tables)], "status": "ok" if failure is None else "failed",
+            "claims_sha256": claims_sha,
             "run_dir": str(final if failure is None else failed), "runner": {"command": rerun, "parameters": params}})
     else:
         table = tables[None]

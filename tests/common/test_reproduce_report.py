@@ -136,6 +136,24 @@ def test_report_covers_every_profile_and_reads_on_its_own(toy_repo, in_process, 
     assert "A later attempt failed or was interrupted" in page.read_text()
 
 
+def test_report_flags_runs_judged_with_an_older_claims_file(toy_repo, capsys):
+    assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0
+    recorded = read_json(paths.run_dir("toy", "smoke") / "manifest.json")["claims_sha256"]
+    assert len(recorded) == 64
+    md, page, _ = report.build("smoke")
+    assert "has changed since this run" not in md.read_text()
+    claims = paths.PAPERS / "toy" / "claims.yaml"
+    claims.write_text(claims.read_text().replace("value: 1", "value: 1.5", 1))   # a threshold edited after the run
+    md, page, entries = report.build("smoke")
+    assert entries[0]["claims_changed"]
+    assert "papers/toy/claims.yaml has changed since this run" in md.read_text()
+    assert "make reproduce-toy PROFILE=smoke" in md.read_text()
+    assert "has changed since this run" in page.read_text()
+    assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0     # rerun: judged with the new file
+    md, _, _ = report.build("smoke")
+    assert "has changed since this run" not in md.read_text()
+
+
 def test_report_without_complete_runs_is_one_line(toy_repo, capsys):
     with pytest.raises(SystemExit) as exit_info:
         report.main([])
