@@ -4,10 +4,10 @@ Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2
 https://arxiv.org/abs/2001.11539
 
 smoke: 8x8 digits, tiny step counts, seconds. quick: 2-D mixtures (5 paired replicates of every
-model) plus a 10k-image Fashion-MNIST subset, 4 paired replicates of the autoencoder comparison, 2
-of the classifier one (decided by a margin of ~180 FID) and 2 of GAN / ACL-GAN, whose image claims
-only `full` (5 replicates) can decide (timing and the reasons: papers/acl/README.md). full: MNIST (or `-p dataset=cifar10`) at paper-like step
-counts, on a GPU.
+model) plus a 10k-image Fashion-MNIST subset: 4 paired replicates of the autoencoder comparison, 2
+of the classifier one (decided by a margin of ~180 FID), 2 of GAN / ACL-GAN, whose image claims
+only `full` (5 replicates) can decide (timing and reasons: papers/acl/README.md). full: MNIST (or
+`-p dataset=cifar10`) at paper-like step counts, on a GPU.
 Every unknown of the reconstructed method (loss, weights, alternation) is a key here.
 """
 from __future__ import annotations

@@ -215,8 +215,8 @@ def cached_image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: st
 def image_study(cfg, run_dir, seed: int, studies: list[str], also: tuple[str, ...] = ()) -> list[dict]:
     """Every replicate of the given studies, two worker processes (one thread each).
 
-    `also`: studies a later notebook of the same run needs, trained in the same worker pool (3
-    replicates on 2 workers would leave one idle) and cached; a replicate already cached is loaded.
+    `also`: studies a later notebook of the same run needs, trained in the same worker pool (an odd
+    number of tasks on 2 workers would leave one idle) and cached; a replicate already cached is loaded.
     Every task seeds itself, so pooling or caching changes no number.
     """
     wanted = [(s, r) for s in list(studies) + [a for a in also if a not in studies] for r in range(n_replicates(cfg, s))]
