@@ -27,7 +27,7 @@ ifneq ($(UNKNOWN),)
 $(error unknown paper '$(UNKNOWN:reproduce-%=%)'; choose one of: $(PAPERS) (as make reproduce-<id>))
 endif
 
-.PHONY: help setup data reproduce report test test-deps bench lab clean distclean $(addprefix reproduce-,$(PAPERS))
+.PHONY: help setup data reproduce report readme test test-deps bench lab clean distclean $(addprefix reproduce-,$(PAPERS))
 .DEFAULT_GOAL := help
 
 help: ## list the targets
@@ -59,6 +59,9 @@ $(addprefix reproduce-,$(PAPERS)): reproduce-%: $(STAMP)
 
 report: $(STAMP) ## results/REPORT.md and results/report.html from the complete runs of every profile
 	$(REPORT)
+
+readme: $(STAMP) ## rewrite the READMEs' generated tables from results/ (stamped with each run's git revision)
+	$(PY) -m common.readme
 
 test-deps: ## what the tests need beyond the venv: a headless browser (Debian chromium) for the report check
 	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then exit 0; fi; \

@@ -25,6 +25,20 @@ reproduced when the upper bound is < v (the estimate lies on the wrong side beyo
 uncertainty), inconclusive in between. `at_most` mirrors it; `within` and `interval` are judged
 as two one-sided tests: the 90 % interval inside the accepted region reproduces, entirely outside
 it does not, anything else is inconclusive.
+
+**Controls.** Every claim names a `control`: the metric holding the same measurement on a named
+null (`control_is`), computed in the same run: a model that learned nothing, data without the
+structure, a deliberately broken mechanism, or the competitor the paper claims to beat. The
+control is judged by the same criterion, with its own uncertainty (`control_se`; for comparisons,
+a per-seed list paired with `control_baseline`, default the claim's `baseline`). A claim is
+reproduced only when its measurement is reproduced and its control is not reproduced; when the
+control passes too (or cannot be excluded) the claim is inconclusive at this scale, since the
+measurement cannot tell the paper's effect from the null. A control that is missing or not finite
+is "not measured", like the metric. `control: none` with `why:` marks the rare claim for which no
+null exists; it is listed as uncontrolled.
+
+A fourth kind, `projection`, is a number computed from assumed `inputs`: it is shown with them and
+never judged, so it is never counted among reproduced claims.
 """
 from __future__ import annotations
 
@@ -43,15 +57,21 @@ NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive at this scale"
 NOT_RUN = "not run at this scale"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
+PROJECTION = "projection"  # not a verdict: a number from assumed inputs, shown apart from the verdicts
 COMPARISONS = ("at_least", "at_most", "within", "interval")
-KINDS = ("exact", "statistical", "comparison")
+KINDS = ("exact", "statistical", "comparison", "projection")
+NO_CONTROL = "none"
+MISSING_CONTROL = "no control named in claims.yaml"
 CONFIDENCE = 0.95  # one-sided; `within`/`interval` use the matching two-sided 90 % interval
 NOT_MEASURED = "not measured"
 
-_REQUIRED = ("id", "kind", "statement", "paper_value", "source", "metric", "compare", "profiles")
-_OPTIONAL = ("value", "tolerance", "rel_tolerance", "interval", "se", "baseline", "when", "note")
+_REQUIRED = ("id", "kind", "statement", "paper_value", "source", "metric", "profiles")
+_OPTIONAL = ("control", "compare", "value", "tolerance", "rel_tolerance", "interval", "se", "baseline", "when", "note",
+             "control_is", "control_se", "control_baseline", "why", "inputs")
+CONTROL_COLUMNS = ["control", "control_is", "control_measured", "control_se", "control_ci_low", "control_ci_high",
+                   "control_n", "control_verdict"]
 COLUMNS = ["id", "kind", "statement", "source", "paper_value", "metric", "measured", "se", "ci_low", "ci_high", "n",
-           "criterion", "verdict", "note"]
+           "criterion", *CONTROL_COLUMNS, "verdict", "note"]
 
 
 @dataclass(frozen=True)
@@ -62,8 +82,14 @@ class Claim:
     paper_value: str
     source: str
     metric: str
-    compare: str
+    compare: str | None
     profiles: tuple[str, ...]
+    control: str = NO_CONTROL  # metric of the same measurement on the null, or "none" (then `why`)
+    control_is: str = ""  # one line: what the null is
+    control_se: Any = None  # statistical: the control's standard error (number or metric name)
+    control_baseline: str | None = None  # comparison: what the control's list is paired with (default `baseline`)
+    why: str = ""  # control: none -- why no null exists
+    inputs: tuple = ()  # projection: the assumed inputs (metric names or short texts)
     value: Any = None  # number, or the name of another metric
     tolerance: Any = None  # number or {"metric": name}
     rel_tolerance: float | None = None
@@ -73,8 +99,14 @@ class Claim:
     when: tuple = ()  # ((metric, value), ...): the run configuration the claim needs, e.g. dataset = imagenet
     note: str = ""
 
+    @property
+    def controlled(self) -> bool:
+        return self.control != NO_CONTROL
+
     def criterion(self, metrics: dict | None = None) -> str:
         """The criterion as numbers where `metrics` can resolve the names it refers to."""
+        if self.compare is None:
+            return "none: a projection is not judged"
         ref = _describe(self.value, metrics)
         lhs = "mean(A - B)" if self.kind == "comparison" and self.baseline else ("mean" if self.kind == "comparison" else "")
         lhs = f"{lhs} " if lhs else ""
@@ -108,13 +140,22 @@ def _as_claim(raw: dict, where: str) -> Claim:
         raise ValueError(f"{where}: claim {cid!r} lacks {', '.join(missing)}")
     if raw["kind"] not in KINDS:
         raise ValueError(f"{where}: claim {cid!r}: kind must be one of {KINDS}")
-    if raw["compare"] not in COMPARISONS:
+    _check_control(raw, where)
+    if raw["kind"] == "projection":
+        if not raw.get("inputs") or not isinstance(raw["inputs"], list):
+            raise ValueError(f"{where}: claim {cid!r}: a projection lists its assumed `inputs`")
+    elif raw.get("inputs") is not None:
+        raise ValueError(f"{where}: claim {cid!r}: `inputs` belong to projections")
+    compare = raw.get("compare")
+    if compare is None and raw["kind"] != "projection":
+        raise ValueError(f"{where}: claim {cid!r} lacks compare")
+    if compare is not None and compare not in COMPARISONS:
         raise ValueError(f"{where}: claim {cid!r}: compare must be one of {COMPARISONS}")
-    if raw["compare"] == "interval" and len(raw.get("interval") or ()) != 2:
+    if compare == "interval" and len(raw.get("interval") or ()) != 2:
         raise ValueError(f"{where}: claim {cid!r}: interval needs [low, high]")
-    if raw["compare"] in ("at_least", "at_most") and raw.get("value") is None:
-        raise ValueError(f"{where}: claim {cid!r}: {raw['compare']} needs a value")
-    if raw["compare"] == "within" and (raw.get("value") is None or (raw.get("tolerance") is None) == (raw.get("rel_tolerance") is None)):
+    if compare in ("at_least", "at_most") and raw.get("value") is None:
+        raise ValueError(f"{where}: claim {cid!r}: {compare} needs a value")
+    if compare == "within" and (raw.get("value") is None or (raw.get("tolerance") is None) == (raw.get("rel_tolerance") is None)):
         raise ValueError(f"{where}: claim {cid!r}: within needs a value and exactly one of tolerance, rel_tolerance")
     if raw["kind"] == "statistical" and raw.get("se") is None:
         raise ValueError(f"{where}: claim {cid!r}: a statistical claim needs `se` (its standard error)")
@@ -129,11 +170,45 @@ def _as_claim(raw: dict, where: str) -> Claim:
         raise ValueError(f"{where}: claim {cid!r}: unknown keys {', '.join(sorted(unknown))}")
     return Claim(
         id=str(raw["id"]), kind=raw["kind"], statement=str(raw["statement"]), paper_value=str(raw["paper_value"]),
-        source=str(raw["source"]), metric=str(raw["metric"]), compare=raw["compare"], profiles=tuple(raw["profiles"]),
+        source=str(raw["source"]), metric=str(raw["metric"]), compare=raw.get("compare"), profiles=tuple(raw["profiles"]),
+        control=str(raw["control"]), control_is=str(raw.get("control_is") or ""), control_se=raw.get("control_se"),
+        control_baseline=raw.get("control_baseline"), why=str(raw.get("why") or ""),
+        inputs=tuple(str(i) for i in raw.get("inputs") or ()),
         value=raw.get("value"), tolerance=raw.get("tolerance"), rel_tolerance=raw.get("rel_tolerance"),
         interval=tuple(raw["interval"]) if raw.get("interval") else None, se=raw.get("se"),
         baseline=raw.get("baseline"), when=tuple((raw.get("when") or {}).items()), note=str(raw.get("note", "")),
     )
+
+
+def _check_control(raw: dict, where: str) -> None:
+    """A control metric with `control_is` (and `control_se` for a statistical claim), or `none` with `why`."""
+    cid, ctl = raw.get("id", "?"), raw.get("control")
+    if ctl is None:  # judged as uncontrolled; `tests/common/test_claims.py` requires a control in every claims file
+        raw["control"], raw["why"] = NO_CONTROL, MISSING_CONTROL
+        return
+    if str(ctl).strip() == "":
+        raise ValueError(f"{where}: claim {cid!r}: `control` names the metric of the same measurement on a null, "
+                         "or is `none` with `why`")
+    if str(ctl).strip().lower() == NO_CONTROL:
+        if not str(raw.get("why") or "").strip():
+            raise ValueError(f"{where}: claim {cid!r}: `control: none` needs `why` (why no null exists)")
+        extra = [k for k in ("control_is", "control_se", "control_baseline") if raw.get(k) is not None]
+        if extra:
+            raise ValueError(f"{where}: claim {cid!r}: {', '.join(extra)} given with `control: none`")
+        raw["control"] = NO_CONTROL
+        return
+    if raw["kind"] == "projection":
+        raise ValueError(f"{where}: claim {cid!r}: a projection is not judged, so it has `control: none` with `why`")
+    if not str(raw.get("control_is") or "").strip():
+        raise ValueError(f"{where}: claim {cid!r}: `control_is` says in one line what the null {ctl!r} is")
+    if raw.get("why") is not None:
+        raise ValueError(f"{where}: claim {cid!r}: `why` belongs to `control: none`")
+    if raw["kind"] == "statistical" and raw.get("control_se") is None:
+        raise ValueError(f"{where}: claim {cid!r}: a statistical claim's control needs `control_se`")
+    if raw["kind"] != "statistical" and raw.get("control_se") is not None:
+        raise ValueError(f"{where}: claim {cid!r}: `control_se` belongs to statistical claims")
+    if raw["kind"] != "comparison" and raw.get("control_baseline") is not None:
+        raise ValueError(f"{where}: claim {cid!r}: `control_baseline` belongs to comparison claims")
 
 
 def load_paper(path: str | Path) -> tuple[dict, list[Claim]]:
@@ -186,6 +261,7 @@ class Outcome:
     ci_high: float | None = None
     n: int | None = None
     note: str = ""
+    control: "Outcome | None" = None  # the same measurement on the claim's null, judged by the same criterion
 
 
 def paired(a: list[float], b: list[float] | None = None, confidence: float = CONFIDENCE) -> dict:
@@ -239,24 +315,22 @@ def _three_way(low: float, high: float, region: tuple[float, float]) -> str:
     return INCONCLUSIVE
 
 
-def judge(claim: Claim, metrics: dict, profile: str) -> Outcome:
-    """The verdict of one claim on one run's metrics, with the estimate and its uncertainty."""
+def _measure(claim: Claim, metrics: dict, metric: str, se, baseline: str | None) -> Outcome:
+    """`metric` (with `se` / paired with `baseline`) judged against the claim's criterion, ignoring profiles."""
     if claim.kind == "comparison":
-        a = _series(claim.metric, metrics)
-        b = _series(claim.baseline, metrics) if claim.baseline else None
+        a = _series(metric, metrics)
+        b = _series(baseline, metrics) if baseline else None
         stats = None
-        if a is not None and (claim.baseline is None or (b is not None and len(b) == len(a))):
+        if a is not None and (baseline is None or (b is not None and len(b) == len(a))):
             stats = paired(a, b)
         measured = stats["mean"] if stats else None
     else:
-        stats, measured = None, _number(claim.metric, metrics)
-    if profile not in claim.profiles:
-        return Outcome(NOT_RUN, measured, note=f"testable at {', '.join(claim.profiles)}")
-    if any(metrics.get(k) != v for k, v in claim.when):  # e.g. the full profile run on CIFAR, not ImageNet
-        return Outcome(NOT_RUN, measured, note="testable when " + ", ".join(f"{k} = {v}" for k, v in claim.when))
+        stats, measured = None, _number(metric, metrics)
     if measured is None:
-        what = f"{claim.metric!r}" if claim.kind != "comparison" else f"per-seed {claim.metric!r}" + (f" paired with {claim.baseline!r}" if claim.baseline else "")
+        what = f"{metric!r}" if claim.kind != "comparison" else f"per-seed {metric!r}" + (f" paired with {baseline!r}" if baseline else "")
         return Outcome(NOT_REPRODUCED, note=f"{NOT_MEASURED}: {what}")
+    if claim.kind == "projection":
+        return Outcome(PROJECTION, measured, note="projection from assumed inputs: " + ", ".join(_describe(i, metrics) if i in metrics else i for i in claim.inputs))
     region = _accepted_region(claim, metrics)
     if isinstance(region, str):
         return Outcome(NOT_REPRODUCED, measured, note=f"{NOT_MEASURED}: {region}")
@@ -265,9 +339,10 @@ def judge(claim: Claim, metrics: dict, profile: str) -> Outcome:
         return Outcome(REPRODUCED if lo <= measured <= hi else NOT_REPRODUCED, measured)
     two_sided = math.isfinite(lo) and math.isfinite(hi)
     if claim.kind == "statistical":
-        se = _number(claim.se, metrics)
-        if se is None or se < 0:
-            return Outcome(NOT_REPRODUCED, measured, note=f"{NOT_MEASURED}: standard error {claim.se!r}")
+        se_value = _number(se, metrics)
+        if se_value is None or se_value < 0:
+            return Outcome(NOT_REPRODUCED, measured, note=f"{NOT_MEASURED}: standard error {se!r}")
+        se = se_value
         q = _normal_quantile(CONFIDENCE)
         low, high = measured - q * se, measured + q * se
         return Outcome(_three_way(low, high, region), measured, se, low, high, None,
@@ -278,35 +353,99 @@ def judge(claim: Claim, metrics: dict, profile: str) -> Outcome:
                    stats["n"], f"paired over {stats['n']} seeds, Student t")
 
 
+CONTROL_PASSES = "control passes too: {what}"
+CONTROL_NOT_EXCLUDED = "control not excluded (inconclusive): {what}"
+
+
+def judge(claim: Claim, metrics: dict, profile: str) -> Outcome:
+    """The verdict of one claim on one run's metrics, with the estimate, its uncertainty and its control.
+
+    The measurement decides only against a failing control: reproduced needs the metric reproduced
+    and the control not reproduced; a control that passes too, or cannot be excluded, makes the
+    claim inconclusive at this scale; a control not measured makes it not reproduced.
+    """
+    o = _measure(claim, metrics, claim.metric, claim.se, claim.baseline)
+    c = None
+    if claim.controlled:
+        c = _measure(claim, metrics, claim.control, claim.control_se, claim.control_baseline or claim.baseline)
+        if c.note.startswith(NOT_MEASURED):
+            c = Outcome(NOT_REPRODUCED, c.measured, note=f"{NOT_MEASURED}: control {c.note[len(NOT_MEASURED) + 2:]}")
+    if profile not in claim.profiles:
+        return Outcome(NOT_RUN, o.measured, note=f"testable at {', '.join(claim.profiles)}", control=c)
+    if any(metrics.get(k) != v for k, v in claim.when):  # e.g. the full profile run on CIFAR, not ImageNet
+        return Outcome(NOT_RUN, o.measured, note="testable when " + ", ".join(f"{k} = {v}" for k, v in claim.when), control=c)
+    if claim.kind == "projection" or c is None:
+        return o
+    what = claim.control_is or claim.control
+    if o.verdict == NOT_REPRODUCED:
+        return Outcome(**{**o.__dict__, "control": c})
+    if c.note.startswith(NOT_MEASURED):
+        return Outcome(**{**o.__dict__, "verdict": NOT_REPRODUCED, "note": _join(c.note, o.note), "control": c})
+    if o.verdict == REPRODUCED and c.verdict == REPRODUCED:
+        return Outcome(**{**o.__dict__, "verdict": INCONCLUSIVE, "note": _join(CONTROL_PASSES.format(what=what), o.note), "control": c})
+    if o.verdict == REPRODUCED and c.verdict == INCONCLUSIVE:
+        return Outcome(**{**o.__dict__, "verdict": INCONCLUSIVE, "note": _join(CONTROL_NOT_EXCLUDED.format(what=what), o.note),
+                          "control": c})
+    return Outcome(**{**o.__dict__, "control": c})
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
 def verdict(claim: Claim, metrics: dict, profile: str) -> tuple[str, float | None, str]:
     """(verdict, measured value, why) for one claim."""
     o = judge(claim, metrics, profile)
     return o.verdict, o.measured, o.note
 
 
+UNCONTROLLED = "uncontrolled"
+
+
+def _row(c: Claim, o: Outcome, metrics: dict) -> dict:
+    ctl = o.control or Outcome("")
+    if c.kind == "projection":
+        control_verdict, control_is = "", c.why
+    elif not c.controlled:
+        control_verdict, control_is = UNCONTROLLED, c.why
+    else:
+        control_verdict, control_is = ctl.verdict, c.control_is
+    return {
+        "id": c.id, "kind": c.kind, "statement": c.statement, "source": c.source, "paper_value": c.paper_value,
+        "metric": c.metric, "measured": o.measured, "se": o.se, "ci_low": o.ci_low, "ci_high": o.ci_high,
+        "n": o.n, "criterion": c.criterion(metrics), "control": c.control, "control_is": control_is,
+        "control_measured": ctl.measured, "control_se": ctl.se, "control_ci_low": ctl.ci_low,
+        "control_ci_high": ctl.ci_high, "control_n": ctl.n, "control_verdict": control_verdict,
+        "verdict": o.verdict, "note": _join(o.note, c.note),
+    }
+
+
 def evaluate(claims: list[Claim], metrics: dict, profile: str) -> pd.DataFrame:
-    """One row per claim (columns `COLUMNS`): the estimate, its uncertainty, the criterion in numbers, the verdict."""
-    rows = []
-    for c in claims:
-        o = judge(c, metrics, profile)
-        note = "; ".join(x for x in (o.note, c.note) if x)
-        rows.append({
-            "id": c.id, "kind": c.kind, "statement": c.statement, "source": c.source, "paper_value": c.paper_value,
-            "metric": c.metric, "measured": o.measured, "se": o.se, "ci_low": o.ci_low, "ci_high": o.ci_high,
-            "n": o.n, "criterion": c.criterion(metrics), "verdict": o.verdict, "note": note,
-        })
-    return pd.DataFrame(rows, columns=COLUMNS)
+    """One row per claim (columns `COLUMNS`): the estimate, its uncertainty, the criterion in numbers, the
+    control (what it is, its value, its verdict by the same criterion), the verdict."""
+    return pd.DataFrame([_row(c, judge(c, metrics, profile), metrics) for c in claims], columns=COLUMNS)
 
 
 def summary(df: pd.DataFrame) -> dict:
+    """Counts of each verdict over the judged claims (`total` leaves projections out), of projections and of
+    uncontrolled claims."""
     counts = df["verdict"].value_counts().to_dict() if len(df) else {}
-    return {"total": int(len(df)), **{v: int(counts.get(v, 0)) for v in VERDICTS}}
+    projections = int(counts.get(PROJECTION, 0))
+    uncontrolled = int((df["control_verdict"] == UNCONTROLLED).sum()) if "control_verdict" in df else 0
+    return {"total": int(len(df)) - projections, **{v: int(counts.get(v, 0)) for v in VERDICTS},
+            PROJECTION: projections, UNCONTROLLED: uncontrolled}
 
 
 def headline(s: dict) -> str:
-    """'3/5 claims reproduced (1 not reproduced, 1 inconclusive at this scale, 0 not run at this scale)'."""
-    return (f"{s[REPRODUCED]}/{s['total']} claims reproduced ({s[NOT_REPRODUCED]} not reproduced, "
+    """'3/5 claims reproduced (1 not reproduced, 1 inconclusive at this scale, 0 not run at this scale)', then
+    projections and uncontrolled claims when there are any."""
+    text = (f"{s[REPRODUCED]}/{s['total']} claims reproduced ({s[NOT_REPRODUCED]} not reproduced, "
             f"{s[INCONCLUSIVE]} inconclusive at this scale, {s[NOT_RUN]} not run at this scale)")
+    if s.get(PROJECTION):
+        text += f"; {s[PROJECTION]} projection{'s' * (s[PROJECTION] > 1)} (not judged)"
+    if s.get(UNCONTROLLED):
+        text += f"; {s[UNCONTROLLED]} uncontrolled"
+    return text
 
 
 def _missing(x) -> bool:
@@ -328,6 +467,20 @@ def format_measured(row) -> str:
     return text
 
 
+def format_control(row) -> str:
+    """'0.5 ± 0.01: not reproduced (untrained network)', 'uncontrolled: <why>', '' for a projection."""
+    verdict = row.get("control_verdict")
+    if _missing(verdict) or verdict == "":
+        return ""
+    what = "" if _missing(row.get("control_is")) else str(row.get("control_is"))
+    if verdict == UNCONTROLLED:
+        return f"{UNCONTROLLED}: {what}"
+    measured = format_measured({"measured": row.get("control_measured"), "se": row.get("control_se"),
+                                "ci_low": row.get("control_ci_low"), "ci_high": row.get("control_ci_high"),
+                                "n": row.get("control_n"), "kind": row.get("kind"), "verdict": verdict})
+    return f"{measured}: {verdict} ({what})"
+
+
 def _fmt(x) -> str:
     if _missing(x):
         return "–"
@@ -336,10 +489,17 @@ def _fmt(x) -> str:
     return str(x).replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(df: pd.DataFrame, columns=("id", "kind", "statement", "source", "paper_value", "measured", "criterion", "verdict")) -> str:
+def to_markdown(df: pd.DataFrame, columns=("id", "kind", "statement", "source", "paper_value", "measured", "criterion",
+                                           "control", "verdict", "note")) -> str:
+    def cell(row, c):
+        if c == "measured":
+            return _fmt(format_measured(row))
+        if c == "control":
+            return _fmt(format_control(row))
+        return _fmt(row[c])
+
     head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
-    body = "".join("| " + " | ".join(_fmt(format_measured(row)) if c == "measured" else _fmt(row[c]) for c in columns) + " |\n"
-                   for _, row in df.iterrows())
+    body = "".join("| " + " | ".join(cell(row, c) for c in columns) + " |\n" for _, row in df.iterrows())
     return head + body
 
 
@@ -352,34 +512,66 @@ def write_claims_table(df: pd.DataFrame, run_dir: str | Path) -> None:
 def read_claims_table(path: str | Path) -> pd.DataFrame:
     """A `claims.csv` back as a frame with None for missing numbers."""
     df = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    for c in ("measured", "se", "ci_low", "ci_high", "n"):
+    for c in ("measured", "se", "ci_low", "ci_high", "n", "control_measured", "control_se", "control_ci_low",
+              "control_ci_high", "control_n"):
         if c in df:
             df[c] = df[c].astype(object).where(df[c].notna(), None)
     return df
 
 
-def combine_seeds(tables: dict[int, pd.DataFrame]) -> pd.DataFrame:
-    """One row per claim over several seeds: each seed's verdict and estimate, and an overall verdict.
+def pooled_metrics(claim: Claim, per_seed: list[dict]) -> dict:
+    """The metrics of several runs with the comparison claim's per-replicate lists (metric, baseline, control
+    and its baseline) concatenated in seed order, for one paired test over every seed's replicates; scalars
+    (reference values, configuration) come from the first run. A list missing in any run is missing."""
+    out = dict(per_seed[0])
+    for name in {claim.metric, claim.baseline, claim.control, claim.control_baseline} - {None, NO_CONTROL}:
+        lists = [m.get(name) for m in per_seed]
+        out[name] = [v for x in lists for v in x] if all(isinstance(x, (list, tuple)) and x for x in lists) else None
+    return out
 
-    Overall: the common verdict when every seed agrees; otherwise inconclusive at this scale, with
-    the per-seed verdicts in the note (a claim that flips between seeds is not reproduced as stable).
+
+def combine_seeds(tables: dict[int, pd.DataFrame], claims: list[Claim] | None = None,
+                  metrics: dict[int, dict] | None = None, profile: str | None = None) -> pd.DataFrame:
+    """One row per claim over several seeds: each seed's verdict, estimate and control, and an overall verdict.
+
+    Overall, for a comparison claim (given `claims`, each seed's `metrics` and the `profile`): the verdict
+    of the pooled paired differences of every seed's replicates (`pooled_metrics`), so that runs that cannot
+    decide alone can decide together; the per-seed verdicts stay beside it. For every other claim: the common
+    verdict when every seed agrees; otherwise inconclusive at this scale, with the per-seed verdicts in the
+    note (a claim that flips between seeds is not reproduced as stable).
     """
     seeds = sorted(tables)
     first = tables[seeds[0]]
+    by_id = {c.id: c for c in claims or []}
     rows = []
     for i, base in first.iterrows():
-        row = {k: base[k] for k in ("id", "kind", "statement", "source", "paper_value", "metric", "criterion")}
-        verdicts = []
+        row = {k: base[k] for k in ("id", "kind", "statement", "source", "paper_value", "metric", "criterion", "control",
+                                    "control_is") if k in base}
+        verdicts, controls = [], []
         for s in seeds:
             r = tables[s].iloc[i]
             row[f"verdict_seed_{s}"] = r["verdict"]
             row[f"measured_seed_{s}"] = format_measured(r)
+            row[f"control_seed_{s}"] = format_control(r)
             verdicts.append(r["verdict"])
-        if len(set(verdicts)) == 1:
+            controls.append(r.get("control_verdict", ""))
+        per_seed = ", ".join(f"seed {s}: {v}" for s, v in zip(seeds, verdicts))
+        claim = by_id.get(base["id"])
+        row["control_verdict"] = controls[0] if len(set(controls)) == 1 else "differs between seeds"
+        if claim is not None and claim.kind == "comparison" and metrics is not None and profile is not None:
+            pooled = _row(claim, judge(claim, pooled_metrics(claim, [metrics[s] for s in seeds]), profile), metrics[seeds[0]])
+            row["pooled"] = format_measured(pooled)
+            row["pooled_control"] = format_control(pooled)
+            row["control_verdict"] = pooled["control_verdict"]
+            row["verdict"] = pooled["verdict"]
+            n = f"n = {pooled['n']}" if pooled["n"] is not None else "n/a"
+            row["note"] = _join(f"overall verdict: pooled paired differences over seeds {', '.join(map(str, seeds))} ({n})",
+                                pooled["note"], f"per seed: {per_seed}")
+        elif len(set(verdicts)) == 1:
             row["verdict"], row["note"] = verdicts[0], f"same verdict at seeds {', '.join(map(str, seeds))}"
         else:
             row["verdict"] = INCONCLUSIVE
-            row["note"] = "verdict differs between seeds: " + ", ".join(f"seed {s}: {v}" for s, v in zip(seeds, verdicts))
+            row["note"] = "verdict differs between seeds: " + per_seed
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -388,7 +580,8 @@ def write_seed_table(df: pd.DataFrame, seeds: list[int], run_dir: str | Path) ->
     """`claims.csv` (overall) and `claims.md` with a column per seed."""
     run_dir = Path(run_dir)
     atomic_write_text(run_dir / "claims.csv", df.to_csv(index=False))
-    cols = ["id", "kind", "statement", "criterion"] + [f"measured_seed_{s}" for s in seeds] + [f"verdict_seed_{s}" for s in seeds] + ["verdict"]
+    cols = (["id", "kind", "statement", "criterion"] + [f"measured_seed_{s}" for s in seeds] + [f"verdict_seed_{s}" for s in seeds]
+            + [f"control_seed_{s}" for s in seeds] + [c for c in ("pooled", "pooled_control") if c in df] + ["verdict", "note"])
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
     body = "".join("| " + " | ".join(_fmt(row[c]) for c in cols) + " |\n" for _, row in df.iterrows())
     atomic_write_text(run_dir / "claims.md", f"Seeds {', '.join(map(str, seeds))}: " + headline(summary(df)) + "\n\n" + head + body)

@@ -19,20 +19,26 @@ from pathlib import Path
 import yaml
 
 from . import paths
-from .claims import (INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS, format_measured,
-                     headline, load_paper, read_claims_table, summary)
+from .claims import (INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, PROJECTION, REPRODUCED, UNCONTROLLED, VERDICTS,
+                     format_control, format_measured, headline, load_paper, read_claims_table, summary)
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
 from .profiles import PROFILE_NAMES
 from .reproduce import param_text, registered_papers
+from .stamp import stamp, staleness
 
-VERDICT_COLOR = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", INCONCLUSIVE: "#b35806", NOT_RUN: "#6b6b6b"}
+VERDICT_COLOR = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", INCONCLUSIVE: "#b35806", NOT_RUN: "#6b6b6b",
+                 PROJECTION: "#3f5f8f"}
 VERDICT_MEANING = {
     REPRODUCED: "the measurement (with its uncertainty) meets the criterion",
     NOT_REPRODUCED: "the measurement misses the criterion beyond its uncertainty, or was not measured",
     INCONCLUSIVE: "the uncertainty straddles the criterion: more samples or seeds would decide",
     NOT_RUN: "this profile is too small to test the claim; a larger profile lists it",
+    PROJECTION: "a number computed from assumed inputs: shown with them, never judged, never counted as reproduced",
 }
+CONTROL_MEANING = ("Every claim is measured again, in the same run, on a named null (a model that learned nothing, data "
+                   "without the structure, a broken mechanism, or the competitor); a claim is reproduced only when its "
+                   "control, judged by the same criterion, is not: a control that passes too makes it inconclusive.")
 
 
 def _missing(x) -> bool:
@@ -77,9 +83,11 @@ def _entry(paper: str, meta: dict, profile: str) -> dict:
     captions = read_json(first / "figures.json", default={}) or {}
     figures = [{"path": f, "caption": captions.get(f.stem, {}).get("caption", ""),
                 "claims": list(captions.get(f.stem, {}).get("claims", []))} for f in sorted((first / "figures").glob("*.png"))]
+    claims_sha = top.get("claims_sha256") or manifest.get("claims_sha256")
     entry.update(table=table, summary=summary(table), manifest=manifest, runs=runs, figures=figures,
                  notebooks=sorted((first / "notebooks").glob("*.ipynb")), failed=newer_failure,
-                 claims_changed=_claims_changed(paper, top.get("claims_sha256") or manifest.get("claims_sha256")))
+                 claims_changed=_claims_changed(paper, claims_sha),
+                 stale=staleness(dict(manifest, claims_sha256=claims_sha, profile=profile), paper))
     return entry
 
 
@@ -88,10 +96,6 @@ def _claims_changed(paper: str, recorded: str | None) -> bool:
     recorded no hash, from before it was recorded, are not flagged)."""
     path = paths.PAPERS / paper / "claims.yaml"
     return bool(recorded) and path.exists() and sha256_file(path) != recorded
-
-
-CLAIMS_CHANGED = ("papers/{paper}/claims.yaml has changed since this run: the verdicts below follow the claims file "
-                  "of the run; rerun ({command}) to judge with the current one.")
 
 
 def collect(profiles: list[str] | str | None = None) -> list[dict]:
@@ -183,33 +187,49 @@ def _md(x) -> str:
 
 def _claim_rows_md(table) -> list[str]:
     seeds = _seeds(table)
-    head = ["claim", "paper states (source)", "criterion"] + ([f"seed {k}" for k in seeds] or ["measured"]) + ["verdict", "why"]
+    pooled = "pooled" in table
+    head = (["claim", "paper states (source)", "criterion"] + ([f"seed {k}" for k in seeds] or ["measured"]) + ["control"]
+            + (["pooled over seeds"] if pooled else []) + ["verdict", "why"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for _, r in table.iterrows():
         measured = [f"{_md(r[f'measured_seed_{k}'])}: {_md(r[f'verdict_seed_{k}'])}" for k in seeds] or [_md(format_measured(r))]
         lines.append("| " + " | ".join([f"**{_md(r['id'])}** ({_md(r['kind'])}): {_md(r['statement'])}",
                                         f"{_md(r['paper_value'])} ({_md(r['source'])})", _md(r["criterion"]), *measured,
+                                        _md(_control_text(r, seeds)), *([_md(r.get("pooled"))] if pooled else []),
                                         f"**{_md(r['verdict'])}**", _md(r.get("note"))]) + " |")
     return lines
+
+
+def _control_text(r, seeds: list[str]) -> str:
+    """The control: what the null is, then its value and verdict (per seed for a --seeds run)."""
+    if not seeds:
+        return format_control(r)
+    what = text(r.get("control_is"))
+    if text(r.get("control_verdict")) == UNCONTROLLED:
+        return f"{UNCONTROLLED}: {what}"
+    per = "; ".join(f"seed {k}: {text(r.get(f'control_seed_{k}')).split(' (')[0]}" for k in seeds if text(r.get(f"control_seed_{k}")))
+    pooled = text(r.get("pooled_control")).split(" (")[0]
+    return f"{what}: {per}" + (f"; pooled: {pooled}" if pooled else "") if per else what
 
 
 def render_markdown(entries: list[dict]) -> str:
     profiles = sorted({e["profile"] for e in entries}, key=PROFILE_NAMES.index)
     entries, pending = _split(entries)
     parts = [f"# Reproduction report ({', '.join(profiles)})", "",
-             "| paper | profile | reproduced | not reproduced | inconclusive | not run at this scale | seeds | wall time |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| paper | profile | reproduced | not reproduced | inconclusive | not run at this scale | projections | uncontrolled | seeds | wall time |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for e in entries:
         if not e["dir"]:
-            parts.append(f"| {e['paper']} | {e['profile']} | no complete run: `make reproduce-{e['paper']} PROFILE={e['profile']}` | | | | | |")
+            parts.append(f"| {e['paper']} | {e['profile']} | no complete run: `make reproduce-{e['paper']} PROFILE={e['profile']}` | | | | | | | |")
             continue
         s, m = e["summary"], e["manifest"]
         parts.append(f"| [{e['paper']}](#{_anchor(e['paper'], e['profile'])}) | {e['profile']} | {s[REPRODUCED]}/{s['total']} | "
-                     f"{s[NOT_REPRODUCED]} | {s[INCONCLUSIVE]} | {s[NOT_RUN]} | "
+                     f"{s[NOT_REPRODUCED]} | {s[INCONCLUSIVE]} | {s[NOT_RUN]} | {s[PROJECTION]} | {s[UNCONTROLLED]} | "
                      f"{', '.join(map(str, m['seeds'])) if m.get('seeds') else text(m.get('seed'))} | {_wall(m)} |")
     if pending:
         parts += ["", f"No complete {'/'.join(profiles)} run yet: {', '.join(pending)} (`make reproduce-<id> PROFILE=...`)."]
-    parts += ["", "Verdicts: " + "; ".join(f"**{v}**: {VERDICT_MEANING[v]}" for v in VERDICTS) + "."]
+    parts += ["", "Verdicts: " + "; ".join(f"**{v}**: {VERDICT_MEANING[v]}" for v in VERDICT_MEANING) + ".", "",
+              f"Controls: {CONTROL_MEANING}"]
     for e in entries:
         title = e["meta"].get("title", e["paper"])
         parts += ["", f"## {e['paper']} ({e['profile']}): {title}", f"<a id='{_anchor(e['paper'], e['profile'])}'></a>", ""]
@@ -222,8 +242,7 @@ def render_markdown(entries: list[dict]) -> str:
         parts += [f"{e['paper']}: {headline(e['summary'])}" + (f" over seeds {', '.join(map(str, seeds))}" if seeds else ""), ""]
         if e.get("failed"):
             parts += [f"Note: a later attempt failed or was interrupted ({_rel(e['failed'])}/); this is the last complete run.", ""]
-        if e.get("claims_changed"):
-            parts += ["Note: " + CLAIMS_CHANGED.format(paper=e["paper"], command=f"`{make_command(e)}`"), ""]
+        parts += [f"Run: {stamp(e['manifest'])}.", ""] + [f"**Stale:** {why}." for why in e["stale"]] + ([""] if e["stale"] else [])
         parts += _claim_rows_md(e["table"])
         parts += ["", "### Figures", ""]
         for f in e["figures"]:
@@ -283,22 +302,25 @@ def _count_cell(n: int, verdict: str) -> str:
 def _overview_html(entries: list[dict]) -> list[str]:
     esc = html.escape
     out = ["<table><tr><th>paper</th><th>profile</th>" + "".join(f"<th>{_badge(v)}</th>" for v in VERDICTS)
-           + "<th>claims</th><th>seeds</th><th>wall time</th><th>finished</th></tr>"]
+           + f"<th>claims</th><th>{_badge(PROJECTION)}</th><th>uncontrolled</th><th>seeds</th><th>wall time</th><th>finished</th></tr>"]
     for e in entries:
         name = f"<a href='#{_anchor(e['paper'], e['profile'])}'>{esc(e['paper'])}</a>"
         title = f"<br><span class='small'>{esc(e['meta'].get('title', ''))}</span>"
         if not e["dir"]:
-            out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}</td><td colspan='8' class='small'>no complete run: "
+            out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}</td><td colspan='10' class='small'>no complete run: "
                        f"<code>make reproduce-{esc(e['paper'])} PROFILE={esc(e['profile'])}</code></td></tr>")
             continue
         s, m = e["summary"], e["manifest"]
         seeds = ", ".join(map(str, m["seeds"])) if m.get("seeds") else text(m.get("seed"))
         flag = " <span class='small'>(a later attempt failed)</span>" if e.get("failed") else ""
+        flag += " <span class='small'>(stale: see below)</span>" if e.get("stale") else ""
         out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}{flag}</td>" + "".join(_count_cell(s[v], v) for v in VERDICTS)
-                   + f"<td class='n'>{s['total']}</td><td>{esc(seeds)}</td><td>{esc(_wall(m))}</td>"
+                   + f"<td class='n'>{s['total']}</td><td class='n'>{s[PROJECTION]}</td><td class='n'>{s[UNCONTROLLED]}</td>"
+                   f"<td>{esc(seeds)}</td><td>{esc(_wall(m))}</td>"
                    f"<td class='small'>{esc(str(m.get('finished', '')))}</td></tr>")
     out.append("</table>")
-    out.append("<p class='small'>" + "<br>".join(f"{_badge(v)} {html.escape(VERDICT_MEANING[v])}" for v in VERDICTS) + "</p>")
+    out.append("<p class='small'>" + "<br>".join(f"{_badge(v)} {html.escape(VERDICT_MEANING[v])}" for v in VERDICT_MEANING)
+               + f"<br>{html.escape(CONTROL_MEANING)}</p>")
     return out
 
 
@@ -306,7 +328,9 @@ def _claims_html(e: dict) -> list[str]:
     esc = html.escape
     table = e["table"]
     seeds = _seeds(table)
-    heads = ["claim", "the paper states", "criterion tested here"] + ([f"seed {k}" for k in seeds] or ["measured"]) + ["verdict"]
+    pooled = "pooled" in table
+    heads = (["claim", "the paper states", "criterion tested here"] + ([f"seed {k}" for k in seeds] or ["measured"])
+             + ["control (the same measurement on a null)"] + (["pooled over seeds"] if pooled else []) + ["verdict"])
     out = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>"]
     for _, r in table.iterrows():
         cid = text(r["id"])
@@ -319,6 +343,8 @@ def _claims_html(e: dict) -> list[str]:
         else:
             measured = f"<td>{esc(format_measured(r))}</td>"
         note = text(r.get("note"))
+        control = f"<td>{esc(_control_text(r, seeds))}<br>{_badge(text(r.get('control_verdict')))}</td>"
+        measured += control + (f"<td>{esc(text(r.get('pooled')))}</td>" if pooled else "")
         out.append(f"<tr>{claim}{paper}<td>{esc(text(r['criterion']))}</td>{measured}"
                    f"<td>{_badge(text(r['verdict']))}{'<br><span class=small>' + esc(note) + '</span>' if note else ''}</td></tr>")
     out.append("</table>")
@@ -350,8 +376,8 @@ def render_html(entries: list[dict]) -> str:
         if e.get("failed"):
             out.append(f"<p class='warn'>A later attempt failed or was interrupted (<a href='{esc(_rel(e['failed']))}/manifest.json'>"
                        f"{esc(_rel(e['failed']))}/</a>); this is the last complete run.</p>")
-        if e.get("claims_changed"):
-            out.append(f"<p class='warn'>{esc(CLAIMS_CHANGED.format(paper=e['paper'], command=make_command(e)))}</p>")
+        out.append(f"<p class='small'>Run: {esc(stamp(e['manifest']))}.</p>")
+        out += [f"<p class='warn'><b>Stale:</b> {esc(why)}.</p>" for why in e["stale"]]
         out += _claims_html(e)
         if e["figures"]:
             out.append("<h3>Figures</h3>")

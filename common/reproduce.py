@@ -372,7 +372,8 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
         raise
     wall = time.perf_counter() - t_all
     if seeds:
-        table = combine_seeds(tables)
+        table = combine_seeds(tables, claims, {k: read_json(staging / f"seed-{k}" / "metrics.json", default={}) or {}
+                                               for k in tables}, profile)
         write_seed_table(table, sorted(tables), staging)
         atomic_write_json(staging / "manifest.json", {
             "paper": paper, "profile": profile, "seeds": sorted(tables), "wall_s": round(wall, 2), "finished": now(),
@@ -390,6 +391,38 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
         print(f"error: {paper} failed in {failure}; executed notebook kept in {failed}; "
               f"the last complete run in {final} is untouched", file=sys.stderr)
     return {"paper": paper, "ok": failure is None, "summary": summary(table), "wall_s": wall, "dir": out_dir, "table": table}
+
+
+def rejudge(paper: str, profile: str) -> dict:
+    """Judge the complete run of `paper` at `profile` again with the current `claims.yaml`, from the metrics it
+    logged (every seed of a `--seeds` run), without running a notebook. The run's provenance is kept; its
+    manifest records the claims file's new sha256 and when (and at which revision) it was re-judged."""
+    from .runs import git_state
+
+    final = paths.run_dir(paper, profile)
+    top = read_json(final / "manifest.json", default=None)
+    if not (final / "claims.csv").exists() or not top or top.get("status", "ok") != "ok":
+        raise UserError(f"no complete {profile} run of {paper} under {final.parent} to re-judge; "
+                        f"run `make reproduce-{paper} PROFILE={profile}` first")
+    with run_lock(paper, profile):
+        claims_sha = sha256_file(paths.PAPERS / paper / "claims.yaml")
+        _, claims = load_paper(paths.PAPERS / paper / "claims.yaml")
+        stamp = {"at": now(), "git": git_state().get("sha")}
+        seeds = top.get("seeds")
+        tables, metrics = {}, {}
+        for seed in seeds or [None]:
+            out = final if seed is None else final / f"seed-{seed}"
+            metrics[seed] = read_json(out / "metrics.json", default={}) or {}
+            tables[seed] = evaluate(claims, metrics[seed], profile)
+            write_claims_table(tables[seed], out)
+            if seed is not None:
+                man = read_json(out / "manifest.json", default={}) or {}
+                atomic_write_json(out / "manifest.json", dict(man, claims_sha256=claims_sha, rejudged=stamp))
+        table = tables[None] if not seeds else combine_seeds(tables, claims, metrics, profile)
+        if seeds:
+            write_seed_table(table, sorted(tables), final)
+        atomic_write_json(final / "manifest.json", dict(top, claims_sha256=claims_sha, rejudged=stamp))
+    return {"paper": paper, "ok": True, "summary": summary(table), "wall_s": 0.0, "dir": final, "table": table}
 
 
 def _keep_failed(staging: Path, failed: Path) -> None:
@@ -421,10 +454,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=None, metavar="K",
                     help="run once per seed into <profile>/seed-<k>/ and judge every claim at each seed")
     ap.add_argument("--results", default=None, metavar="DIR", help="results folder (default $REPRO_RESULTS, else results/)")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="judge the complete run again with the current claims.yaml, from its metrics; runs no notebook")
     args = ap.parse_args(argv)
     with user_errors_exit():
         if args.results:
             os.environ["REPRO_RESULTS"] = str(Path(args.results).resolve())  # the kernels inherit it
+        if args.rejudge:
+            if args.paper != "all" and args.paper not in papers:
+                raise UserError(f"unknown paper {args.paper!r}; choose one of {', '.join(papers + ['all'])}")
+            if args.profile not in PROFILE_NAMES:
+                raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILE_NAMES)}")
+            if args.param or args.seeds or args.device:
+                raise UserError("--rejudge runs no notebook: it takes no -p, --seeds or --device")
+            for paper in (papers if args.paper == "all" else [args.paper]):
+                if args.paper == "all" and not (paths.run_dir(paper, args.profile) / "claims.csv").exists():
+                    continue
+                print_table(rejudge(paper, args.profile))
+            return 0
         if args.paper != "all" and args.paper not in papers:
             raise UserError(f"unknown paper {args.paper!r}; choose one of {', '.join(papers + ['all'])}")
         if args.profile not in PROFILE_NAMES:

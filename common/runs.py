@@ -22,7 +22,7 @@ def now() -> str:
 
 
 def git_state() -> dict:
-    """SHA of HEAD and whether tracked files differ from it (None outside a checkout)."""
+    """SHA of HEAD, whether tracked files differ from it and which (None outside a checkout)."""
     def git(*args):
         return subprocess.run(["git", *args], cwd=paths.REPO, capture_output=True, text=True, timeout=20)
 
@@ -31,7 +31,8 @@ def git_state() -> dict:
         if sha.returncode != 0:
             return {"sha": None, "dirty": None}
         dirty = git("status", "--porcelain", "--untracked-files=no")
-        return {"sha": sha.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+        files = sorted({line[3:].split(" -> ")[-1] for line in dirty.stdout.splitlines() if line.strip()})
+        return {"sha": sha.stdout.strip(), "dirty": bool(files), "dirty_files": files[:200]}
     except (OSError, subprocess.SubprocessError):
         return {"sha": None, "dirty": None}
 

@@ -90,6 +90,14 @@ def in_process(monkeypatch):
     return calls
 
 
+def _finite_metric(x) -> bool:
+    import math
+
+    if isinstance(x, (list, tuple)):
+        return bool(x) and all(_finite_metric(v) for v in x)
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
 @pytest.fixture
 def check_smoke_run():
     """Asserts that `out` holds a complete smoke run of `paper`: metrics, every claim judged, every notebook, figures."""
@@ -109,5 +117,9 @@ def check_smoke_run():
             assert man["runner"]["parameters"]["seed"] == seed
         assert list((out / "figures").glob("*.png")), "no figures"
         assert not list(out.parent.glob(f".{out.name}.staging-*"))
+        # every control that the smoke profile lists is logged (a finite number, or a list of them)
+        unlogged = [f"{c.id}: {c.control}" for c in load_claims(paths.PAPERS / paper / "claims.yaml")
+                    if c.controlled and "smoke" in c.profiles and not _finite_metric(metrics.get(c.control))]
+        assert not unlogged, f"controls listed at smoke but not logged: {unlogged}"
 
     return check

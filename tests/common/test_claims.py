@@ -2,12 +2,16 @@ import math
 
 import pytest
 
-from common.claims import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, _as_claim, combine_seeds, evaluate,
+from common.claims import (INCONCLUSIVE, MISSING_CONTROL, NOT_REPRODUCED, NOT_RUN, PROJECTION, REPRODUCED, _as_claim,
+                           combine_seeds, evaluate, format_control, headline, pooled_metrics,
                            format_measured, judge, load_paper, paired, summary, verdict, write_claims_table)
 
 
 def claim(**kw):
-    base = dict(id="c", kind="exact", statement="s", paper_value="1", source="Tab. 1", metric="m", profiles=["quick"])
+    base = dict(id="c", kind="exact", statement="s", paper_value="1", source="Tab. 1", metric="m", profiles=["quick"],
+                control="none", why="a test of the metric alone")
+    if "control" in kw and kw["control"] != "none":
+        base.pop("why")
     base.update(kw)
     return _as_claim(base, "test")
 
@@ -71,9 +75,11 @@ def test_table_files(tmp_path):
     claims = [claim(id="a", compare="at_least", value=1), claim(id="b", compare="at_most", value=0), claim(id="c", metric="zz", compare="at_least", value=0)]
     df = evaluate(claims, {"m": 1.5}, "quick")
     assert list(df["verdict"]) == [REPRODUCED, NOT_REPRODUCED, NOT_REPRODUCED]
-    assert summary(df) == {"total": 3, REPRODUCED: 1, NOT_REPRODUCED: 2, INCONCLUSIVE: 0, NOT_RUN: 0}
+    assert summary(df) == {"total": 3, REPRODUCED: 1, NOT_REPRODUCED: 2, INCONCLUSIVE: 0, NOT_RUN: 0, "projection": 0,
+                           "uncontrolled": 3}
     write_claims_table(df, tmp_path)
     assert (tmp_path / "claims.md").read_text().startswith("1/3 claims reproduced (2 not reproduced, 0 inconclusive")
+    assert "; 3 uncontrolled" in (tmp_path / "claims.md").read_text().splitlines()[0]
     assert "| a |" in (tmp_path / "claims.md").read_text()
     assert (tmp_path / "claims.csv").read_text().count("\n") == 4
 
@@ -172,3 +178,136 @@ def test_when_limits_a_claim_to_a_run_configuration():
     assert judge(c, {"dataset": "imagenet"}, "full").verdict == NOT_REPRODUCED  # configured, but not measured
     with pytest.raises(ValueError, match="`when`"):
         claim(compare="at_least", value=1, when="imagenet")
+
+
+# -- controls ------------------------------------------------------------------------------------
+
+def controlled(**kw):
+    base = dict(compare="at_least", value=0.9, control="m_null", control_is="an untrained model")
+    base.update(kw)
+    return claim(**base)
+
+
+def test_control_that_fails_lets_the_claim_reproduce():
+    o = judge(controlled(), {"m": 0.95, "m_null": 0.5}, "quick")
+    assert o.verdict == REPRODUCED
+    assert (o.control.verdict, o.control.measured) == (NOT_REPRODUCED, 0.5)
+
+
+def test_control_that_passes_too_makes_the_claim_inconclusive():
+    o = judge(controlled(), {"m": 0.95, "m_null": 0.93}, "quick")
+    assert o.verdict == INCONCLUSIVE
+    assert o.note == "control passes too: an untrained model"
+    assert o.control.verdict == REPRODUCED
+    row = evaluate([controlled()], {"m": 0.95, "m_null": 0.93}, "quick").iloc[0]
+    assert (row["verdict"], row["control_verdict"], row["control_measured"]) == (INCONCLUSIVE, REPRODUCED, 0.93)
+    assert format_control(row) == "0.93: reproduced (an untrained model)"
+
+
+def test_control_missing_is_not_measured_and_a_failing_metric_stays_failed():
+    for metrics in ({"m": 0.95}, {"m": 0.95, "m_null": float("nan")}):
+        o = judge(controlled(), metrics, "quick")
+        assert o.verdict == NOT_REPRODUCED and o.note == "not measured: control 'm_null'"
+    assert judge(controlled(), {"m": 0.5, "m_null": 0.95}, "quick").verdict == NOT_REPRODUCED
+    # a profile the claim does not list stays "not run", with the control still reported
+    o = judge(controlled(), {"m": 0.95, "m_null": 0.93}, "smoke")
+    assert o.verdict == NOT_RUN and o.control.measured == 0.93
+
+
+def test_statistical_control_uses_its_own_standard_error():
+    c = controlled(kind="statistical", se="m_se", control_se="null_se")
+    # null at 0.85: with se 0.01 its bound 0.866 < 0.9 fails; with se 0.05 it reaches 0.93: not excluded
+    assert judge(c, {"m": 0.95, "m_se": 0.01, "m_null": 0.85, "null_se": 0.01}, "quick").verdict == REPRODUCED
+    o = judge(c, {"m": 0.95, "m_se": 0.01, "m_null": 0.85, "null_se": 0.05}, "quick")
+    assert (o.verdict, o.control.verdict) == (INCONCLUSIVE, INCONCLUSIVE)
+    assert o.note.startswith("control not excluded (inconclusive): an untrained model")
+    assert o.control.ci_high == pytest.approx(0.85 + 1.6448536 * 0.05)
+    assert judge(c, {"m": 0.95, "m_se": 0.01, "m_null": 0.85}, "quick").verdict == NOT_REPRODUCED
+
+
+def test_comparison_control_is_paired_with_the_claims_baseline_or_its_own():
+    c = controlled(kind="comparison", metric="a", baseline="b", value=0.0, control="c")
+    a, b = [0.80, 0.82, 0.79, 0.81], [0.70, 0.71, 0.69, 0.70]
+    assert judge(c, {"a": a, "b": b, "c": [0.70, 0.72, 0.68, 0.70]}, "quick").verdict == INCONCLUSIVE  # null "beats" b too?
+    assert judge(c, {"a": a, "b": b, "c": [0.60, 0.61, 0.60, 0.62]}, "quick").verdict == REPRODUCED
+    own = controlled(kind="comparison", metric="a", baseline="b", value=0.0, control="c", control_baseline="cb")
+    o = judge(own, {"a": a, "b": b, "c": [0.5, 0.5, 0.5, 0.5], "cb": [0.6, 0.61, 0.59, 0.6]}, "quick")
+    assert o.verdict == REPRODUCED and o.control.measured == pytest.approx(-0.1)
+
+
+def test_identity_with_a_broken_variant_shows_the_resolution():
+    c = controlled(compare="within", value=0.0, tolerance=1e-6, metric="err", control="err_symmetrised",
+                   control_is="the rule with J symmetrised")
+    assert judge(c, {"err": 6e-11, "err_symmetrised": 0.22}, "quick").verdict == REPRODUCED
+    assert judge(c, {"err": 6e-11, "err_symmetrised": 1e-7}, "quick").verdict == INCONCLUSIVE
+
+
+def test_projection_is_shown_never_judged_nor_counted():
+    p = claim(id="p", kind="projection", metric="proj", inputs=["speed_ratio", "an assumed bandwidth"],
+              control="none", why="a projection from assumed inputs is not a measurement")
+    o = judge(p, {"proj": 0.97, "speed_ratio": 0.945}, "quick")
+    assert o.verdict == PROJECTION and o.measured == 0.97
+    assert o.note == "projection from assumed inputs: 0.945 (speed_ratio), an assumed bandwidth"
+    df = evaluate([p, controlled()], {"proj": 0.97, "m": 0.95, "m_null": 0.1}, "quick")
+    s = summary(df)
+    assert (s["total"], s[REPRODUCED], s["projection"], s["uncontrolled"]) == (1, 1, 1, 0)
+    assert headline(s).endswith("; 1 projection (not judged)")
+    with pytest.raises(ValueError, match="lists its assumed `inputs`"):
+        claim(kind="projection", metric="proj")
+    with pytest.raises(ValueError, match="projection is not judged"):
+        claim(kind="projection", metric="proj", inputs=["x"], control="m_null", control_is="null")
+
+
+def test_control_declarations_are_checked():
+    with pytest.raises(ValueError, match="`control: none` needs `why`"):
+        _as_claim(dict(id="c", kind="exact", statement="s", paper_value="1", source="s", metric="m", profiles=["quick"],
+                       compare="at_least", value=1, control="none"), "t")
+    with pytest.raises(ValueError, match="`control_is` says"):
+        claim(compare="at_least", value=1, control="m_null")
+    with pytest.raises(ValueError, match="control needs `control_se`"):
+        controlled(kind="statistical", se="m_se")
+    with pytest.raises(ValueError, match="`control_baseline` belongs"):
+        controlled(control_baseline="x")
+    with pytest.raises(ValueError, match="`why` belongs"):
+        controlled(why="because")
+    # a claim that names no control at all is judged as uncontrolled (and the test below forbids it in the repo)
+    bare = _as_claim(dict(id="c", kind="exact", statement="s", paper_value="1", source="s", metric="m", profiles=["quick"],
+                          compare="at_least", value=1), "t")
+    row = evaluate([bare], {"m": 2}, "quick").iloc[0]
+    assert (row["verdict"], row["control_verdict"], row["control_is"]) == (REPRODUCED, "uncontrolled", MISSING_CONTROL)
+
+
+def test_every_claim_in_the_repository_names_a_control_or_why_not():
+    import yaml
+
+    from common import paths
+
+    missing = []
+    for f in sorted(paths.PAPERS.glob("*/claims.yaml")):
+        for raw in (yaml.safe_load(f.read_text()) or {}).get("claims", []):
+            ctl = raw.get("control")
+            if ctl is None or (str(ctl).strip().lower() == "none" and not str(raw.get("why") or "").strip()):
+                missing.append(f"{f.parent.name}:{raw.get('id')}")
+            elif raw.get("kind") == "projection" and str(ctl).lower() != "none":
+                missing.append(f"{f.parent.name}:{raw.get('id')} (a projection)")
+    assert not missing, f"{len(missing)} claims name no control: {' '.join(missing)}"
+
+
+def test_seeds_pool_the_paired_differences_of_a_comparison():
+    c = claim(id="cmp", kind="comparison", metric="a", baseline="b", compare="at_least", value=0.0)
+    # each seed alone (2 replicates, t = 6.31) cannot decide; the 6 pooled differences can
+    per = {0: {"a": [1.0, 1.3], "b": [0.9, 0.9]}, 1: {"a": [1.2, 0.95], "b": [0.9, 0.9]}, 2: {"a": [1.1, 1.05], "b": [1.0, 0.9]}}
+    tables = {s: evaluate([c], m, "quick") for s, m in per.items()}
+    assert {t.loc[0, "verdict"] for t in tables.values()} == {INCONCLUSIVE}
+    row = combine_seeds(tables, [c], per, "quick").iloc[0]
+    d = [0.1, 0.4, 0.3, 0.05, 0.1, 0.15]
+    assert row["verdict"] == REPRODUCED
+    assert row["pooled"].startswith(f"{sum(d) / 6:.4g}") and "n=6" in row["pooled"]
+    assert row["note"].startswith("overall verdict: pooled paired differences over seeds 0, 1, 2 (n = 6)")
+    assert row["note"].endswith("per seed: seed 0: inconclusive at this scale, seed 1: inconclusive at this scale, "
+                                "seed 2: inconclusive at this scale")
+    # a seed whose list is missing leaves the pooled test not measured
+    per[1] = {"b": [0.9, 0.9]}
+    tables[1] = evaluate([c], per[1], "quick")
+    assert combine_seeds(tables, [c], per, "quick").iloc[0]["verdict"] == NOT_REPRODUCED
+    assert pooled_metrics(c, list(per.values()))["a"] is None

@@ -1,0 +1,77 @@
+"""Is a run still the code's result? The revision stamp of generated tables and of the report.
+
+A run's manifest records the git revision it ran at (and the tracked files that differed from it).
+`staleness` compares that with the working tree now, over the files that decide a paper's numbers:
+`papers/<id>/` and `notebooks/<id>/` and `common/`, leaving out prose (`*.md`) and the claims file,
+whose change is flagged on its own (its sha256 is in the manifest): then the verdicts, not the
+numbers, are out of date, and `--rejudge` mends them without a rerun.
+"""
+from __future__ import annotations
+
+import subprocess
+
+from . import paths
+from .io import sha256_file
+
+
+def code_paths(paper: str) -> list[str]:
+    """The pathspecs whose change can change a paper's numbers."""
+    return [f"papers/{paper}", f"notebooks/{paper}", "common", ":(exclude)*.md", f":(exclude)papers/{paper}/claims.yaml"]
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=paths.REPO, capture_output=True, text=True, timeout=30)
+
+
+def changed_since(sha: str | None, paper: str) -> list[str] | None:
+    """Files that decide `paper`'s numbers and differ between revision `sha` and the working tree now;
+    None when that cannot be told (no revision recorded, or not one of this checkout)."""
+    if not sha:
+        return None
+    try:
+        out = _git("diff", "--name-only", sha, "--", *code_paths(paper))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return sorted(set(out.stdout.split()))
+
+
+def staleness(manifest: dict, paper: str) -> list[str]:
+    """Why a run's numbers may not be what the code computes now (empty when they are)."""
+    git = manifest.get("git") or {}
+    why = []
+    prefixes = (f"papers/{paper}/", f"notebooks/{paper}/", "common/")
+    dirty = [f for f in git.get("dirty_files") or [] if f.startswith(prefixes) and not f.endswith(".md")
+             and f != f"papers/{paper}/claims.yaml"]
+    if dirty:
+        why.append(f"the run had uncommitted changes in {len(dirty)} of its code files ({', '.join(dirty[:3])}"
+                   f"{', …' if len(dirty) > 3 else ''})")
+    elif git.get("dirty") and "dirty_files" not in git:
+        why.append("the run had uncommitted changes (which files was not recorded)")
+    changed = changed_since(git.get("sha"), paper)
+    if changed is None:
+        why.append("the run's revision is unknown here, so its code cannot be compared with this checkout")
+    elif changed:
+        why.append(f"the code changed after the run in {len(changed)} file{'s' * (len(changed) > 1)} "
+                   f"({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}): rerun it")
+    recorded = manifest.get("claims_sha256")
+    claims = paths.PAPERS / paper / "claims.yaml"
+    if recorded and claims.exists() and sha256_file(claims) != recorded:
+        why.append(f"papers/{paper}/claims.yaml has changed since this run: the verdicts follow the run's claims file; "
+                   f"re-judge with `python -m common.reproduce {paper} --profile {manifest.get('profile', '<profile>')} "
+                   "--rejudge` (no rerun needed)")
+    return why
+
+
+def stamp(manifest: dict) -> str:
+    """'git 1a2b3c4d5e6f (dirty), claims.yaml sha256 0123456789ab, finished 2026-12-01T...'."""
+    git = manifest.get("git") or {}
+    sha = str(git.get("sha") or "unknown")[:12]
+    claims = str(manifest.get("claims_sha256") or "not recorded")[:12]
+    text = f"git {sha}{' (uncommitted changes)' if git.get('dirty') else ''}, claims.yaml sha256 {claims}"
+    if manifest.get("finished"):
+        text += f", finished {manifest['finished']}"
+    if (manifest.get("rejudged") or {}).get("at"):
+        text += f", re-judged {manifest['rejudged']['at']}"
+    return text

@@ -1,0 +1,111 @@
+"""Generated README blocks, their revision stamp, and re-judging a run with an edited claims file."""
+import subprocess
+
+import pytest
+
+from common import paths, readme, reproduce, stamp
+from common.claims import NOT_REPRODUCED, REPRODUCED, read_claims_table
+from common.io import read_json
+
+README = """# Toy
+
+Prose stays.
+
+<!-- generated: claims smoke -->
+typed by hand: x = 3
+<!-- /generated -->
+
+<!-- generated: metrics smoke x s -->
+<!-- /generated -->
+
+<!-- generated: claims full -->
+kept: no full run
+<!-- /generated -->
+"""
+
+
+def test_readme_blocks_come_from_the_run(toy_repo, monkeypatch, capsys):
+    from common import runs
+
+    monkeypatch.setattr(stamp, "changed_since", lambda sha, paper: [])
+    monkeypatch.setattr(runs, "git_state", lambda: {"sha": "a1b2c3d4e5f6a7b8", "dirty": False, "dirty_files": []})
+    (paths.PAPERS / "toy" / "README.md").write_text(README)
+    assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "-p", "x=2.5"]) == 0
+    assert readme.main(["toy", "--check"]) == 1                                   # the blocks would change
+    assert readme.main(["toy"]) == 0
+    text = (paths.PAPERS / "toy" / "README.md").read_text()
+    assert "typed by hand" not in text and "Prose stays." in text
+    assert "kept: no full run" in text                                            # no run: the block is kept
+    assert read_json(paths.run_dir("toy", "smoke") / "manifest.json")["git"]["sha"] == "a1b2c3d4e5f6a7b8"
+    assert "git a1b2c3d4e5f6, claims.yaml sha256 " in text
+    assert "| `c-pass`: x is at least 1 | >= 1 | 2.5 | uncontrolled: no control named in claims.yaml | **reproduced** |" in text
+    assert "| `x` | 2.5 |" in text and "| `s` | 0 |" in text
+    assert "**Stale:**" not in text
+    assert readme.main(["toy", "--check"]) == 0                                   # idempotent, and fresh
+    # a claims file edited after the run marks the block stale, with the command that re-judges it
+    claims = paths.PAPERS / "toy" / "claims.yaml"
+    claims.write_text(claims.read_text().replace("value: 1,", "value: 1.5,", 1))
+    assert readme.main(["toy"]) == 0
+    text = (paths.PAPERS / "toy" / "README.md").read_text()
+    assert "**Stale:** papers/toy/claims.yaml has changed since this run" in text and "--rejudge" in text
+
+
+def test_code_changed_after_the_run_is_stale(toy_repo, monkeypatch):
+    monkeypatch.setattr(stamp, "changed_since", lambda sha, paper: ["papers/toy/model.py"] if sha else None)
+    why = stamp.staleness({"git": {"sha": "abc", "dirty": False, "dirty_files": []}}, "toy")
+    assert why == ["the code changed after the run in 1 file (papers/toy/model.py): rerun it"]
+    why = stamp.staleness({"git": {"sha": "abc", "dirty": True, "dirty_files": ["papers/other/x.py", "papers/toy/README.md",
+                                                                                "common/claims.py"]}}, "toy")
+    assert why[0] == "the run had uncommitted changes in 1 of its code files (common/claims.py)"
+    assert stamp.staleness({}, "toy") == ["the run's revision is unknown here, so its code cannot be compared with this checkout"]
+
+
+def test_changed_since_reads_git_over_the_papers_code_only(tmp_path, monkeypatch):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    for f in ("papers/toy/model.py", "papers/toy/README.md", "papers/toy/claims.yaml", "papers/other/model.py", "common/x.py"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("1\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    assert stamp.changed_since(sha, "toy") == []
+    for f in ("papers/toy/README.md", "papers/toy/claims.yaml", "papers/other/model.py"):
+        (tmp_path / f).write_text("2\n")                                            # prose, claims, another paper
+    assert stamp.changed_since(sha, "toy") == []
+    (tmp_path / "common/x.py").write_text("2\n")
+    (tmp_path / "papers/toy/model.py").write_text("2\n")
+    assert stamp.changed_since(sha, "toy") == ["common/x.py", "papers/toy/model.py"]
+    assert stamp.changed_since("0" * 40, "toy") is None and stamp.changed_since(None, "toy") is None
+
+
+def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, monkeypatch, capsys):
+    assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "--seeds", "1", "2"]) == 0
+    final = paths.run_dir("toy", "smoke")
+    assert set(read_claims_table(final / "claims.csv").set_index("id")["verdict"].items()) >= {("c-pass", REPRODUCED)}
+    claims = paths.PAPERS / "toy" / "claims.yaml"
+    # give c-pass a control: first one that was never logged, then the seed (1 and 2: passes x >= 1 too)
+    claims.write_text(claims.read_text().replace("value: 1, profiles: [smoke, quick]}",
+                                                 "value: 1, profiles: [smoke, quick], control: x_null, control_is: 'nothing'}", 1))
+    monkeypatch.setattr(reproduce, "_execute_notebooks", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran a notebook")))
+    assert reproduce.main(["toy", "--profile", "smoke", "--rejudge"]) == 0
+    assert read_claims_table(final / "claims.csv").set_index("id").loc["c-pass", "verdict"] == NOT_REPRODUCED
+    for d in (final / "seed-1", final / "seed-2"):
+        row = read_claims_table(d / "claims.csv").set_index("id").loc["c-pass"]
+        assert row["verdict"] == NOT_REPRODUCED and row["note"] == "not measured: control 'x_null'"
+    assert read_json(final / "manifest.json")["claims_sha256"] == stamp.sha256_file(claims)
+    assert read_json(final / "seed-1" / "manifest.json")["rejudged"]["at"]
+    claims.write_text(claims.read_text().replace("control: x_null", "control: s"))
+    assert reproduce.main(["toy", "--profile", "smoke", "--rejudge"]) == 0
+    row = read_claims_table(final / "claims.csv").set_index("id").loc["c-pass"]
+    assert row["verdict"] == "inconclusive at this scale" and row["control_verdict"] == REPRODUCED
+    # nothing to re-judge: one line, exit 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        reproduce.main(["toy", "--profile", "quick", "--rejudge"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no complete quick run of toy" in err[0]
