@@ -2,9 +2,11 @@
 
 A run's manifest records the git revision it ran at (and the tracked files that differed from it).
 `staleness` compares that with the working tree now, over the files that decide a paper's numbers:
-`papers/<id>/` and `notebooks/<id>/` and `common/`, leaving out prose (`*.md`) and the claims file,
-whose change is flagged on its own (its sha256 is in the manifest): then the verdicts, not the
-numbers, are out of date, and `--rejudge` mends them without a rerun.
+`papers/<id>/` and `notebooks/<id>/` and `common/`, leaving out prose (`*.md`), the modules that
+only present or orchestrate a run (`PRESENTATION`: the report, these stamps, the runner, whose
+parameters and executed notebooks the manifest records), and what decides the verdicts rather than
+the numbers: the claims file (its sha256 is in the manifest) and the judging code `common/claims.py`.
+Those are flagged on their own, and `--rejudge` mends them without a rerun.
 """
 from __future__ import annotations
 
@@ -14,22 +16,32 @@ from . import paths
 from .io import sha256_file
 
 
+PRESENTATION = ("common/report.py", "common/readme.py", "common/stamp.py", "common/reproduce.py", "common/cluster.py")
+JUDGING = "common/claims.py"
+
+
 def code_paths(paper: str) -> list[str]:
     """The pathspecs whose change can change a paper's numbers."""
-    return [f"papers/{paper}", f"notebooks/{paper}", "common", ":(exclude)*.md", f":(exclude)papers/{paper}/claims.yaml"]
+    return [f"papers/{paper}", f"notebooks/{paper}", "common", ":(exclude)*.md", f":(exclude)papers/{paper}/claims.yaml",
+            f":(exclude){JUDGING}", *(f":(exclude){f}" for f in PRESENTATION)]
+
+
+def _numbers_file(f: str, paper: str) -> bool:
+    return (f.startswith((f"papers/{paper}/", f"notebooks/{paper}/", "common/")) and not f.endswith(".md")
+            and f not in (f"papers/{paper}/claims.yaml", JUDGING, *PRESENTATION))
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=paths.REPO, capture_output=True, text=True, timeout=30)
 
 
-def changed_since(sha: str | None, paper: str) -> list[str] | None:
-    """Files that decide `paper`'s numbers and differ between revision `sha` and the working tree now;
-    None when that cannot be told (no revision recorded, or not one of this checkout)."""
+def changed_since(sha: str | None, paper: str, pathspecs: list[str] | None = None) -> list[str] | None:
+    """Files that decide `paper`'s numbers (or match `pathspecs`) and differ between revision `sha` and the
+    working tree now; None when that cannot be told (no revision recorded, or not one of this checkout)."""
     if not sha:
         return None
     try:
-        out = _git("diff", "--name-only", sha, "--", *code_paths(paper))
+        out = _git("diff", "--name-only", sha, "--", *(pathspecs or code_paths(paper)))
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:
@@ -41,9 +53,7 @@ def staleness(manifest: dict, paper: str) -> list[str]:
     """Why a run's numbers may not be what the code computes now (empty when they are)."""
     git = manifest.get("git") or {}
     why = []
-    prefixes = (f"papers/{paper}/", f"notebooks/{paper}/", "common/")
-    dirty = [f for f in git.get("dirty_files") or [] if f.startswith(prefixes) and not f.endswith(".md")
-             and f != f"papers/{paper}/claims.yaml"]
+    dirty = [f for f in git.get("dirty_files") or [] if _numbers_file(f, paper)]
     if dirty:
         why.append(f"the run had uncommitted changes in {len(dirty)} of its code files ({', '.join(dirty[:3])}"
                    f"{', …' if len(dirty) > 3 else ''})")
@@ -55,6 +65,10 @@ def staleness(manifest: dict, paper: str) -> list[str]:
     elif changed:
         why.append(f"the code changed after the run in {len(changed)} file{'s' * (len(changed) > 1)} "
                    f"({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}): rerun it")
+    judged_at = (manifest.get("rejudged") or {}).get("git") or git.get("sha")
+    if changed is not None and changed_since(judged_at, paper, [JUDGING]):
+        why.append(f"the judging code ({JUDGING}) changed after the verdicts were judged: re-judge with "
+                   f"`python -m common.reproduce {paper} --profile {manifest.get('profile', '<profile>')} --rejudge`")
     recorded = manifest.get("claims_sha256")
     claims = paths.PAPERS / paper / "claims.yaml"
     if recorded and claims.exists() and sha256_file(claims) != recorded:

@@ -27,7 +27,7 @@ kept: no full run
 def test_readme_blocks_come_from_the_run(toy_repo, monkeypatch, capsys):
     from common import runs
 
-    monkeypatch.setattr(stamp, "changed_since", lambda sha, paper: [])
+    monkeypatch.setattr(stamp, "changed_since", lambda sha, paper, specs=None: [])
     monkeypatch.setattr(runs, "git_state", lambda: {"sha": "a1b2c3d4e5f6a7b8", "dirty": False, "dirty_files": []})
     (paths.PAPERS / "toy" / "README.md").write_text(README)
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "-p", "x=2.5"]) == 0
@@ -51,12 +51,12 @@ def test_readme_blocks_come_from_the_run(toy_repo, monkeypatch, capsys):
 
 
 def test_code_changed_after_the_run_is_stale(toy_repo, monkeypatch):
-    monkeypatch.setattr(stamp, "changed_since", lambda sha, paper: ["papers/toy/model.py"] if sha else None)
+    monkeypatch.setattr(stamp, "changed_since", lambda sha, paper, specs=None: (["papers/toy/model.py"] if not specs else []) if sha else None)
     why = stamp.staleness({"git": {"sha": "abc", "dirty": False, "dirty_files": []}}, "toy")
     assert why == ["the code changed after the run in 1 file (papers/toy/model.py): rerun it"]
     why = stamp.staleness({"git": {"sha": "abc", "dirty": True, "dirty_files": ["papers/other/x.py", "papers/toy/README.md",
-                                                                                "common/claims.py"]}}, "toy")
-    assert why[0] == "the run had uncommitted changes in 1 of its code files (common/claims.py)"
+                                                                                "common/parallel.py", "common/report.py"]}}, "toy")
+    assert why[0] == "the run had uncommitted changes in 1 of its code files (common/parallel.py)"
     assert stamp.staleness({}, "toy") == ["the run's revision is unknown here, so its code cannot be compared with this checkout"]
 
 
@@ -109,3 +109,29 @@ def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, monke
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no complete quick run of toy" in err[0]
+
+
+def test_presentation_and_judging_code_do_not_stale_the_numbers(tmp_path, monkeypatch):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    for f in ("common/report.py", "common/claims.py", "common/parallel.py"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("1\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
+    (tmp_path / "common/report.py").write_text("2\n")
+    assert stamp.staleness({"git": {"sha": sha, "dirty": False, "dirty_files": []}}, "toy") == []
+    (tmp_path / "common/claims.py").write_text("2\n")                   # verdicts, not numbers: re-judge
+    why = stamp.staleness({"git": {"sha": sha, "dirty": False, "dirty_files": []}, "profile": "quick"}, "toy")
+    assert len(why) == 1 and why[0].startswith("the judging code (common/claims.py) changed") and "--rejudge" in why[0]
+    git("commit", "-qam", "two")
+    now = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    assert stamp.staleness({"git": {"sha": sha, "dirty": False, "dirty_files": []}, "rejudged": {"git": now}}, "toy") == []
+    (tmp_path / "common/parallel.py").write_text("2\n")                 # numbers: rerun
+    why = stamp.staleness({"git": {"sha": sha, "dirty": False, "dirty_files": []}, "rejudged": {"git": now}}, "toy")
+    assert why == ["the code changed after the run in 1 file (common/parallel.py): rerun it"]
