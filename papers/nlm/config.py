@@ -27,7 +27,7 @@ PROFILES = {
         "second_updates": 0, "second_p": 60,
         "sweep_sizes": [5, 20, 60], "sweep_replicates": 1, "sweep_updates": 20, "sweep_lr": 5e-3, "avg_steps": 50, "sweep_gen": 30, "sweep_gen_steps": 50,
         "ooe_p": 60, "ooe_updates": 20, "ooe_rdm_k": 20, "ooe_gen_steps": 100, "ooe_times": 6, "ooe_gen": 40, "ooe_boot": 20,
-        "explore_steps": 500, "explore_every": 10,
+        "explore_steps": 500, "explore_every": 10, "explore_burn": 100, "explore_chains": 4,
         "grad_grid": 81, "ep_chains": 200, "ep_steps": 100, "ep_burn": 300, "quench_steps": 50,
     }),
     "quick": dict(_SHARED, **{
@@ -39,7 +39,7 @@ PROFILES = {
         "sweep_gen": 150, "sweep_gen_steps": 3000,
         "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_gen_steps": 10_000, "ooe_times": 14,
         "ooe_gen": 300, "ooe_n_test": 300,  # 300 vs 300 halves both parts of the E_AAI variance (150 test images gave SE 0.013 per window difference)
-        "explore_steps": 50_000, "explore_every": 50,
+        "explore_steps": 50_000, "explore_every": 50, "explore_burn": 10_000, "explore_chains": 8,
         "grad_grid": 241, "ep_chains": 2000, "ep_steps": 1000, "ep_burn": 600,
     }),
     "full": dict(_SHARED, **{
@@ -49,7 +49,7 @@ PROFILES = {
         "sweep_sizes": [5, 11, 25, 56, 128, 288, 648, 1458, 3280, 7381], "sweep_replicates": 5, "sweep_updates": 20_000, "sweep_lr": 5e-5,
         "sweep_gen": 1000, "sweep_gen_steps": 50_000,
         "ooe_p": 10_000, "ooe_updates": 120_000, "ooe_rdm_k": 500, "ooe_gen_steps": 25_000, "ooe_times": 20, "ooe_gen": 1000, "ooe_n_test": 1000,
-        "explore_steps": 150_000, "explore_every": 100,
+        "explore_steps": 150_000, "explore_every": 100, "explore_burn": 30_000, "explore_chains": 8,
         "grad_grid": 401, "ep_chains": 10_000, "ep_steps": 4000, "ep_burn": 1000,
     }),
 }

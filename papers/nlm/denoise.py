@@ -14,7 +14,7 @@ import torch
 
 from common.errors import UserError
 
-from .model import phi
+from .model import energy, init_couplings, phi, velocity
 from .sampler import flow
 
 
@@ -80,3 +80,39 @@ def denoise(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0.
                     "denoise_energy_max_rise": float(max(rises.max(), 0.0) if rises.size else 0.0),
                     "denoise_energy_start": float(energies[0].mean()), "denoise_energy_end": float(energies[-1].mean())},
     }
+
+
+def rate_flow(x, J, b, steps: int, dt: float):
+    """The raw rate network's noiseless flow x ← x + dt·(−x + Jφ(x) + b): the NLM flow without its
+    Onsager term (a broken variant). Returns (x, energies (steps + 1, ...) of E along it)."""
+    x = torch.as_tensor(x, dtype=torch.float64).clone()
+    energies = [energy(x, J, b)]
+    for _ in range(steps):
+        x = x + dt * velocity(x, J, b)
+        energies.append(energy(x, J, b))
+    return x, torch.stack(energies)
+
+
+def controls(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0.1, seed: int = 0, gain: float = 2.0,
+             fitted=None) -> dict:
+    """The nulls of the denoising claims, on the same corrupted patterns as `denoise(..., seed)`.
+
+    * untrained: the −∇E flow of an untrained network (J ~ N(0, g²/N), J_ii = 0, b = 0) instead of the
+      fitted one; its pixel-error ratio (≤ 0.3 counts as repaired) and count of repaired patterns;
+    * the corrupted input itself (no flow): ratio 1 by definition, logged for the table;
+    * rate flow: the fitted network's raw rate dynamics (no Onsager term), whose energy need not fall.
+    """
+    X = torch.as_tensor(x_patterns, dtype=torch.float64)
+    J, b = fit_patterns(X) if fitted is None else fitted
+    x0 = corrupt(X, fraction, seed)
+    target = phi(X)
+    mse = lambda x: ((phi(x) - target) ** 2).mean(1).numpy()  # noqa: E731
+    g = torch.Generator().manual_seed(int(seed) * 7 + 11)
+    Ju, bu = init_couplings(X.shape[1], gain, generator=g, dtype=torch.float64)
+    xu, _ = flow(x0, Ju, bu, steps, dt)
+    ratio_u = mse(xu) / mse(x0)
+    _, e_rate = rate_flow(x0, J, b, steps, dt)
+    rises = np.diff(e_rate.numpy(), axis=0)
+    return {"denoise_n_good_untrained": int((ratio_u <= 0.3).sum()), "denoise_ratio_median_untrained": float(np.median(ratio_u)),
+            "denoise_n_good_input": int((mse(x0) / mse(x0) <= 0.3).sum()),
+            "denoise_energy_max_rise_rate_flow": float(max(rises.max(), 0.0))}

@@ -45,6 +45,18 @@ def rule_on_grid(J, b, data, T: float = 1.0, pts=None):
     return (dJ - mJ) * off / T, (db - mb) / T
 
 
+def hebbian_on_grid(J, b, data, T: float = 1.0, pts=None):
+    """The correlation (Hebbian) rule ⟨φ_i φ_j⟩_data − ⟨φ_i φ_j⟩_model on the same grid measure.
+
+    The symmetric competitor of the local rule (the Boltzmann-machine form): its update of J_ij equals
+    that of J_ji by construction, so the asymmetry measure gives 0 on it.
+    """
+    pts, w = boltzmann_weights(J, b, T, pts)
+    r_d, r_m = torch.tanh(torch.as_tensor(data, dtype=torch.float64)), torch.tanh(pts)
+    off = 1.0 - torch.eye(J.shape[-1], dtype=J.dtype)
+    return (r_d.T @ r_d / len(r_d) - (r_m * w[:, None]).T @ r_m) * off / T
+
+
 def finite_difference_gradient(J, b, data, T: float = 1.0, h: float = 1e-5, pts=None, area=None):
     """Central differences of L in every off-diagonal J_ij and every b_i."""
     if pts is None:

@@ -95,6 +95,16 @@ def crossing(sizes, values, level: float = 0.5) -> float:
     return float("nan")
 
 
+def trend(sizes, values) -> float:
+    """Spearman rho of values against P; 0 for a constant curve (no trend, e.g. nothing ever memorized)."""
+    return float(spearmanr(sizes, values).statistic) if len(set(values)) > 1 else 0.0
+
+
+def binomial_se(fraction: float, n: int) -> float:
+    """Standard error of a fraction of n independent samples."""
+    return float(math.sqrt(max(fraction * (1.0 - fraction), 0.0) / n))
+
+
 def time_average(x, J, b, cfg, seed, key, steps: int, every: int = 10):
     """Continue chains `steps` Langevin steps and average the images φ(x) every `every` steps.
 
@@ -134,6 +144,10 @@ def memorization_sweep(cfg, seed: int) -> dict:
     x, _ = _gen(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep")
     x_end, avg = time_average(x, J, b, cfg, seed, "sweep", cfg.avg_steps)
     xq, _ = flow(x, J, b, cfg.quench_steps, cfg.dt)
+    # the null: each replicate's untrained network (its shared J0, b = 0), sampled and averaged the same way
+    J0s, b0s = torch.stack([j for j, _ in J0]), torch.stack([c for _, c in J0])
+    xu, _ = _gen(J0s, b0s, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep-untrained")
+    _, avg_u = time_average(xu, J0s, b0s, cfg, seed, "sweep-untrained", cfg.avg_steps)
     test_img = data.images("test")
     rows = []
     for k, (p, r) in enumerate(per_model):
@@ -141,6 +155,11 @@ def memorization_sweep(cfg, seed: int) -> dict:
         q = metrics.quality(phi(x[k]).numpy(), train_img, test_img)             # single samples (paper)
         av = metrics.quality(avg[k].numpy(), train_img, test_img)               # time-averaged
         qu = metrics.quality(phi(xq[k]).numpy(), train_img, test_img)           # quenched
+        un = metrics.quality(phi(xu[r]).numpy(), train_img, test_img)           # untrained, single samples
+        q.update({"untrained_memorized": metrics.memorized_fraction(avg_u[r].numpy(), train_img),
+                  "untrained_generalized": metrics.generalized_fraction(avg_u[r].numpy(), train_img, test_img),
+                  "untrained_e_aai_test": un["e_aai_test"],
+                  "avg_generalized": metrics.generalized_fraction(avg[k].numpy(), train_img, test_img)})
         q.update({"P": p, "rep": r, "avg_memorized": av["memorized"], "quench_memorized": qu["memorized"],
                   "avg_acc_s_train": av["acc_s_train"], "avg_acc_t_train": av["acc_t_train"],
                   "quench_e_aai_test": qu["e_aai_test"], "spectral_norm": float(torch.linalg.matrix_norm(J[k].double(), ord=2)),
@@ -148,7 +167,8 @@ def memorization_sweep(cfg, seed: int) -> dict:
         rows.append(q)
     mean = lambda key: [float(np.mean([q[key] for q in rows if q["P"] == p])) for p in sizes]  # noqa: E731
     mem = mean("avg_memorized")
-    rho = float(spearmanr(sizes, mem).statistic) if len(set(mem)) > 1 else float("nan")
+    mem_u = mean("untrained_memorized")
+    rho, rho_u = trend(sizes, mem), trend(sizes, mem_u)
     m = {"sweep_sizes": sizes, "sweep_memorized": mem, "sweep_memorized_hot": mean("memorized"),
          "sweep_memorized_quench": mean("quench_memorized"), "sweep_e_aai_test": mean("e_aai_test"),
          "sweep_e_aai_train": mean("e_aai_train"), "sweep_acc_t_train": mean("acc_t_train"), "sweep_acc_s_train": mean("acc_s_train"),
@@ -156,7 +176,15 @@ def memorization_sweep(cfg, seed: int) -> dict:
          "sweep_quench_e_aai_test": mean("quench_e_aai_test"), "sweep_dgen_over_dtest": [a / c for a, c in zip(mean("d_gen_median"), mean("d_test_median"))],
          "sweep_spectral_norm": mean("spectral_norm"), "sweep_euler_stability": mean("stability"),
          "mem_small_p": mem[0], "mem_large_p": mem[-1], "mem_spearman": rho,
-         "e_aai_test_large_p": mean("e_aai_test")[-1], "p_star": crossing(sizes, mem)}
+         "e_aai_test_large_p": mean("e_aai_test")[-1], "p_star": crossing(sizes, mem),
+         "sweep_generalized": mean("avg_generalized"), "gen_large_p": mean("avg_generalized")[-1],
+         "sweep_untrained_memorized": mem_u, "sweep_untrained_generalized": mean("untrained_generalized"),
+         "sweep_untrained_e_aai_test": mean("untrained_e_aai_test"),
+         "mem_small_p_untrained": mem_u[0], "mem_large_p_untrained": mem_u[-1], "mem_spearman_untrained": rho_u,
+         "gen_large_p_untrained": mean("untrained_generalized")[-1], "e_aai_test_large_p_untrained": mean("untrained_e_aai_test")[-1]}
+    n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
+    for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
+        m[key + "_se"] = binomial_se(m[key], n_samples)
     return {"rows": rows, "sizes": sizes, "images": avg[:, :8].numpy(), "per_model": per_model, "shape": data.shape, "metrics": m}
 
 
@@ -173,34 +201,44 @@ def ooe_windows(times, k: int, t_end: int) -> dict:
             "late": bootstrap.window_mask(times, t_end / 2, t_end)}
 
 
-def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end: int, n_boot: int, seed: int) -> dict:
+def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end: int, n_boot: int, seed: int,
+                          null_images=None) -> dict:
     """Window differences of E_AAI with bootstrap SEs (chains and test images resampled jointly).
 
-    pcd_images / rdm_images: {t: (n, D) images}. Returns metrics: rdm_late_minus_near_k,
-    rdm_late_minus_mid, pcd_late_minus_mid, rdm_minus_pcd_late_rise (paired), each with `_se`.
+    pcd_images / rdm_images (/ null_images, optional: the untrained network): {t: (n, D) images}.
+    Returns metrics: rdm_late_minus_near_k, rdm_late_minus_mid, pcd_late_minus_mid,
+    pcd_late_minus_near_k, rdm_minus_pcd_late_rise (paired) and, with a null,
+    untrained_late_minus_mid and untrained_minus_pcd_late_rise, each with `_se`.
     """
     win = ooe_windows(times, k, t_end)
     keep = [i for i in range(len(times)) if any(w[i] for w in win.values())]
     kt = [times[i] for i in keep]
-    stack = np.stack([np.asarray(pcd_images[t]) for t in kt] + [np.asarray(rdm_images[t]) for t in kt])
+    sets = {"pcd": pcd_images, "rdm": rdm_images, **({"untrained": null_images} if null_images is not None else {})}
+    stack = np.stack([np.asarray(imgs[t]) for imgs in sets.values() for t in kt])
     est, boot = bootstrap.e_aai_curve(stack, test_img, n_boot=n_boot, seed=seed)
     n = len(kt)
+    order = list(sets)
 
-    def mask(name, model):                                  # rows of `stack`: PCD time points, then Rdm
-        w, z = win[name][keep], np.zeros(n, bool)
-        return np.concatenate([w, z] if model == "pcd" else [z, w])
+    def mask(name, model):                                  # rows of `stack`: each model's time points in turn
+        parts = [win[name][keep] if m == model else np.zeros(n, bool) for m in order]
+        return np.concatenate(parts)
 
     m = {}
-    for key, model, late, early in (("rdm_late_minus_near_k", "rdm", "late", "near_k"), ("rdm_late_minus_mid", "rdm", "late", "mid"),
-                                    ("pcd_late_minus_mid", "pcd", "late", "mid")):
+    pairs = [("rdm_late_minus_near_k", "rdm", "late", "near_k"), ("rdm_late_minus_mid", "rdm", "late", "mid"),
+             ("pcd_late_minus_mid", "pcd", "late", "mid"), ("pcd_late_minus_near_k", "pcd", "late", "near_k")]
+    if null_images is not None:
+        pairs.append(("untrained_late_minus_mid", "untrained", "late", "mid"))
+    for key, model, late, early in pairs:
         m[key], m[key + "_se"] = bootstrap.window_difference(est, boot, mask(late, model), mask(early, model))
     # paired: (Rdm rise) − (PCD rise) between the decade before the end and the end, same resamples
     rise = lambda e, model: e[..., mask("late", model)].mean(-1) - e[..., mask("mid", model)].mean(-1)  # noqa: E731
-    m["rdm_minus_pcd_late_rise"] = float(rise(est, "rdm") - rise(est, "pcd"))
-    m["rdm_minus_pcd_late_rise_se"] = float(np.std(rise(boot, "rdm") - rise(boot, "pcd"), ddof=1))
+    for other in [o for o in order if o != "pcd"]:
+        key = f"{other}_minus_pcd_late_rise"
+        m[key] = float(rise(est, other) - rise(est, "pcd"))
+        m[key + "_se"] = float(np.std(rise(boot, other) - rise(boot, "pcd"), ddof=1))
     m.update({f"ooe_window_{name}": [t for t, w in zip(times, win[name]) if w] for name in win})
-    m["ooe_boot_se_e_aai_pcd"] = boot[:, :n].std(0, ddof=1).tolist()
-    m["ooe_boot_se_e_aai_rdm"] = boot[:, n:].std(0, ddof=1).tolist()
+    for j, name in enumerate(order):
+        m[f"ooe_boot_se_e_aai_{name}"] = boot[:, j * n:(j + 1) * n].std(0, ddof=1).tolist()
     m["ooe_boot_times"] = kt
     return m
 
@@ -221,6 +259,8 @@ def out_of_equilibrium(cfg, seed: int) -> dict:
     J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
     times = log_times(cfg.ooe_gen_steps, cfg.ooe_times, t_min=max(1, k_rdm // 20))
     _, snaps = _gen(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
+    # the null: the untrained network both models started from, generated the same way (its own noise)
+    _, null_snaps = _gen(init[0], init[1], cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained", snap_at=times)
     train_img, test_img = data.images("train")[: cfg.ooe_p], data.images("test")
     curves = {}
     for i, name in enumerate(("pcd", "rdm")):
@@ -237,7 +277,8 @@ def out_of_equilibrium(cfg, seed: int) -> dict:
          "rdm_best_e_aai": float(rd[i_min]), "rdm_long_excess": float(rd[-1] - rd[i_min]),
          "pcd_long_excess": float(pc[-1] - pc.min())}
     m.update(ooe_window_statistics(times, {t: snaps[t][0].numpy() for t in times}, {t: snaps[t][1].numpy() for t in times},
-                                   test_img, k_rdm, cfg.ooe_gen_steps, cfg.ooe_boot, seed))
+                                   test_img, k_rdm, cfg.ooe_gen_steps, cfg.ooe_boot, seed,
+                                   null_images={t: null_snaps[t].numpy() for t in times}))
     return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].numpy() for t in times}, "shape": data.shape, "metrics": m}
 
 
@@ -261,29 +302,78 @@ def count_transitions(labels, min_dwell: int = 3) -> tuple[int, list]:
     return max(0, len(merged) - 1), merged
 
 
+def window_images(frames, window: int):
+    """Average consecutive frames (T, ..., D) in non-overlapping windows of `window` frames."""
+    frames = np.asarray(frames)
+    n = len(frames) // max(1, window)
+    return frames[: n * window].reshape(n, window, *frames.shape[1:]).mean(1)
+
+
+def class_visits(windows, train_img, labels, radius: float) -> dict:
+    """Classes visited and class transitions of one chain's time-averaged windows (W, D).
+
+    A window is a visit of a class only when it is data-like: its nearest training image lies within
+    `radius` (the 95th percentile of the held-out images' own nearest-training distance), and then its
+    class is the nearest class centroid. Transitions are class changes between successive data-like
+    windows (windows off the data are skipped). A chain of noise images is never data-like.
+    """
+    ok = metrics.nearest_distance(windows, train_img) <= radius
+    seq = metrics.nearest_centroid_labels(windows[ok], train_img, labels).tolist() if ok.any() else []
+    n_trans, runs = count_transitions(seq, min_dwell=1)
+    return {"classes": len(set(seq)), "transitions": n_trans, "data_like": float(ok.mean()) if len(ok) else float("nan")}
+
+
+EXPLORE_MODELS = ("trained", "untrained", "j0")   # the main model; its J, b at update 0; J = 0, b = 0 (Ornstein-Uhlenbeck)
+
+
 def exploration(cfg, seed: int, model: dict) -> dict:
-    """One long chain of the main model, frames labelled by nearest class centroid, PCA of the data."""
-    data, st = model["data"], model["state"]
-    J, b = st["J"][0], st["b"][0]
+    """Long chains of the main model and of two nulls (untrained J, J = 0), from N(0, I), stacked.
+
+    After a burn-in of `explore_burn` steps, each chain's images are averaged over windows of
+    `avg_steps` Langevin steps (as the memorization measure does); `class_visits` counts the digit
+    classes visited and the transitions between them per chain. The nulls run the same measurement.
+    The old measure (nearest-centroid label of every single frame, from step 0, visits >= 3 frames)
+    is logged as `explore_*_ungated` for comparison: it counts noise as class changes.
+    """
+    data, st, snaps = model["data"], model["state"], model["snaps"]
+    J1, b1 = st["J"][0], st["b"][0]
+    J0, b0 = snaps[0][0][0], snaps[0][1][0]
+    J = torch.stack([J1, J0, torch.zeros_like(J0)]); b = torch.stack([b1, b0, torch.zeros_like(b0)])
+    n_chains = int(cfg.explore_chains)
     g = torch.Generator().manual_seed(int(seed) * 101 + 3)
-    x = torch.randn((1, data.n), generator=g, dtype=J.dtype)
+    x = torch.randn((len(EXPLORE_MODELS), n_chains, data.n), generator=g, dtype=J.dtype)
     every = int(cfg.explore_every)
     frames = []
     from common.progress import progress
-    for _ in progress(range(cfg.explore_steps // every), desc="long chain"):
-        x, _ = langevin(x, J, b, every, cfg.dt, cfg.T, g, check_every=0)
-        frames.append(phi(x[0]).numpy().copy())
-    frames = np.asarray(frames)
+    for _ in progress(range(cfg.explore_steps // every), desc="long chains"):
+        x, _ = langevin(x, J, b, every, cfg.dt, cfg.T, g, check_every=0, where="exploration")
+        frames.append(phi(x).numpy().copy())
+    frames = np.asarray(frames)                                       # (frames, model, chain, N)
     train_img, labels = data.images("train")[: model["p"]], data.y_train[: model["p"]]
-    lab = metrics.nearest_centroid_labels(frames, train_img, labels)
-    n_trans, runs = count_transitions(lab.tolist())
+    radius = float(np.quantile(metrics.nearest_distance(data.images("test"), train_img), 0.95))
+    burn = int(cfg.explore_burn) // every
+    win = window_images(frames[burn:], max(1, int(cfg.avg_steps) // every))   # (windows, model, chain, N)
+    m = {"explore_radius": radius, "explore_frames": int(len(frames)), "explore_windows": int(len(win)),
+         "explore_chains": n_chains}
+    for k, name in enumerate(EXPLORE_MODELS):
+        per = [class_visits(win[:, k, c], train_img, labels, radius) for c in range(n_chains)]
+        cl, tr = [v["classes"] for v in per], [v["transitions"] for v in per]
+        m[f"explore_{name}_classes"] = cl
+        m[f"explore_{name}_classes_median"] = float(np.median(cl))
+        m[f"explore_{name}_transitions"] = tr
+        m[f"explore_{name}_transitions_mean"] = float(np.mean(tr))
+        m[f"explore_{name}_transitions_se"] = float(np.std(tr, ddof=1) / math.sqrt(n_chains)) if n_chains > 1 else float("nan")
+        m[f"explore_{name}_data_like"] = float(np.nanmean([v["data_like"] for v in per]))
+        lab0 = metrics.nearest_centroid_labels(frames[:, k, 0], train_img, labels)
+        n0, runs0 = count_transitions(lab0.tolist())
+        m[f"explore_{name}_classes_ungated"] = int(len({r[0] for r in runs0}))
+        m[f"explore_{name}_transitions_ungated"] = int(n0)
+    chain = frames[:, 0, 0]
     mu = train_img.mean(0)
     _, _, vt = np.linalg.svd(train_img - mu, full_matrices=False)
-    m = {"explore_classes_visited": int(len({r[0] for r in runs})), "explore_transitions": int(n_trans),
-         "explore_mean_dwell_frames": float(np.mean([r[1] for r in runs])) if runs else float("nan"),
-         "explore_frames": int(len(frames))}
-    return {"frames": frames, "labels": lab, "pc_frames": (frames - mu) @ vt[:3].T, "pc_train": (train_img - mu) @ vt[:3].T,
-            "train_labels": labels, "shape": data.shape, "every": every, "metrics": m}
+    return {"frames": chain, "labels": metrics.nearest_centroid_labels(chain, train_img, labels),
+            "pc_frames": (chain - mu) @ vt[:3].T, "pc_train": (train_img - mu) @ vt[:3].T,
+            "train_labels": labels, "shape": data.shape, "every": every, "burn_steps": int(cfg.explore_burn), "metrics": m}
 
 
 # ---- notebook 05: denoising ------------------------------------------------------------------------------------
@@ -296,7 +386,10 @@ def denoising(cfg, seed: int) -> dict:
     x = np.asarray(d.x).reshape(len(d.y), -1)
     rng = np.random.default_rng(seed)
     pats = np.stack([x[rng.choice(np.where(d.y == c)[0])] for c in range(10)])
-    out = dn.denoise(encoding.encode(pats), cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed)
+    x = encoding.encode(pats)
+    out = dn.denoise(x, cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed)
+    out["metrics"].update(dn.controls(x, cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed, gain=cfg.gain,
+                                      fitted=(out["J"], out["b"])))
     out["shape"] = (8, 8)
     return out
 
@@ -314,12 +407,15 @@ def rule_checks(cfg, seed: int) -> dict:
     rule, fd = torch.cat([rJ.reshape(-1), rb]), torch.cat([fJ.reshape(-1), fb])
     # a symmetric (Hebbian-like) variant of the rule, to show the test can fail
     sym = torch.cat([(0.5 * (rJ + rJ.T)).reshape(-1), rb])
+    hJ = exact.hebbian_on_grid(J, b, data, cfg.T, pts)   # the symmetric rule a Boltzmann machine would use
     ep = thermo.sampler_vs_rate_network(chains=cfg.ep_chains, steps=cfg.ep_steps, burn=cfg.ep_burn, dt=0.01, seed=seed)
     m = {"grad_rel_err": float((rule - fd).abs().max() / fd.abs().max()),
          "grad_rel_err_symmetrised": float((sym - fd).abs().max() / fd.abs().max()),
          "rule_asymmetry": float((rJ - rJ.T).norm() / rJ.norm()),
+         "rule_asymmetry_hebbian": float((hJ - hJ.T).norm() / hJ.norm()),
          "sigma_nlm": ep["sigma_nlm"], "sigma_nlm_se": ep["sigma_nlm_se"], "sigma_rnn": ep["sigma_rnn"],
-         "sigma_rnn_se": ep["sigma_rnn_se"], "sigma_nlm_abs_z": abs(ep["sigma_nlm"]) / ep["sigma_nlm_se"]}
+         "sigma_rnn_se": ep["sigma_rnn_se"], "sigma_nlm_abs_z": abs(ep["sigma_nlm"]) / ep["sigma_nlm_se"],
+         "sigma_nlm_euler_loop": ep["sigma_nlm_euler_loop"], "sigma_nlm_euler_loop_se": ep["sigma_nlm_euler_loop_se"]}
     return {"rule": rule.numpy(), "fd": fd.numpy(), "metrics": m}
 
 

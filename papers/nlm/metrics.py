@@ -58,6 +58,22 @@ def memorized_fraction(samples, train, ratio: float = 1.0 / 3.0) -> float:
     return float(np.mean(d1 < ratio * d2))
 
 
+def data_radius(train, test, q: float = 0.95) -> float:
+    """The q-quantile of the held-out images' distance to their nearest training image."""
+    return float(np.quantile(nearest_distance(test, train), q))
+
+
+def generalized_fraction(samples, train, test, q: float = 0.95, ratio: float = 1.0 / 3.0) -> float:
+    """Fraction of samples that are new data: not copies (d1 >= ratio * d2, Gu et al.) and as close to
+    the training set as held-out images are (d1 <= the q-quantile of the held-out images' d1).
+
+    Held-out images themselves score about q (they are not copies); noise, or a model that learned
+    nothing, scores 0 (far from every image); a model that copies scores 0 too.
+    """
+    d1, d2, _ = nearest_two(samples, train)
+    return float(np.mean((d1 >= ratio * d2) & (d1 <= data_radius(train, test, q))))
+
+
 def nearest_distance(samples, reference) -> np.ndarray:
     return pairwise(samples, reference).min(1).values.numpy()
 
