@@ -1,0 +1,118 @@
+"""The nulls behind every nlm verdict: each control really lacks the structure its claim measures."""
+import math
+
+import numpy as np
+import torch
+
+from papers.nlm import denoise as dn, exact, metrics, thermo
+from papers.nlm.experiments import binomial_se, class_visits, ooe_window_statistics, trend, window_images
+from papers.nlm.model import force, init_couplings, velocity
+
+
+def _two_class_data(rng, n=40, d=16):
+    """Two well-separated classes of images in [-1, 1]^d, with labels."""
+    centres = np.stack([np.where(np.arange(d) < d // 2, 0.9, -0.9), np.where(np.arange(d) < d // 2, -0.9, 0.9)])
+    y = np.repeat([1, 3], n // 2)
+    x = np.clip(centres[(y == 3).astype(int)] + 0.1 * rng.standard_normal((n, d)), -0.97, 0.97)
+    return x, y
+
+
+def test_hebbian_rule_is_symmetric_while_the_local_rule_is_not():
+    pts, _ = exact.grid(61, 8.0)
+    g = torch.Generator().manual_seed(3)
+    J = torch.randn(2, 2, generator=g, dtype=torch.float64) * 1.4; J.fill_diagonal_(0.0)
+    b = 0.3 * torch.randn(2, generator=g, dtype=torch.float64)
+    data = 1.5 * torch.randn(5, 2, generator=g, dtype=torch.float64)
+    h = exact.hebbian_on_grid(J, b, data, 1.0, pts)
+    rJ, _ = exact.rule_on_grid(J, b, data, 1.0, pts)
+    assert h.abs().max() > 1e-3                                     # a real update, not zero
+    assert (h - h.T).norm() / h.norm() < 1e-12                       # the asymmetry measure gives 0 on it
+    assert (rJ - rJ.T).norm() / rJ.norm() > 0.05
+
+
+def test_class_visits_ignore_noise_and_count_real_hops():
+    rng = np.random.default_rng(0)
+    train, y = _two_class_data(rng)
+    test, _ = _two_class_data(rng)
+    radius = metrics.data_radius(train, test)
+    noise = np.tanh(rng.standard_normal((60, train.shape[1])))       # J = 0 frames: never data-like
+    v = class_visits(noise, train, y, radius)
+    assert v == {"classes": 0, "transitions": 0, "data_like": 0.0}
+    a, c = train[y == 1][:3], train[y == 3][:3]
+    off = np.zeros_like(a)                                            # a blend between basins: off the data
+    seq = np.concatenate([a, off, c, c, off, a, c])                   # 111 ... 333 333 ... 111 333
+    v = class_visits(seq, train, y, radius)
+    assert v["classes"] == 2 and v["transitions"] == 3
+    assert math.isclose(v["data_like"], 15 / 21)
+
+
+def test_window_images_average_blocks():
+    f = np.arange(10, dtype=float)[:, None, None] * np.ones((1, 2, 3))
+    w = window_images(f, 4)
+    assert w.shape == (2, 2, 3) and w[0, 0, 0] == 1.5 and w[1, 1, 2] == 5.5
+
+
+def test_generalized_fraction_of_held_out_copies_and_noise():
+    rng = np.random.default_rng(1)
+    train, _ = _two_class_data(rng, n=60)
+    test, _ = _two_class_data(rng, n=60)
+    assert metrics.generalized_fraction(test, train, test) >= 0.95            # held-out images are new data
+    assert metrics.generalized_fraction(train[:20] + 1e-4, train, test) == 0.0  # copies are not
+    assert metrics.generalized_fraction(np.tanh(rng.standard_normal((50, 16))), train, test) == 0.0
+    assert binomial_se(0.0, 300) == 0.0 and math.isclose(binomial_se(0.5, 100), 0.05)
+
+
+def test_trend_of_a_constant_curve_is_zero():
+    assert trend([5, 10, 20], [0.0, 0.0, 0.0]) == 0.0
+    assert trend([5, 10, 20, 40], [0.6, 0.3, 0.1, 0.0]) == -1.0
+
+
+def test_entropy_production_on_the_sampler_is_zero_and_the_same_estimator_sees_the_rate_network():
+    g = torch.Generator().manual_seed(5)
+    n = 5
+    J = torch.randn(n, n, generator=g, dtype=torch.float64) * 2 / math.sqrt(n); J.fill_diagonal_(0.0)
+    b = torch.zeros(n, dtype=torch.float64)
+    x0 = torch.randn(400, n, generator=g, dtype=torch.float64)
+    s, se = thermo.entropy_production_langevin(J, b, x0, 1.0, 0.01, 300, 300, g)
+    assert abs(s) < max(4 * se, 0.05)
+    s_loop, se_loop = thermo.entropy_production(lambda x: force(x, J, b), x0, 1.0, 0.01, 300, 300, g)
+    assert abs(s - s_loop) < 5 * math.hypot(se, se_loop) + 0.02      # same quantity, two integrators
+    s_r, se_r = thermo.entropy_production(lambda x: velocity(x, J, b), x0, 1.0, 0.01, 300, 300, g)
+    assert s_r > 0.5 and s_r > 10 * se_r
+
+
+def test_denoising_nulls_repair_nothing_and_the_rate_flow_raises_the_energy():
+    from common.profiles import resolve
+    from papers.nlm.config import PROFILES
+    from papers.nlm.experiments import denoising
+
+    m = denoising(resolve(PROFILES, "smoke"), seed=0)["metrics"]     # ten digit patterns, as in notebook 05
+    assert m["denoise_n_good_untrained"] == 0 and m["denoise_ratio_median_untrained"] > 1.0
+    assert m["denoise_n_good_input"] == 0
+    assert m["denoise_energy_max_rise"] <= 1e-12 < 1e-6 < m["denoise_energy_max_rise_rate_flow"]
+    # the null's flow is a real -grad E flow of another network: its energy falls too
+    x = np.arctanh(np.where(np.random.default_rng(2).random((4, 16)) < 0.5, 0.97, -0.97))
+    J, b = init_couplings(16, 2.0, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    _, e = dn.flow(torch.as_tensor(x), J, b, 100, 0.05, record_energy=True)
+    assert (e.diff(dim=0) <= 1e-12).all()
+
+
+def test_untrained_is_init_couplings():
+    g1, g2 = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    J, b = init_couplings(8, 2.0, generator=g1, dtype=torch.float64)
+    assert torch.equal(J, init_couplings(8, 2.0, generator=g2, dtype=torch.float64)[0]) and b.abs().max() == 0
+
+
+def test_untrained_null_of_the_ooe_windows_is_flat():
+    rng = np.random.default_rng(4)
+    times = [5, 10, 50, 100, 200, 600, 1000, 2000, 3000, 6000, 10_000]
+    test = rng.standard_normal((40, 4))
+    pcd = {t: rng.standard_normal((40, 4)) * (1.0 + 0.5 * (t >= 6000)) for t in times}
+    rdm = {t: rng.standard_normal((40, 4)) for t in times}
+    far = {t: 50.0 + rng.standard_normal((40, 4)) for t in times}    # learned nothing: always told apart
+    m = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=40, seed=0, null_images=far)
+    assert m["untrained_late_minus_mid"] == 0.0 and m["untrained_late_minus_mid_se"] == 0.0
+    assert math.isclose(m["untrained_minus_pcd_late_rise"], -m["pcd_late_minus_mid"], abs_tol=1e-12)
+    m0 = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=40, seed=0)
+    assert math.isclose(m0["rdm_minus_pcd_late_rise"], m["rdm_minus_pcd_late_rise"])
+    assert "pcd_late_minus_near_k" in m0
