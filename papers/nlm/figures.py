@@ -116,7 +116,10 @@ def exploration(res):
     ax.set_xlabel("PC1"); ax.set_ylabel("PC2"); ax.set_zlabel("PC3"); ax.legend(fontsize=7)
     ax2 = fig.add_subplot(1, 2, 2)
     ax2.plot(np.arange(len(res["labels"])) * res["every"], res["labels"], lw=0.8)
-    ax2.set_xlabel("Langevin step"); ax2.set_ylabel("nearest class centroid")
+    if res.get("burn_steps"):
+        ax2.axvline(res["burn_steps"], c="0.5", ls="--", lw=0.8, label="end of burn-in")
+        ax2.legend(fontsize=7)
+    ax2.set_xlabel("Langevin step"); ax2.set_ylabel("nearest class centroid (every frame)")
     fig.tight_layout()
     return fig
 
