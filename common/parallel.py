@@ -4,6 +4,10 @@ For memory-bound matrix-vector work (simulations over a grid of parameters and s
 one BLAS thread each are about ten times faster than two processes whose BLAS pools compete, so
 workers are started with OMP/OPENBLAS/MKL_NUM_THREADS=1 (spawned, so the limit holds from their
 first import) and every task gets its own seeded generator.
+
+With a Dask cluster configured (`$REPRO_CLUSTER`, which the runner's `--cluster ADDRESS` sets)
+the same tasks go to its workers instead (`common.cluster`), run there the same way, so the results
+are bitwise those of the local pool; without one nothing of Dask is imported.
 """
 from __future__ import annotations
 
@@ -88,9 +92,14 @@ def pmap(fn, tasks: list, workers: int | None = None, desc: str | None = None) -
     """[fn(**task) for task in tasks], in parallel processes; results in task order.
 
     `fn` must be importable (a module-level function). With one worker everything runs here,
-    under a one-thread BLAS limit.
+    under a one-thread BLAS limit. With `$REPRO_CLUSTER` set the tasks run on that Dask cluster
+    (`workers`, the size of the local pool, is then the cluster's business).
     """
     tasks = list(tasks)
+    if tasks and os.environ.get("REPRO_CLUSTER", "").strip():
+        from . import cluster
+
+        return cluster.map_tasks(cluster.current(), fn, tasks, desc=desc)
     w = n_workers(len(tasks), workers)
     if w == 1:
         with one_thread():

@@ -325,9 +325,24 @@ def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict]
     holds each seed's verdict and the overall verdict (`combine_seeds`). Holds the paper/profile lock
     throughout; an interruption (Ctrl-C, SIGTERM) keeps what ran as `<profile>-failed/` and re-raises.
     """
-    with run_lock(paper, profile):
-        sweep_stale(paper, profile)
-        return _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, seeds)
+    parent = paths.run_dir(paper, profile).parent
+    fresh = not parent.exists()
+    try:
+        with run_lock(paper, profile):
+            sweep_stale(paper, profile)
+            return _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, seeds)
+    except UserError:
+        if fresh:
+            _remove_fresh(parent, profile)
+        raise
+
+
+def _remove_fresh(parent: Path, profile: str) -> None:
+    """A user error found by a notebook writes nothing: the lock file and the paper folder this run created go."""
+    with contextlib.suppress(OSError):
+        (parent / f".{profile}.lock").unlink()
+    with contextlib.suppress(OSError):
+        parent.rmdir()  # only when empty
 
 
 def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, seeds) -> dict:
@@ -370,7 +385,15 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
             print(f"error: {paper} interrupted; partial run kept in {failed}; the last complete run in {final} is untouched",
                   file=sys.stderr)
         raise
-    wall = time.perf_counter() - t_all
+    return _conclude(paper, profile, params, seeds, staging, tables, claims, claims_sha, rerun, failure,
+                     time.perf_counter() - t_all)
+
+
+def _conclude(paper, profile, params, seeds, staging: Path, tables: dict, claims, claims_sha: str, rerun: str,
+              failure, wall: float) -> dict:
+    """The judged seeds of a staged run: the seed table (with `seeds`), then swapped in, or kept as failed."""
+    final = paths.run_dir(paper, profile)
+    failed = final.with_name(f"{profile}-failed")
     if seeds:
         table = combine_seeds(tables, claims, {k: read_json(staging / f"seed-{k}" / "metrics.json", default={}) or {}
                                                for k in tables}, profile)
@@ -391,6 +414,205 @@ def _run_paper_locked(paper, profile, params, declared, device, timeout, quiet, 
         print(f"error: {paper} failed in {failure}; executed notebook kept in {failed}; "
               f"the last complete run in {final} is untouched", file=sys.stderr)
     return {"paper": paper, "ok": failure is None, "summary": summary(table), "wall_s": wall, "dir": out_dir, "table": table}
+
+
+# ---------------------------------------------------------------------------------------------
+# with a cluster: every (paper, profile, seed) run is one task
+# ---------------------------------------------------------------------------------------------
+def _forwarded_env() -> dict:
+    """The environment a local kernel would get, as far as results can depend on it: REPRO_* (less the
+    cluster: a run's own tasks use its worker's local pool) and the BLAS thread variables, None = unset."""
+    keys = {k for k in os.environ if k.startswith("REPRO_")} | {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}
+    return {k: os.environ.get(k) for k in sorted(keys - {"REPRO_CLUSTER"})}
+
+
+def run_notebooks_task(paper: str, profile: str, params: dict, declared: dict, device: str | None, timeout: int,
+                       attempt_prefix: str, label: str, env: dict, forget: list | None = None) -> dict:
+    """On a worker: one run's notebooks into a folder of this attempt's own (`<attempt_prefix>.attempt-<id>`).
+
+    A worker that dies mid-run leaves its folder behind and the rerun writes a fresh one, so two
+    attempts never share files. The environment is the submitting runner's (`env`, `_forwarded_env`).
+    Returns {'dir', 'executed', 'failure': None | [notebook, ename, evalue], 'started', 'wall_s'}.
+    """
+    import uuid
+
+    from .cluster import _task_lock
+
+    attempt = Path(f"{attempt_prefix}.attempt-{uuid.uuid4().hex[:8]}")
+    with _task_lock:
+        old = dict(os.environ)
+        try:
+            for k in list(forget or []) + ["REPRO_CLUSTER"]:
+                os.environ.pop(k, None)
+            for k, v in env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + old.get("PATH", "")
+            started, t0 = now(), time.perf_counter()
+            executed, failure = _execute_notebooks(paper, profile, params, declared, device, timeout, True, attempt, label)
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+    return {"dir": str(attempt), "executed": executed, "started": started, "wall_s": time.perf_counter() - t0,
+            "failure": None if failure is None else [failure.notebook.name, failure.ename, failure.evalue]}
+
+
+class _StagedRun:
+    """One paper at one profile under its lock: its staging folder and the seeds it waits for."""
+
+    def __init__(self, paper, profile, params, declared, device, timeout, seeds):
+        self.paper, self.profile, self.params, self.declared, self.device, self.seeds = paper, profile, params, declared, device, seeds
+        self.final = paths.run_dir(paper, profile)
+        self.failed = self.final.with_name(f"{profile}-failed")
+        self.staging = self.final.with_name(f".{profile}.staging-{os.getpid()}")
+        self.staging.mkdir(parents=True)
+        self.claims_sha = sha256_file(paths.PAPERS / paper / "claims.yaml")
+        self.meta, self.claims = load_paper(paths.PAPERS / paper / "claims.yaml")
+        self.timeout = timeout or DEFAULT_CELL_TIMEOUT[profile]
+        self.rerun = rerun_command(paper, profile, params, device, seeds)
+        self.t_all = time.perf_counter()
+        self.waiting = list(seeds) if seeds else [None]
+        self.tables, self.failure, self.user_error, self.result = {}, None, None, None
+
+    def out(self, seed) -> Path:
+        return self.staging if seed is None else self.staging / f"seed-{seed}"
+
+    def prefix(self, seed) -> Path:
+        return self.staging if seed is None else self.staging / f".seed-{seed}"
+
+    def task(self, seed) -> dict:
+        run_params = dict(self.params) if seed is None else dict(self.params, seed=seed)
+        return dict(paper=self.paper, profile=self.profile, params=run_params, declared=self.declared, device=self.device,
+                    timeout=self.timeout, attempt_prefix=str(self.prefix(seed)), label="" if seed is None else f" seed {seed}",
+                    env=_forwarded_env())
+
+    def _place(self, seed, attempt: Path | None) -> Path:
+        out = self.out(seed)
+        if attempt is not None and attempt.exists():
+            if out.exists():
+                shutil.rmtree(out) if any(out.iterdir()) else out.rmdir()
+            os.replace(attempt, out)
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+
+    def finish(self, seed, value: dict | None, error: BaseException | None) -> None:
+        """A task came back: move its folder into place and judge it."""
+        self.waiting.remove(seed)
+        run_params = self.task(seed)["params"]
+        if error is not None or value is None:
+            out = self._place(seed, None)
+            executed, started, wall = [], now(), 0.0
+            self.failure = self.failure or NotebookFailed(Path("(cluster task)"), type(error).__name__, str(error).strip()[:300])
+            status = "failed"
+        else:
+            out = self._place(seed, Path(value["dir"]))
+            executed, started, wall = value["executed"], value["started"], value["wall_s"]
+            status = "ok"
+            if value["failure"] is not None:
+                name, ename, evalue = value["failure"]
+                status = "failed"
+                if ename == "UserError":
+                    self.user_error = self.user_error or evalue
+                self.failure = self.failure or NotebookFailed(Path(name), ename, evalue)
+        dest = self.failed if status != "ok" else self.final
+        self.tables[seed] = _judge_run(self.paper, self.profile, out, self.claims, self.meta, run_params, self.device,
+                                       executed, started, wall, status, dest / out.relative_to(self.staging),
+                                       self.rerun, self.claims_sha)
+        if not self.waiting:
+            self._close()
+
+    def _strays(self) -> list[Path]:
+        return sorted(self.staging.glob(".seed-*.attempt-*")) + sorted(self.staging.parent.glob(f"{self.staging.name}.attempt-*"))
+
+    def _close(self) -> None:
+        for d in self._strays():  # folders of attempts whose worker died
+            shutil.rmtree(d, ignore_errors=True)
+        if self.user_error is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)  # a user error writes nothing
+            self.result = UserError(self.user_error)
+            return
+        self.result = _conclude(self.paper, self.profile, self.params, self.seeds, self.staging, self.tables, self.claims,
+                                self.claims_sha, self.rerun, self.failure, time.perf_counter() - self.t_all)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: what ran of the unfinished seeds is judged as interrupted and the run kept as `<profile>-failed`."""
+        if self.result is not None or not self.staging.exists():
+            return
+        for seed in list(self.waiting):
+            attempts = sorted(self.staging.parent.glob(f"{self.staging.name}.attempt-*") if seed is None
+                              else self.staging.glob(f".seed-{seed}.attempt-*"), key=lambda d: d.stat().st_mtime)
+            if not attempts:
+                continue  # never started: nothing to keep
+            out = self._place(seed, attempts[-1])
+            _judge_run(self.paper, self.profile, out, self.claims, self.meta, self.task(seed)["params"], self.device, [],
+                       now(), time.perf_counter() - self.t_all, "interrupted", self.failed / out.relative_to(self.staging),
+                       self.rerun, self.claims_sha)
+        for d in self._strays():
+            shutil.rmtree(d, ignore_errors=True)
+        _keep_failed(self.staging, self.failed)
+        print(f"error: {self.paper} interrupted; partial run kept in {self.failed}; the last complete run in "
+              f"{self.final} is untouched", file=sys.stderr)
+
+
+def _run_fanout(client, chosen: list[str], args, params: dict, declared: dict) -> int:
+    """With a cluster: every (paper, profile, seed) run is a task; each paper is judged, swapped in and printed
+    when its last seed is back. Locks, staging and the interrupted-run rules are those of a local run."""
+    from . import cluster
+
+    ok = True
+    runs: list[_StagedRun] = []
+    with contextlib.ExitStack() as locks:
+        for paper in chosen:
+            try:
+                if len(chosen) > 1:
+                    check_values(paper, args.profile, params, declared[paper])
+                    preflight(paper, args.profile, params)
+                locks.enter_context(run_lock(paper, args.profile))
+            except UserError as err:
+                if len(chosen) == 1:
+                    raise
+                print(f"error: {paper}: {err}", file=sys.stderr)
+                ok = False
+                continue
+            sweep_stale(paper, args.profile)
+            runs.append(_StagedRun(paper, args.profile, params, declared[paper], args.device, args.timeout, args.seeds))
+        owners = [(run, seed) for run in runs for seed in list(run.waiting)]
+        if not owners:
+            return 0 if ok else 1
+        cluster._check_workers(client)
+        print(f"cluster: {len(owners)} runs of {', '.join(r.paper for r in runs)} at {args.profile} "
+              f"submitted to {client.scheduler.address}", file=sys.stderr)
+        futures = cluster.submit_all(client, run_notebooks_task, [r.task(s) for r, s in owners], desc="runs", wrap=False)
+        state = {"ok": ok}
+
+        def on_result(i, value, error):
+            run, seed = owners[i]
+            run.finish(seed, value, error)
+            if run.result is None:
+                return
+            if isinstance(run.result, UserError):
+                if len(chosen) == 1:
+                    raise run.result
+                print(f"error: {run.paper}: {run.result}", file=sys.stderr)
+                state["ok"] = False
+                return
+            print_table(run.result)
+            state["ok"] = state["ok"] and run.result["ok"]
+
+        try:
+            cluster.gather(client, futures, desc=f"{len(owners)} runs", on_result=on_result, fail_fast=False)
+        except UserError:
+            for run in runs:
+                if run.result is None and run.staging.exists():
+                    shutil.rmtree(run.staging, ignore_errors=True)
+            raise
+        except BaseException:  # Ctrl-C, SIGTERM: the futures are cancelled; partial runs are kept as failed
+            for run in runs:
+                run.interrupt()
+            raise
+    return 0 if state["ok"] else 1
 
 
 def rejudge(paper: str, profile: str) -> dict:
@@ -454,6 +676,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=None, metavar="K",
                     help="run once per seed into <profile>/seed-<k>/ and judge every claim at each seed")
     ap.add_argument("--results", default=None, metavar="DIR", help="results folder (default $REPRO_RESULTS, else results/)")
+    ap.add_argument("--cluster", default=None, metavar="ADDRESS",
+                    help="a Dask scheduler (e.g. tcp://scheduler:8786; default $REPRO_CLUSTER): independent runs "
+                         "(all, --seeds) become its tasks, a single run's parallel tasks go to it")
     ap.add_argument("--rejudge", action="store_true",
                     help="judge the complete run again with the current claims.yaml, from its metrics; runs no notebook")
     args = ap.parse_args(argv)
@@ -465,8 +690,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise UserError(f"unknown paper {args.paper!r}; choose one of {', '.join(papers + ['all'])}")
             if args.profile not in PROFILE_NAMES:
                 raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILE_NAMES)}")
-            if args.param or args.seeds or args.device:
-                raise UserError("--rejudge runs no notebook: it takes no -p, --seeds or --device")
+            if args.param or args.seeds or args.device or args.cluster:
+                raise UserError("--rejudge runs no notebook: it takes no -p, --seeds, --device or --cluster")
             for paper in (papers if args.paper == "all" else [args.paper]):
                 if args.paper == "all" and not (paths.run_dir(paper, args.profile) / "claims.csv").exists():
                     continue
@@ -477,10 +702,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile not in PROFILE_NAMES:
             raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILE_NAMES)}")
         chosen = papers if args.paper == "all" else [args.paper]
-        if args.device is not None:
+        if args.device is not None or os.environ.get("REPRO_DEVICE", "").strip():
             from .device import select_device
 
-            select_device(args.device)  # fail before anything is written
+            select_device(args.device)  # fail before anything is written (also for $REPRO_DEVICE)
         params = parse_params(args.param)
         if args.seeds and "seed" in params:
             raise UserError("pass the seed either as -p seed=... or as --seeds, not both")
@@ -492,16 +717,42 @@ def main(argv: list[str] | None = None) -> int:
         if len(chosen) == 1:
             check_values(chosen[0], args.profile, params, declared[chosen[0]])
             preflight(chosen[0], args.profile, params)
+        from .cluster import address
+
+        client, addr = None, address(args.cluster)
+        if addr is not None:  # reachable before anything is written
+            from .cluster import connect
+
+            client = connect(addr)
+            os.environ["REPRO_CLUSTER"] = addr  # a single run's kernels send their pmap tasks there
         check_writable(paths.results_root())
-        with _sigterm_as_interrupt():
+        with _sigterm_as_interrupt(), _closing(client):
+            if client is not None and (len(chosen) > 1 or len(args.seeds or []) > 1):
+                _set_kernel_env(args)
+                return _run_fanout(client, chosen, args, params, declared)
             return _run_all(chosen, args, params, declared)
+
+
+@contextlib.contextmanager
+def _closing(client):
+    try:
+        yield
+    finally:
+        if client is not None:
+            from .cluster import close_all
+
+            close_all()
+
+
+def _set_kernel_env(args) -> None:
+    bindir = str(Path(sys.executable).parent)  # the kernel must see this interpreter first
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    os.environ["REPRO_PROFILE"] = args.profile
 
 
 def _run_all(chosen, args, params, declared) -> int:
     """Run each chosen paper; 0 when all ran, 1 when one failed."""
-    bindir = str(Path(sys.executable).parent)  # the kernel must see this interpreter first
-    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-    os.environ["REPRO_PROFILE"] = args.profile
+    _set_kernel_env(args)
     ok = True
     for paper in chosen:
         if len(chosen) == 1:
