@@ -97,6 +97,8 @@ _UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
 _TIME_UNITS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0}
 _seq = itertools.count()
 _open: set = set()
+_signal_users: list = []  # open clusters that installed the SIGTERM/SIGHUP handler
+_saved_handlers: dict = {}
 _available: tuple | None = None
 
 
@@ -276,7 +278,10 @@ if mode == "recv":
         conn.settimeout(max(0.1, deadline - time.monotonic()))
         head = b""
         while len(head) < 4:
-            head += conn.recv(4 - len(head)) or b"x" * 4
+            part = conn.recv(4 - len(head))
+            if not part:
+                conn.close(); return
+            head += part
         buf, got, t0, t1 = bytearray(1 << 18), 0, None, None
         try:
             while got < n and time.monotonic() < deadline:
@@ -368,7 +373,7 @@ class Cluster:
         self._procs: list = []
         self._owner_pid = pid
         self._open = False
-        self._old_handlers: dict = {}
+        self._handlers = False
 
     # ---- addresses and names -------------------------------------------------------------------
     def namespace(self, node: int) -> str:
@@ -491,7 +496,7 @@ class Cluster:
         _ip(ns=hub, tool="tc", batch=[f"qdisc add dev n{n}x{j} root handle 1: {tbf}"
                                       for n in range(self.nodes) for j in range(self.nics)])
         self.shaping = {"rate_bps": self.rate_bps, "burst_bytes": self.burst, "qdisc": "tbf both ends of every veth",
-                        "delay_s": self.delay_s if netem else None, "delay_requested_s": self.delay_s,
+                        "delay_s": self.delay_s if netem else None, "delay_requested_s": round(self.delay_s, 9),
                         "note": ("netem delay once per direction, on the sender's NIC" if netem else
                                  "no netem in this kernel: latency not added" if delay_us else "no added latency")}
 
@@ -537,18 +542,26 @@ class Cluster:
             raise RuntimeError("netcluster: the cluster is not started (use `with Cluster(...) as c:`)")
 
     def _install_handlers(self):
+        """SIGTERM/SIGHUP -> SystemExit while any cluster of the main thread is open (default handlers only)."""
         if threading.current_thread() is not threading.main_thread():
             return
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) == signal.SIG_DFL:
-                self._old_handlers[sig] = signal.signal(sig, _exit_on_signal)
+        self._handlers = True
+        _signal_users.append(self)
+        if len(_signal_users) == 1:
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                if signal.getsignal(sig) == signal.SIG_DFL:
+                    _saved_handlers[sig] = signal.signal(sig, _exit_on_signal)
 
     def _restore_handlers(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig, old in self._old_handlers.items():
-                if signal.getsignal(sig) is _exit_on_signal and not any(c._old_handlers for c in _open):
+        if not self._handlers or threading.current_thread() is not threading.main_thread():
+            return
+        self._handlers = False
+        _signal_users.remove(self)
+        if not _signal_users:
+            for sig, old in list(_saved_handlers.items()):
+                if signal.getsignal(sig) is _exit_on_signal:
                     signal.signal(sig, old)
-        self._old_handlers = {}
+                del _saved_handlers[sig]
 
 
 def _own_group(p: subprocess.Popen) -> bool:
