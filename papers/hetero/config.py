@@ -18,8 +18,12 @@ _SHARED = {
     "correctness_corpus": "stdlib",   # link comparison: bytes of the Python standard library's sources
     "correctness_links": ["direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:3", "device_direct"],
     "stability_link": "device_direct",
+    # deliberately broken variants run beside the links (the controls): a lossy bf16 transport, a
+    # device-direct proxy that stages, CPU-forwarding with a reassembly copy, no data-parallel mean
+    "control_links": ["cpu_forward_bf16:2", "device_direct_staged", "cpu_forward_reassemble:2", "direct/nodp"],
+    "stability_control_steps": 10,   # the diverging control (100x lr, no clipping): steps run
     "throughput_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2"],
-    "p2p_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:4"],
+    "p2p_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:4", "cpu_forward_serial:2"],
     "ref_tolerance": 1e-5,
     "projection_models": ["llama3-8b", "qwen2-7b"],
 }
@@ -27,6 +31,7 @@ _SHARED = {
 PROFILES = {
     "smoke": dict(_SHARED, **{
         "processes": 2, "vendors": "nv,amd", "correctness_steps": 4, "stability_steps": 0,
+        "control_links": ["cpu_forward_bf16:2", "device_direct_staged", "cpu_forward_reassemble:2"],  # one replica: no dp control
         "corpus_tokens": 20_000, "tput_processes": 2, "tput_vendors": "nv,amd", "tput_windows": 2,
         "tput_window_steps": 2, "tput_warmup": 1, "p2p_sizes": [64 * 1024, MiB], "p2p_iters": 2,
     }),
@@ -68,7 +73,7 @@ def preflight(profile: str, params: dict) -> None:
         if not torch.cuda.is_available():
             raise UserError("the full profile trains LLaMA-8B/Qwen2-7B on a mixed NVIDIA+AMD cluster: launch "
                             "`torchrun -m papers.hetero.train` there (see papers/hetero/README.md); here run --profile quick")
-    keys = ("processes", "vendors", "partition", "stages", "correctness_links", "stability_link", "schedule")
+    keys = ("processes", "vendors", "partition", "stages", "correctness_links", "control_links", "stability_link", "schedule")
     cfg = resolve(PROFILES, profile, **{k: v for k, v in params.items() if k in keys})
-    links = list(cfg.correctness_links) + [cfg.stability_link]
+    links = list(cfg.correctness_links) + list(cfg.control_links) + [cfg.stability_link]
     validate(job_for(cfg, links=links), int(cfg.processes))

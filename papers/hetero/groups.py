@@ -11,6 +11,12 @@ Rules (`select_backend`):
 * mixed-vendor groups never use "nccl": the pipeline and CPU-forwarding channels are gloo, the
   device-direct proxy drives a registered backend ("ucc"), and the cross-stage scalar collectives
   (global gradient norm, loss) are gloo on CPU tensors.
+
+The live audit asks every created group for its backend (`torch.distributed.get_backend`) and
+compares it with the plan; its control is one extra group created on a deliberately wrong backend
+(`WRONG_BACKEND`: nccl across vendors on GPUs; on a CPU build, which has no NCCL, a registered
+stand-in backend that wraps gloo under another name), which the audit must flag. The planned
+audit's control is `naive_backend`, the homogeneous-cluster default (nccl for every GPU group).
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from datetime import timedelta
 
 KINDS = ("world", "dp", "scalar", "pp", "channel", "proxy")
 DEVICE_DIRECT_BACKEND = "ucc"  # what the proxy drives on a cluster (torch.distributed.Backend.register_backend)
+WRONG_BACKEND = {"cuda": "nccl", "cpu": "vendorccl"}  # the live audit's control group (see module doc)
 
 
 def select_backend(kind: str, vendors, device_type: str) -> str:
@@ -35,6 +42,24 @@ def select_backend(kind: str, vendors, device_type: str) -> str:
     return DEVICE_DIRECT_BACKEND if kind == "proxy" else "gloo"
 
 
+def naive_backend(kind: str, vendors, device_type: str) -> str:
+    """Control rule: what a homogeneous cluster does (the vendor library for every group on GPUs)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown group kind {kind!r}")
+    return "gloo" if device_type == "cpu" else "nccl"
+
+
+def _register_standin():
+    """A backend named `WRONG_BACKEND['cpu']` (gloo underneath) so a CPU build can create a wrongly-backed group."""
+    import torch.distributed as dist
+
+    name = WRONG_BACKEND["cpu"]
+    if name not in dist.Backend.backend_list:
+        dist.Backend.register_backend(name, lambda store, rank, size, timeout: dist.ProcessGroupGloo(store, rank, size, timeout),
+                                      devices=["cpu"])
+    return name
+
+
 @dataclass
 class GroupRecord:
     name: str
@@ -44,6 +69,7 @@ class GroupRecord:
     backend: str          # what this run uses
     cluster_backend: str  # what the same group gets on GPUs
     handle: object = field(default=None, repr=False, compare=False)
+    live_backend: str | None = None  # asked from the created group (None: not created, or not a member)
 
     @property
     def mixed(self) -> bool:
@@ -51,12 +77,13 @@ class GroupRecord:
 
     def record(self) -> dict:
         return {"name": self.name, "kind": self.kind, "ranks": list(self.ranks), "vendors": list(self.vendors),
-                "backend": self.backend, "cluster_backend": self.cluster_backend, "mixed": self.mixed}
+                "backend": self.backend, "cluster_backend": self.cluster_backend, "mixed": self.mixed,
+                "live_backend": self.live_backend}
 
 
 def audit_violations(records) -> list[str]:
-    """The invariant: no mixed-vendor group on nccl (in this run or in the cluster plan); and the
-    vendor library inside a vendor on GPUs."""
+    """The planned invariant: no mixed-vendor group on nccl (in this run or in the cluster plan);
+    scalar collectives on gloo."""
     bad = []
     for g in records:
         g = g if isinstance(g, dict) else g.record()
@@ -68,6 +95,22 @@ def audit_violations(records) -> list[str]:
     return bad
 
 
+def live_violations(records) -> list[str]:
+    """The live audit, on the backend each created group reports: none mixed-vendor on nccl, and
+    each on the backend its plan gives on this device. Groups not asked (live_backend None) are skipped."""
+    bad = []
+    for g in records:
+        g = g if isinstance(g, dict) else g.record()
+        live = g.get("live_backend")
+        if live is None:
+            continue
+        if len(set(g["vendors"])) > 1 and live == "nccl":
+            bad.append(f"{g['name']}: mixed vendors {g['vendors']} live on nccl")
+        elif live != g["backend"]:
+            bad.append(f"{g['name']}: live backend {live!r}, planned {g['backend']!r}")
+    return bad
+
+
 class Groups:
     """Creates, in one global order on every rank, all groups a run needs.
 
@@ -75,9 +118,11 @@ class Groups:
     and stage boundary a pp group (direct link), `k_max` channel groups (CPU-forwarding) and a
     proxy group (device-direct)."""
 
-    def __init__(self, topo, rank: int, device_type: str, k_max: int, timeout_s: float, create: bool = True):
-        self.topo, self.rank, self.device_type = topo, rank, device_type
+    def __init__(self, topo, rank: int, device_type: str, k_max: int, timeout_s: float, create: bool = True,
+                 rule=select_backend, control: bool = False):
+        self.topo, self.rank, self.device_type, self.rule = topo, rank, device_type, rule
         self.records: list[GroupRecord] = []
+        self.control_records: list[GroupRecord] = []
         self.timeout = timedelta(seconds=timeout_s)
         self._create = create
         self._add("world", "world", list(range(topo.world)), world=True)
@@ -90,20 +135,32 @@ class Groups:
                 self.pp[r, s] = self._add(f"pp.replica{r}.b{s}", "pp", pair)
                 self.channels[r, s] = [self._add(f"channel{i}.replica{r}.b{s}", "channel", pair) for i in range(k_max)]
                 self.proxy[r, s] = self._add(f"proxy.replica{r}.b{s}", "proxy", pair)
+        if control and topo.n_stages > 1:  # created last, never used for traffic
+            pair = topo.pipeline_ranks(0)[:2]
+            wrong = WRONG_BACKEND["cuda" if device_type != "cpu" else "cpu"]
+            if create and wrong == WRONG_BACKEND["cpu"]:
+                _register_standin()
+            self.control_records.append(self._add("control.wrong-backend", "pp", pair, backend=wrong, keep=False))
 
-    def _add(self, name, kind, ranks, world=False) -> GroupRecord:
+    def _add(self, name, kind, ranks, world=False, backend=None, keep=True) -> GroupRecord:
         vendors = [self.topo.vendors[r] for r in ranks]
-        backend = select_backend(kind, vendors, self.device_type)
-        rec = GroupRecord(name, kind, ranks, vendors, backend, select_backend(kind, vendors, "cuda"))
+        planned = self.rule(kind, vendors, self.device_type)
+        rec = GroupRecord(name, kind, ranks, vendors, planned, self.rule(kind, vendors, "cuda"))
         if self._create:
             import torch.distributed as dist
 
             if world:
                 rec.handle = dist.group.WORLD
             else:
-                rec.handle = dist.new_group(ranks, timeout=self.timeout, backend=backend)
-        self.records.append(rec)
+                rec.handle = dist.new_group(ranks, timeout=self.timeout, backend=backend or planned)
+            if self.rank in ranks:  # ask the live group what it runs on
+                rec.live_backend = str(dist.get_backend(rec.handle))
+        if keep:
+            self.records.append(rec)
         return rec
 
     def audit(self) -> list[dict]:
         return [g.record() for g in self.records]
+
+    def audit_control(self) -> list[dict]:
+        return [g.record() for g in self.control_records]

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from common.errors import UserError
 
-from .links import parse_link
+from .links import parse_link, parse_variant
 from .model import CONFIGS
 from .schedule import SCHEDULES
 from .topology import build_topology, parse_vendors
@@ -44,6 +44,7 @@ class Job:
     checkpoint_every: int = 0
     resume: bool = False
     save_params: bool = False
+    audit_control: bool = False          # also create one group on a deliberately wrong backend (the audit's control)
     selftest: bool = False               # first send awkward tensors over every link and check them
     fail_rank: int = -1                  # fault injection: this rank dies (SIGKILL) ...
     fail_step: int = -1                  # ... at the start of this step
@@ -60,7 +61,7 @@ class Job:
 
     @property
     def k_max(self) -> int:
-        return max(parse_link(s)[1] for s in list(self.links) + list(self.p2p_links or []))
+        return max(parse_link(parse_variant(s)[0])[1] for s in list(self.links) + list(self.p2p_links or []))
 
     def fingerprint(self) -> dict:
         """What every rank must agree on (the vendor map and output path excepted)."""
@@ -93,7 +94,9 @@ def validate(job: Job, world: int, vendors=None):
         raise UserError(f"unknown corpus {job.corpus!r}; choose one of {', '.join(CORPORA)}")
     if not job.links:
         raise UserError("no link given; choose one of direct, cpu_forward:k, device_direct")
-    for spec in list(job.links) + list(job.p2p_links or []):
+    for spec in job.links:
+        parse_variant(spec)
+    for spec in job.p2p_links or []:
         parse_link(spec)
     for name in ("n_micro", "micro_size", "steps"):
         if int(getattr(job, name)) < 1:

@@ -13,8 +13,17 @@ mechanics below are our reconstruction, see README).
   copies) on the proxy group; the caller waits on the completion. On a cluster the proxy group is
   a registered backend (UCC) doing GPU-memory RDMA.
 
-Every link counts the bytes it stages (`staged_bytes`), the payload it moves and its transfers.
-Wire tags are deterministic: tag = (2 * micro_batch + direction) * k + chunk.
+Deliberately broken variants, the controls of the claims (never used for the paper's numbers):
+`device_direct_staged` (the proxy posts a host staging buffer: it stages), `cpu_forward_reassemble:k`
+(chunks received into separate buffers and concatenated: one extra copy), `cpu_forward_bf16:k`
+(a bf16 staging buffer: a lossy transport), `cpu_forward_serial:k` (the k chunks posted one after
+the other: channels that never overlap).
+
+Where the bytes go is MEASURED, not booked: every buffer handed to the transport (isend/irecv) is
+compared, by the start of its storage (`untyped_storage().data_ptr()`), with the caller's tensor
+(and a same-device layout copy of it); bytes posted from any other buffer are staged bytes. Every
+tensor copy executed inside a link call (aten copy_, _to_copy, clone, cat) is counted by a torch
+dispatch mode around the call. Wire tags are deterministic: tag = (2 * micro_batch + direction) * k + chunk.
 """
 from __future__ import annotations
 
@@ -24,20 +33,46 @@ from concurrent.futures import Future
 
 import torch
 import torch.distributed as dist
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from common.errors import UserError
 
 from .specs import name_count
 
 LINKS = ("direct", "cpu_forward", "device_direct")
+CONTROL_LINKS = ("device_direct_staged", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_serial")
+_CHANNELED = ("cpu_forward", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_serial")
+_aten = torch.ops.aten
+_COPY_OPS = {_aten.copy_.default, _aten._to_copy.default, _aten.clone.default, _aten.cat.default}
 
 
 def parse_link(spec: str) -> tuple[str, int]:
-    """'direct', 'device_direct', 'cpu_forward' (k=1) or 'cpu_forward:3' -> (name, k)."""
-    name, k = name_count(spec, LINKS, "link", "cpu_forward:3")
-    if name != "cpu_forward" and k != 1:
+    """'direct', 'device_direct', 'cpu_forward' (k=1) or 'cpu_forward:3' -> (name, k); the control
+    variants (`CONTROL_LINKS`) parse the same way."""
+    name, k = name_count(spec, LINKS + CONTROL_LINKS, "link", "cpu_forward:3")
+    if name not in _CHANNELED and k != 1:
         raise UserError(f"link {spec!r}: only cpu_forward takes k >= 1 channels")
     return name, k
+
+
+def storage_of(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+class CopyCounter(TorchDispatchMode):
+    """Counts the tensor copies (and the bytes they write) executed while it is active, on this thread."""
+
+    def __init__(self, link: "Link"):
+        super().__init__()
+        self.link = link
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in _COPY_OPS:
+            res = out if isinstance(out, torch.Tensor) else args[0]
+            self.link.copies += 1
+            self.link.copied_bytes += res.numel() * res.element_size()
+        return out
 
 
 class Handle:
@@ -58,37 +93,86 @@ class Handle:
 
 
 class Link:
+    """`send`/`recv` wrap each link's `_send`/`_recv` in the copy counter; links post every buffer
+    through `_wire`, which compares it with the caller's tensor."""
+
     name = "link"
 
     def __init__(self, peer: int, k: int = 1):
         self.peer, self.k = peer, k
-        self.staged_bytes = 0
+        self.wire_bytes = 0
+        self.staged_bytes = 0   # measured: bytes posted from a buffer that is not the caller's tensor
+        self.copies = 0         # measured: tensor copies inside the link calls
+        self.copied_bytes = 0
         self.payload_sent = 0
         self.payload_received = 0
-        self.packed_bytes = 0  # layout copies of non-contiguous tensors (not staging)
+        self.packed_bytes = 0   # layout copies of non-contiguous tensors (same device, not staging)
         self.transfers = 0
+        self._lock = threading.Lock()
 
     def wire_tag(self, tag: int, chunk: int = 0) -> int:
         return tag * self.k + chunk  # (2 mb + dir) * k + chunk
 
     def counters(self) -> dict:
-        return {"link": self.label, "staged_bytes": self.staged_bytes, "payload_sent": self.payload_sent,
+        return {"link": self.label, "staged_bytes": self.staged_bytes, "wire_bytes": self.wire_bytes,
+                "copies": self.copies, "copied_bytes": self.copied_bytes, "payload_sent": self.payload_sent,
                 "payload_received": self.payload_received, "packed_bytes": self.packed_bytes, "transfers": self.transfers}
 
     @property
     def label(self) -> str:
-        return f"{self.name}:{self.k}" if self.name == "cpu_forward" else self.name
+        return f"{self.name}:{self.k}" if self.name in _CHANNELED else self.name
 
-    def _contiguous(self, t):
+    def _wire(self, op: str, buf: torch.Tensor, owners: set, group, tag: int):
+        """Post `buf` on the transport, recording whether it is the caller's own memory."""
+        nbytes = buf.numel() * buf.element_size()
+        with self._lock:
+            self.wire_bytes += nbytes
+            if storage_of(buf) not in owners:
+                self.staged_bytes += nbytes
+        return (dist.isend if op == "send" else dist.irecv)(buf, self.peer, group=group, tag=tag)
+
+    def _contiguous(self, t, owners: set):
         if t.is_contiguous():
             return t
         self.packed_bytes += t.numel() * t.element_size()
-        return t.contiguous()
+        c = t.contiguous()
+        owners.add(storage_of(c))
+        return c
+
+    def _layout_buffer(self, out, owners: set):
+        """`out` itself, or a contiguous buffer on its device for a non-contiguous `out`."""
+        if out.is_contiguous():
+            return out
+        self.packed_bytes += out.numel() * out.element_size()
+        buf = torch.empty(out.shape, dtype=out.dtype, device=out.device)
+        owners.add(storage_of(buf))
+        return buf
 
     def send(self, t: torch.Tensor, tag: int) -> Handle:
-        raise NotImplementedError
+        t = t.detach()
+        self.payload_sent += t.numel() * t.element_size()
+        self.transfers += 1
+        with CopyCounter(self):
+            return self._send(t, tag, {storage_of(t)})
 
     def recv(self, out: torch.Tensor, tag: int) -> Handle:
+        self.payload_received += out.numel() * out.element_size()
+        with CopyCounter(self):
+            h = self._recv(out, tag, {storage_of(out)})
+        if h.finalize is not None:
+            fin = h.finalize
+
+            def counted():
+                with CopyCounter(self):
+                    fin()
+
+            h.finalize = counted
+        return h
+
+    def _send(self, t, tag, owners) -> Handle:
+        raise NotImplementedError
+
+    def _recv(self, out, tag, owners) -> Handle:
         raise NotImplementedError
 
     def close(self):
@@ -102,28 +186,31 @@ class DirectLink(Link):
         super().__init__(peer)
         self.group = group
 
-    def send(self, t, tag):
-        src = self._contiguous(t.detach())
-        self.payload_sent += src.numel() * src.element_size()
-        self.transfers += 1
-        return Handle([dist.isend(src, self.peer, group=self.group, tag=self.wire_tag(tag))], keep=src)
+    def _send(self, t, tag, owners):
+        src = self._contiguous(t, owners)
+        return Handle([self._wire("send", src, owners, self.group, self.wire_tag(tag))], keep=src)
 
-    def recv(self, out, tag):
-        buf = out if out.is_contiguous() else torch.empty(out.shape, dtype=out.dtype, device=out.device)
-        self.payload_received += buf.numel() * buf.element_size()
-        work = dist.irecv(buf, self.peer, group=self.group, tag=self.wire_tag(tag))
+    def _recv(self, out, tag, owners):
+        buf = self._layout_buffer(out, owners)
+        work = self._wire("recv", buf, owners, self.group, self.wire_tag(tag))
         return Handle([work], finalize=None if buf is out else (lambda: out.copy_(buf)))
 
 
 class CpuForwardLink(Link):
+    """`reassemble`, `dtype` and `serial` make the broken control variants (see the module doc)."""
+
     name = "cpu_forward"
 
-    def __init__(self, groups: list, peer: int, pin: bool = False):
+    def __init__(self, groups: list, peer: int, pin: bool = False, name: str = "cpu_forward"):
         super().__init__(peer, k=len(groups))
-        self.groups, self.pin = groups, pin
+        self.groups, self.pin, self.name = groups, pin, name
+        self.reassemble = name == "cpu_forward_reassemble"
+        self.serial = name == "cpu_forward_serial"
+        self.stage_dtype = torch.bfloat16 if name == "cpu_forward_bf16" else None
         self._buffers: dict = {}
 
     def _buffer(self, key, numel, dtype):
+        dtype = self.stage_dtype or dtype
         buf = self._buffers.get((key, numel, dtype))
         if buf is None:  # preallocated once per (slot, size); pinned host memory on GPUs
             buf = torch.empty(numel, dtype=dtype, device="cpu", pin_memory=self.pin)
@@ -133,28 +220,28 @@ class CpuForwardLink(Link):
     def _chunks(self, flat):
         return [c for c in flat.tensor_split(self.k)]  # sizes differ by at most one element
 
-    def send(self, t, tag):
-        t = t.detach()
+    def _send(self, t, tag, owners):
         flat = self._buffer(("send", tag), t.numel(), t.dtype)
         flat.view(t.shape).copy_(t)  # device -> host staging copy (handles non-contiguous t)
-        nbytes = t.numel() * t.element_size()
-        self.staged_bytes += nbytes
-        self.payload_sent += nbytes
-        self.transfers += 1
-        works = [dist.isend(c, self.peer, group=g, tag=self.wire_tag(tag, i))
-                 for i, (c, g) in enumerate(zip(self._chunks(flat), self.groups)) if c.numel()]
+        works = []
+        for i, (c, g) in enumerate(zip(self._chunks(flat), self.groups)):
+            if c.numel():
+                works.append(self._wire("send", c, owners, g, self.wire_tag(tag, i)))
+                if self.serial:  # control: the next channel starts only when this one is done
+                    works.pop().wait()
         return Handle(works, keep=flat)
 
-    def recv(self, out, tag):
+    def _recv(self, out, tag, owners):
         flat = self._buffer(("recv", tag), out.numel(), out.dtype)
-        works = [dist.irecv(c, self.peer, group=g, tag=self.wire_tag(tag, i))
-                 for i, (c, g) in enumerate(zip(self._chunks(flat), self.groups)) if c.numel()]
-        nbytes = out.numel() * out.element_size()
+        chunks = self._chunks(flat)
+        if self.reassemble:  # control: separate receive buffers, concatenated afterwards
+            chunks = [torch.empty_like(c) for c in chunks]
+        works = [self._wire("recv", c, owners, g, self.wire_tag(tag, i))
+                 for i, (c, g) in enumerate(zip(chunks, self.groups)) if c.numel()]
 
         def finalize():
-            out.copy_(flat.view(out.shape))  # host -> device copy
-            self.staged_bytes += nbytes
-            self.payload_received += nbytes
+            src = torch.cat(chunks) if self.reassemble else flat
+            out.copy_(src.view(out.shape))  # host -> device copy
 
         return Handle(works, finalize=finalize)
 
@@ -176,34 +263,56 @@ class DeviceDirectLink(Link):
             job = self._jobs.get()
             if job is None:
                 return
-            op, tensor, tag, fut = job
+            op, tensor, owners, tag, fut = job
             try:
-                fn = dist.isend if op == "send" else dist.irecv
-                fut.set_result(fn(tensor, self.peer, group=self.group, tag=tag))
+                fut.set_result(self._wire(op, tensor, owners, self.group, tag))
             except Exception as err:  # surfaced to the caller by Handle.wait
                 fut.set_exception(err)
 
-    def _post(self, op, tensor, tag) -> Future:
+    def _post(self, op, tensor, owners, tag) -> Future:
         fut: Future = Future()
-        self._jobs.put((op, tensor, self.wire_tag(tag), fut))
+        self._jobs.put((op, tensor, owners, self.wire_tag(tag), fut))
         return fut
 
-    def send(self, t, tag):
-        src = self._contiguous(t.detach())
-        self.payload_sent += src.numel() * src.element_size()
-        self.transfers += 1
-        return Handle([], keep=src, future=self._post("send", src, tag), timeout=self.timeout)
+    def _send(self, t, tag, owners):
+        src = self._contiguous(t, owners)
+        return Handle([], keep=src, future=self._post("send", src, owners, tag), timeout=self.timeout)
 
-    def recv(self, out, tag):
-        buf = out if out.is_contiguous() else torch.empty(out.shape, dtype=out.dtype, device=out.device)
-        self.payload_received += buf.numel() * buf.element_size()
-        return Handle([], future=self._post("recv", buf, tag), timeout=self.timeout,
+    def _recv(self, out, tag, owners):
+        buf = self._layout_buffer(out, owners)
+        return Handle([], future=self._post("recv", buf, owners, tag), timeout=self.timeout,
                       finalize=None if buf is out else (lambda: out.copy_(buf)))
 
     def close(self):
         if self._thread.is_alive():
             self._jobs.put(None)
             self._thread.join(timeout=5)
+
+
+class DeviceDirectStagedLink(DeviceDirectLink):
+    """Control: the same proxy, but it posts a host staging buffer (one copy in, one copy out)."""
+
+    name = "device_direct_staged"
+
+    def __init__(self, group, peer: int, timeout_s: float = 60.0):
+        super().__init__(group, peer, timeout_s)
+        self._buffers: dict = {}
+
+    def _host(self, key, like):
+        buf = self._buffers.get((key, like.numel(), like.dtype))
+        if buf is None:
+            buf = self._buffers[key, like.numel(), like.dtype] = torch.empty(like.numel(), dtype=like.dtype, device="cpu")
+        return buf
+
+    def _send(self, t, tag, owners):
+        buf = self._host(("send", tag), t)
+        buf.view(t.shape).copy_(t)
+        return Handle([], keep=buf, future=self._post("send", buf, owners, tag), timeout=self.timeout)
+
+    def _recv(self, out, tag, owners):
+        buf = self._host(("recv", tag), out)
+        return Handle([], future=self._post("recv", buf, owners, tag), timeout=self.timeout,
+                      finalize=lambda: out.copy_(buf.view(out.shape)))
 
 
 def make_link(spec: str, groups, replica: int, boundary: int, peer: int, device_type: str, mixed: bool,
@@ -214,9 +323,19 @@ def make_link(spec: str, groups, replica: int, boundary: int, peer: int, device_
         raise UserError("the direct link cannot cross vendors on GPUs; use cpu_forward:k or device_direct")
     if name == "direct":
         return DirectLink(groups.pp[replica, boundary].handle, peer)
-    if name == "cpu_forward":
+    if name in _CHANNELED:
         chans = groups.channels[replica, boundary]
         if k > len(chans):
             raise UserError(f"link {spec!r} needs {k} channels but the run created {len(chans)}; raise k_max")
-        return CpuForwardLink([c.handle for c in chans[:k]], peer, pin=device_type != "cpu")
-    return DeviceDirectLink(groups.proxy[replica, boundary].handle, peer, timeout_s)
+        return CpuForwardLink([c.handle for c in chans[:k]], peer, pin=device_type != "cpu", name=name)
+    cls = DeviceDirectStagedLink if name == "device_direct_staged" else DeviceDirectLink
+    return cls(groups.proxy[replica, boundary].handle, peer, timeout_s)
+
+
+def parse_variant(spec: str) -> tuple[str, bool]:
+    """A training variant: a link spec, optionally '/nodp' (control: data-parallel gradients not averaged)."""
+    link, sep, flag = str(spec).partition("/")
+    if sep and flag != "nodp":
+        raise UserError(f"variant {spec!r}: the only modifier is '/nodp' (e.g. direct/nodp)")
+    parse_link(link)
+    return link, bool(sep)

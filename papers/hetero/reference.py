@@ -17,7 +17,8 @@ from .model import CONFIGS, Decoder, lm_loss
 
 
 def reference_run(job: Job, dp: int, steps: int | None = None, threads: int = 1) -> dict:
-    """{'losses', 'grad_norms', 'model'} of the single-process run of `job` with `dp` replicas."""
+    """{'losses', 'grad_norms', 'model'} of the single-process run of `job` with `dp` replicas
+    (`job.clip` <= 0: no clipping)."""
     cfg = CONFIGS[job.model]
     corpus, _ = data.load_corpus(job.corpus, job.corpus_tokens, seed=0)
     model = Decoder(cfg, seed=job.seed)
@@ -44,7 +45,7 @@ def reference_run(job: Job, dp: int, steps: int | None = None, threads: int = 1)
             for p, g in zip(params, grads):
                 p.grad.copy_(g / dp)  # data-parallel mean
             norm = float(torch.stack([p.grad.double().pow(2).sum() for p in params]).sum().sqrt())
-            if norm > job.clip:
+            if 0 < job.clip < norm:
                 for p in params:
                     p.grad.mul_(job.clip / (norm + 1e-6))
             opt.step()
@@ -58,3 +59,24 @@ def reference_run(job: Job, dp: int, steps: int | None = None, threads: int = 1)
 def stage_state(model: Decoder, layers: range, first: bool, last: bool) -> dict:
     """The reference's parameters under the names a pipeline stage saves."""
     return model.stage(layers, first, last).state_dict()
+
+
+def untrained_losses(job: Job, dp: int, steps) -> dict:
+    """{step: loss} of the initial model, never updated, on the batches of `steps` (the same mean over
+    replicas and micro-batches as a training step logs): the null of a model that learned nothing."""
+    cfg = CONFIGS[job.model]
+    corpus, _ = data.load_corpus(job.corpus, job.corpus_tokens, seed=0)
+    model = Decoder(cfg, seed=job.seed)
+    out = {}
+    with torch.no_grad():
+        for step in steps:
+            starts = data.batch_indices(job.seed, step, dp * job.n_micro * job.micro_size, len(corpus), cfg.seq_len)
+            total = 0.0
+            for slots in data.global_batch_layout(dp, job.n_micro, job.micro_size):
+                replica = torch.zeros((), dtype=torch.float32)
+                for sl in slots:
+                    x, y = data.micro_batch(corpus, starts[sl], cfg.seq_len)
+                    replica += lm_loss(model(x), y) / job.n_micro
+                total += float(replica)
+            out[step] = total / dp
+    return out

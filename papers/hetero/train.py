@@ -31,9 +31,9 @@ import torch.distributed as dist
 from common.errors import UserError
 
 from . import data
-from .groups import Groups, audit_violations
+from .groups import Groups, audit_violations, live_violations
 from .job import Job, validate
-from .links import make_link, parse_link
+from .links import make_link, parse_link, parse_variant
 from .model import CONFIGS, Decoder
 from .schedule import run_step
 
@@ -54,7 +54,7 @@ class Rank:
         if use_gpu:
             torch.cuda.set_device(self.device)
         self.device_type = self.device.type
-        self.groups = Groups(topo, rank, self.device_type, job.k_max, job.timeout_s)
+        self.groups = Groups(topo, rank, self.device_type, job.k_max, job.timeout_s, control=job.audit_control)
         self.corpus, self.corpus_info = (None, None) if job.mode in ("p2p", "selftest") else data.load_corpus(job.corpus, job.corpus_tokens, seed=0)
         self.act_shape = (job.micro_size, self.mcfg.seq_len, self.mcfg.d_model)
 
@@ -74,8 +74,10 @@ class Rank:
         opt = torch.optim.AdamW(mod.parameters(), lr=self.job.lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.0)
         return mod, opt
 
-    def step(self, mod, opt, step: int, prev, nxt) -> tuple[float, float]:
-        """One optimizer step of the whole pipeline; returns (global mean loss, global grad norm)."""
+    def step(self, mod, opt, step: int, prev, nxt, dp_average: bool = True) -> tuple[float, float, float]:
+        """One optimizer step of the whole pipeline; returns (global mean loss, global grad norm, this
+        stage's own grad norm before the cross-stage sum). `dp_average=False` is the control that
+        skips the data-parallel mean."""
         j, t = self.job, self.topo
         starts = data.batch_indices(j.seed, step, t.dp * j.n_micro * j.micro_size, len(self.corpus), self.mcfg.seq_len)
         slots = data.global_batch_layout(t.dp, j.n_micro, j.micro_size)[self.replica]
@@ -85,7 +87,7 @@ class Rank:
                         [x for x, _ in mbs] if self.first else None, [y for _, y in mbs] if self.last else None,
                         self.act_shape, prev, nxt, device=self.device)
         params = list(mod.parameters())
-        if t.dp > 1:  # data parallel inside the vendor: one flat bucket
+        if t.dp > 1 and dp_average:  # data parallel inside the vendor: one flat bucket
             flat = torch.cat([p.grad.reshape(-1) for p in params])
             dist.all_reduce(flat, group=self.groups.dp[self.stage].handle)
             flat /= t.dp
@@ -94,6 +96,7 @@ class Rank:
                 p.grad.copy_(flat[off:off + p.numel()].view_as(p.grad))
                 off += p.numel()
         sq = torch.stack([p.grad.double().pow(2).sum() for p in params]).sum().reshape(1).cpu()
+        local = float(sq.sqrt())
         dist.all_reduce(sq, group=self.groups.scalar[self.replica].handle)  # ||g||^2 = sum over stages, gloo on CPU
         norm = float(sq.sqrt())
         if norm > j.clip:  # global clipping: g <- g * c / ||g||
@@ -103,7 +106,7 @@ class Rank:
         opt.step()
         lt = loss.reshape(1).double().cpu()
         dist.all_reduce(lt)  # loss: only last stages contribute, summed over replicas
-        return float(lt) / t.dp, norm
+        return float(lt) / t.dp, norm, local
 
     def checkpoint_path(self, step: int) -> Path:
         return Path(self.job.checkpoint_dir) / f"stage{self.stage}-step{step}.pt"
@@ -136,10 +139,11 @@ def run_train(me: Rank) -> dict:
     from common.checkpoint import load_checkpoint, save_checkpoint
 
     j, out = me.job, {}
-    for spec in j.links:
+    for variant in j.links:
+        spec, nodp = parse_variant(variant)
         mod, opt = me.new_model()
         prev, nxt = me.links(spec)
-        start, losses, norms = 0, [], []
+        start, losses, norms, local_norms = 0, [], [], []
         if j.resume:
             start = me.latest_common_checkpoint()
             if start:
@@ -148,19 +152,22 @@ def run_train(me: Rank) -> dict:
         t0 = time.perf_counter()
         for step in range(start, j.steps):
             maybe_fail(j, me.rank, step)
-            loss, norm = me.step(mod, opt, step, prev, nxt)
+            loss, norm, local = me.step(mod, opt, step, prev, nxt, dp_average=not nodp)
             losses.append(loss)
             norms.append(norm)
+            local_norms.append(local)
             if j.checkpoint_dir and j.checkpoint_every and (step + 1) % j.checkpoint_every == 0 and me.replica == 0:
                 save_checkpoint(me.checkpoint_path(step + 1), step + 1, model=mod, optimizer=opt,
                                 extra={"losses": losses, "grad_norms": norms})
         wall = time.perf_counter() - t0
         counters = [lk.counters() for lk in (prev, nxt) if lk is not None]
-        label = parse_link(spec)[0] + (f":{parse_link(spec)[1]}" if spec.startswith("cpu_forward") else "")
-        out[label] = {"losses": losses, "grad_norms": norms, "clipped": sum(n > j.clip for n in norms),
+        label = prev.label if prev is not None else nxt.label
+        label += "/nodp" if nodp else ""
+        out[label] = {"losses": losses, "grad_norms": norms, "local_norms": local_norms,
+                      "clipped": sum(n > j.clip for n in norms),
                       "digest": digest(mod), "counters": counters, "wall_s": wall, "start_step": start}
         if j.save_params and me.replica == 0 and j.out:
-            torch.save({k: v.cpu() for k, v in mod.state_dict().items()}, Path(j.out) / f"params-{label.replace(':', '_')}-stage{me.stage}.pt")
+            torch.save({k: v.cpu() for k, v in mod.state_dict().items()}, Path(j.out) / f"params-{label.replace(':', '_').replace('/', '_')}-stage{me.stage}.pt")
         for lk in (prev, nxt):
             if lk is not None:
                 lk.close()
@@ -247,7 +254,7 @@ def run_selftest(me: Rank) -> dict:
     out = {}
     if me.stage > 1:  # the first boundary is tested
         return {"selftest": out}
-    for spec in me.job.links:
+    for spec in dict.fromkeys(parse_variant(v)[0] for v in me.job.links):
         prev, nxt = me.links(spec)
         link = nxt if me.first else prev
         for other in (prev, nxt):
@@ -327,8 +334,12 @@ def worker(job: Job) -> int:
         me = Rank(job, rank, world, vendors, topo)
         result = {"rank": rank, "stage": me.stage, "replica": me.replica, "vendor": vendors[rank],
                   "topology": topo.describe(), "corpus": me.corpus_info}
+        # every rank asks its own live groups; the planned invariant is checked once, on rank 0
+        result["audit"] = me.groups.audit()
+        result["audit_live_violations"] = live_violations(result["audit"])
+        result["audit_control"] = me.groups.audit_control()
+        result["audit_control_violations"] = live_violations(result["audit_control"])
         if rank == 0:
-            result["audit"] = me.groups.audit()
             result["audit_violations"] = audit_violations(result["audit"])
         if job.selftest or job.mode == "selftest":
             result.update(run_selftest(me))
