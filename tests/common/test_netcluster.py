@@ -271,6 +271,33 @@ def test_shaping_measured():
     assert rs < 1.3 * r1
 
 
+PINGPONG = textwrap.dedent("""
+    import json, socket, sys, time
+    s = socket.create_connection((sys.argv[1], 7001), timeout=10); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    rtts = []
+    for _ in range(30):
+        t = time.monotonic(); s.sendall(b"x"); s.recv(1); rtts.append(time.monotonic() - t)
+    print(json.dumps(sorted(rtts)[len(rtts) // 2]))
+""")
+ECHO = ("import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+        "s.bind(('0.0.0.0', 7001)); s.listen(1); print('ready', flush=True); c, _ = s.accept()\n"
+        "while (b := c.recv(1)): c.sendall(b)")
+
+
+@needs_netns
+def test_delay_applied_where_netem_exists():
+    with nc.Cluster(nodes=2, rate="100mbit", delay="2ms", prefix=PREFIX) as c:
+        if "netem available" not in WHY:
+            assert c.shaping["delay_s"] is None and "latency not added" in c.shaping["note"]
+            pytest.skip("no netem in this kernel: the cluster adds no latency (said in cluster.shaping)")
+        assert c.shaping["delay_s"] == pytest.approx(2e-3)
+        srv = c.popen(1, [sys.executable, "-I", "-c", ECHO], stdout=subprocess.PIPE, text=True)
+        assert srv.stdout.readline().strip() == "ready"
+        rtt = json.loads(c.run(0, [sys.executable, "-I", "-c", PINGPONG, c.addr(1)], capture_output=True, text=True,
+                               timeout=60).stdout)
+        assert rtt >= 0.9 * 2 * 2e-3  # the delay once each way
+
+
 GLOO_RANK = textwrap.dedent("""
     import os, sys, json
     from datetime import timedelta
