@@ -51,6 +51,9 @@ def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("u
     diffs = np.array([[a - l for a, l in zip(out[f"acc_asq_w{b}_per_seed"], out[f"acc_lsq_w{b}_per_seed"])]
                       for b in bits_list])
     out["delta_asq_lsq_allbits_per_seed"] = [float(v) for v in diffs.mean(axis=0)]
+    out["delta_lsq_asq_allbits_per_seed"] = [-float(v) for v in diffs.mean(axis=0)]   # the competitor's side
+    if 4 in bits_list:  # ASQ W4A4 before QAT (no fine-tuning): the null of the claims against full precision
+        out["acc_ptq_asq_w4_per_seed"] = per_seed(df, "ptq-asq-w4a4-uniform", seeds)
     for g in grids:
         out[f"acc_{g}_w{ablation_bits}_per_seed"] = per_seed(df, tag("asq", ablation_bits, g), seeds)
     for b in bits_list:

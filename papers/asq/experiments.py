@@ -105,6 +105,21 @@ class Study:
         self._record(key, {"acc": acc, "seed": seed, "config": name})
         return qmodel, acc
 
+    def ptq_accuracy(self, seed: int, method: str, bits: int, grid: str = "uniform") -> float:
+        """Test accuracy of the converted model before QAT (step sizes from one training batch,
+        adapters at initialisation, no fine-tuning): the null of the claims about what QAT reaches."""
+        key = f"ptq-{tag(method, bits, grid)}-seed{seed}"
+        res = self._results()
+        if key in res:
+            return res[key]["acc"]
+        fmodel, _ = self.float_model(seed)
+        c = self.cfg
+        qmodel = make_qat(fmodel, self.train, method=method, w_bits=bits, a_bits=bits, grid=grid,
+                          first_last=c.first_last, seed=seed, device=self.device)
+        acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
+        self._record(key, {"acc": acc, "seed": seed, "config": f"ptq-{tag(method, bits, grid)}"})
+        return acc
+
     # -- the grid ------------------------------------------------------------------------------
     def configs(self) -> list[tuple[str, int, str]]:
         """(method, bits, grid) of every QAT run: LSQ/ASQ at each width, the grid ablation."""
@@ -124,6 +139,9 @@ class Study:
             if conf is None:
                 _, acc = self.float_model(seed)
                 rows.append({"seed": seed, "config": "fp", "method": "fp", "bits": 32, "grid": "float", "acc": acc})
+                if 4 in self.cfg.bits:  # the ASQ W4A4 model before QAT: null of the claims against full precision
+                    rows.append({"seed": seed, "config": "ptq-asq-w4a4-uniform", "method": "ptq-asq", "bits": 4,
+                                 "grid": "uniform", "acc": self.ptq_accuracy(seed, "asq", 4)})
             else:
                 m, b, g = conf
                 _, acc = self.qat_model(seed, m, b, g)

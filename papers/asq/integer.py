@@ -64,8 +64,12 @@ class IntLayer:
 
 
 @torch.no_grad()
-def export_layer(layer: nn.Module) -> IntLayer:
-    """Integer codes, scales and LUT of a QConv2d/QLinear (computed in float64)."""
+def export_layer(layer: nn.Module, lut_grid: str | None = None) -> IntLayer:
+    """Integer codes, scales and LUT of a QConv2d/QLinear (computed in float64).
+
+    `lut_grid` names another log grid whose table replaces the layer's own (a deliberately wrong
+    LUT, the null of the integer-path claims); uniform layers keep their plain codes.
+    """
     wq = layer.weight_q
     if wq.bits == 32 or layer.act_q.bits == 32:
         raise UserError("a float (32-bit) layer has no integer form; quantize it with 2..8 bits")
@@ -79,7 +83,7 @@ def export_layer(layer: nn.Module) -> IntLayer:
         codes = wq.codes(w)
     finally:
         wq.scale.data, wq.levels = orig
-    lut = lut_for(wq.grid, wq.bits)
+    lut = lut_for(lut_grid if lut_grid is not None and wq.grid in LOG_GRIDS else wq.grid, wq.bits)
     if lut is None:
         w_int, w_scale = codes, scale.reshape(-1)
     else:
@@ -133,10 +137,10 @@ def dequantize(acc: torch.Tensor, step: torch.Tensor, layer: IntLayer) -> torch.
 class IntegerLayer(nn.Module):
     """Drop-in replacement of a quantized layer that runs the integer path (float64 around it)."""
 
-    def __init__(self, qlayer: nn.Module, backend: str = "float64"):
+    def __init__(self, qlayer: nn.Module, backend: str = "float64", lut_grid: str | None = None):
         super().__init__()
         self.act_q = qlayer.act_q            # float64 copy: the adapter and step live here
-        self.int_layer = export_layer(qlayer)
+        self.int_layer = export_layer(qlayer, lut_grid)
         self.backend = backend
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -158,8 +162,8 @@ def bake_weights(qmodel: nn.Module) -> nn.Module:
     return model
 
 
-def integer_model(qmodel: nn.Module, backend: str = "float64") -> nn.Module:
-    """A float64 copy of a QAT model whose quantized layers run the integer path."""
+def integer_model(qmodel: nn.Module, backend: str = "float64", lut_grid: str | None = None) -> nn.Module:
+    """A float64 copy of a QAT model whose quantized layers run the integer path (`lut_grid`: a wrong LUT)."""
     model = bake_weights(qmodel).double().eval()
     layers = quant_layers(model)
     if not layers:
@@ -167,7 +171,7 @@ def integer_model(qmodel: nn.Module, backend: str = "float64") -> nn.Module:
     for name, layer in layers:
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, IntegerLayer(layer, backend))
+        setattr(parent, child, IntegerLayer(layer, backend, lut_grid))
     return model
 
 
@@ -288,7 +292,24 @@ def _code_flips(qmodel: nn.Module, fq64_model: nn.Module, data, batch_size: int)
     return torch.cat(logits).double(), torch.cat(logits64), torch.cat(flips)
 
 
-def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str = "float64") -> dict:
+def _path_agreement(int_logits, fq32, fq64, flipped, prefix: str = "") -> dict:
+    """The agreement measures of one integer path's logits with the float64 and float32 fake-quant logits."""
+    per_image_fp32 = (int_logits - fq32).abs().amax(1)               # max |logit diff| of each image
+    differs = per_image_fp32 > 1e-3
+    out = {
+        "max_abs_logit_diff": float((int_logits - fq64).abs().max()),
+        "argmax_agreement": float((int_logits.argmax(1) == fq64.argmax(1)).double().mean()),
+        "max_abs_logit_diff_fp32": float((int_logits - fq32).abs().max()),
+        "argmax_agreement_fp32": float((int_logits.argmax(1) == fq32.argmax(1)).double().mean()),
+        "frac_images_diff_gt_1e-3_fp32": float(differs.double().mean()),
+        "frac_images_diff_gt_1e-3_without_flip_fp32": float((differs & ~flipped).double().mean()),
+        "median_abs_logit_diff_fp32": float(per_image_fp32.median()),
+    }
+    return {prefix + k: v for k, v in out.items()}
+
+
+def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str = "float64",
+                  control_lut: str | None = None) -> dict:
     """Integer path vs the fake-quant model on `data`: max |logit diff| and argmax agreement.
 
     Against the fake-quant model run in float64 (the same arithmetic without float32 rounding)
@@ -297,27 +318,28 @@ def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str 
     amount; every activation code of both passes is recorded, so each image whose logits differ
     from the float32 model by more than 1e-3 is either explained by a flip or counts against the
     integer path (`frac_images_diff_gt_1e-3_without_flip_fp32`).
+
+    `control_lut` names a log grid whose LUT replaces the model's own in a second integer path (the
+    null: a deliberately wrong table, e.g. POT's for POST codes); its measures come back prefixed
+    with "control_", computed against the same fake-quant logits and code flips.
     """
     from .train import predict
 
     int_logits = predict(integer_model(qmodel, backend), data, batch_size, dtype=torch.float64)
     fq32, fq64, flipped = _code_flips(qmodel, bake_weights(qmodel).double(), data, batch_size)  # flipped: a code differs
     y = data.y
-    per_image_fp32 = (int_logits - fq32).abs().amax(1)               # max |logit diff| of each image
-    differs = per_image_fp32 > 1e-3
-    return {
-        "max_abs_logit_diff": float((int_logits - fq64).abs().max()),
-        "argmax_agreement": float((int_logits.argmax(1) == fq64.argmax(1)).double().mean()),
-        "max_abs_logit_diff_fp32": float((int_logits - fq32).abs().max()),
-        "argmax_agreement_fp32": float((int_logits.argmax(1) == fq32.argmax(1)).double().mean()),
-        "frac_images_diff_gt_1e-3_fp32": float(differs.double().mean()),
+    out = _path_agreement(int_logits, fq32, fq64, flipped)
+    out.update({
         "frac_images_code_flip_fp32": float(flipped.double().mean()),
-        "frac_images_diff_gt_1e-3_without_flip_fp32": float((differs & ~flipped).double().mean()),
-        "median_abs_logit_diff_fp32": float(per_image_fp32.median()),
         "acc_integer": float((int_logits.argmax(1) == y).double().mean() * 100),
         "acc_fakequant_fp32": float((fq32.argmax(1) == y).double().mean() * 100),
         "logit_scale": float(fq64.abs().max()),
-    }
+    })
+    if control_lut is not None:
+        wrong = predict(integer_model(qmodel, backend, lut_grid=control_lut), data, batch_size, dtype=torch.float64)
+        out.update(_path_agreement(wrong, fq32, fq64, flipped, prefix="control_"))
+        out["control_acc_integer"] = float((wrong.argmax(1) == y).double().mean() * 100)
+    return out
 
 
 def pack_codes(codes: torch.Tensor, nbits: int):
@@ -343,12 +365,14 @@ def unpack_codes(packed, nbits: int, n: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def artefact_bytes(qmodel: nn.Module) -> dict:
+def artefact_bytes(qmodel: nn.Module, lut_per_channel: bool = False) -> dict:
     """Bytes of the deployable model, measured on the arrays it is made of.
 
     Quantized layers: weight codes packed at the grid's storage bits, per-channel weight scales
     and the activation step (float32), adapters (float32), and for log grids one LUT of uint16
     entries; every other parameter and buffer (float first/last layers, BN) as float32.
+    `lut_per_channel` prices the design the LUT claim is measured against: one table per output
+    channel with the channel's scale folded into its entries (so no separate weight scales).
     """
     import numpy as np
 
@@ -357,9 +381,11 @@ def artefact_bytes(qmodel: nn.Module) -> dict:
     for name, layer in quant_layers(qmodel):
         il = export_layer(layer)
         parts["codes"] += pack_codes(il.w_codes, storage_bits(il.grid, il.w_bits)).nbytes
-        parts["scales"] += il.w_scale.float().numpy().nbytes + layer.act_q.s.detach().float().numpy().nbytes
+        folded = lut_per_channel and il.lut is not None
+        parts["scales"] += (0 if folded else il.w_scale.float().numpy().nbytes) + layer.act_q.s.detach().float().numpy().nbytes
         if il.lut is not None:
-            parts["lut"] += il.lut[1:].numpy().astype(np.uint16).nbytes                   # LUT[0] = 0 is implicit
+            tables = il.w_codes.shape[0] if lut_per_channel else 1
+            parts["lut"] += tables * il.lut[1:].numpy().astype(np.uint16).nbytes          # LUT[0] = 0 is implicit
         ad = layer.act_q.adapter
         if ad is not None:
             parts["adapters"] += sum(p.detach().float().numpy().nbytes for p in ad.parameters())

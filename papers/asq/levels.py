@@ -125,14 +125,15 @@ def project_index(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     return torch.bucketize(v, mids)
 
 
-def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64) -> torch.Tensor:
+def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64, levels: torch.Tensor | None = None) -> torch.Tensor:
     """Per-row mean squared error of the best clipped grid, alpha grid-searched per row.
 
     w: (rows, n). The candidate clips are alpha = r * max|w_row| for r on a grid in (0, 1].
+    `levels` (sorted, within [-1, 1]) replaces the grid's level set when given.
     Returns (rows,) float64 MSE at the best alpha.
     """
     w = w.to(torch.float64)
-    levels = level_set(grid, bits)
+    levels = level_set(grid, bits) if levels is None else levels.to(torch.float64)
     amax = w.abs().amax(dim=1, keepdim=True).clamp_min(1e-12)
     ratios = torch.linspace(0.05, 1.0, n_alpha, dtype=torch.float64)
     best = torch.full((w.shape[0],), float("inf"), dtype=torch.float64)
