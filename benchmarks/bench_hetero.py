@@ -8,9 +8,15 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
   with k = 1, 2, 4 channels.
 
 Writes results/bench/hetero.json. Timings on a loaded machine are inflated: note `uptime`.
+
+    python benchmarks/bench_hetero.py [--repeats N] [--window-steps S]
+
+`--repeats` is the number of interleaved windows per link (default 8); an unknown or bad argument
+ends in one line and exit 2.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -24,8 +30,29 @@ from papers.hetero import experiments as ex  # noqa: E402
 from papers.hetero.config import PROFILES  # noqa: E402
 
 
-def main() -> None:
-    cfg = resolve(PROFILES, "quick", tput_windows=8)
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return n
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="bench_hetero.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=_positive, default=8, help="interleaved windows per link (default 8)")
+    ap.add_argument("--window-steps", type=_positive, default=None, help="steps per window (default: the quick profile's)")
+    return ap.parse_args(argv)  # unknown arguments: usage + one error line, exit 2
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    over = {"tput_windows": args.repeats}
+    if args.window_steps:
+        over["tput_window_steps"] = args.window_steps
+    cfg = resolve(PROFILES, "quick", **over)
     load = os.getloadavg()[0]
     bench = ex.links_benchmark(cfg, seed=0)
     tp, pp = bench["throughput"], bench["p2p"]
@@ -36,7 +63,8 @@ def main() -> None:
                "tokens_per_step": tp["tokens_per_step"], "p2p_gbps": gbps,
                "p2p_direct_fit": {"alpha_s": pp["fit"][0], "beta_Bps": pp["fit"][1]},
                "setup": {"processes": 2, "windows": cfg.tput_windows, "window_steps": cfg.tput_window_steps,
-                         "model": cfg.model, "partition": cfg.partition, "n_micro": cfg.n_micro}}
+                         "model": cfg.model, "partition": cfg.partition, "n_micro": cfg.n_micro,
+                         "repeats": args.repeats}}
     for k, r in ratios.items():
         print(f"{k:>16}: {tp['summary'][k]['median']:8.0f} tok/s  ratio to direct {r['median']:.3f} [{r['min']:.3f}, {r['max']:.3f}]")
     for k, d in gbps.items():

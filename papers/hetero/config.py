@@ -23,7 +23,7 @@ _SHARED = {
     "control_links": ["cpu_forward_bf16:2", "device_direct_staged", "cpu_forward_reassemble:2", "direct/nodp"],
     "stability_control_steps": 10,   # the diverging control (100x lr, no clipping): steps run
     "throughput_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2"],
-    "p2p_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:4", "cpu_forward_serial:2"],
+    "p2p_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:4", "cpu_forward_onechannel:2"],
     "ref_tolerance": 1e-5,
     "projection_models": ["llama3-8b", "qwen2-7b"],
 }

@@ -16,8 +16,8 @@ mechanics below are our reconstruction, see README).
 Deliberately broken variants, the controls of the claims (never used for the paper's numbers):
 `device_direct_staged` (the proxy posts a host staging buffer: it stages), `cpu_forward_reassemble:k`
 (chunks received into separate buffers and concatenated: one extra copy), `cpu_forward_bf16:k`
-(a bf16 staging buffer: a lossy transport), `cpu_forward_serial:k` (the k chunks posted one after
-the other: channels that never overlap).
+(a bf16 staging buffer: a lossy transport), `cpu_forward_onechannel:k` (the same k chunks, all on
+the first channel: one NIC).
 
 Where the bytes go is MEASURED, not booked: every buffer handed to the transport (isend/irecv) is
 compared, by the start of its storage (`untyped_storage().data_ptr()`), with the caller's tensor
@@ -40,8 +40,8 @@ from common.errors import UserError
 from .specs import name_count
 
 LINKS = ("direct", "cpu_forward", "device_direct")
-CONTROL_LINKS = ("device_direct_staged", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_serial")
-_CHANNELED = ("cpu_forward", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_serial")
+CONTROL_LINKS = ("device_direct_staged", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_onechannel")
+_CHANNELED = ("cpu_forward", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_onechannel")
 _aten = torch.ops.aten
 _COPY_OPS = {_aten.copy_.default, _aten._to_copy.default, _aten.clone.default, _aten.cat.default}
 
@@ -205,7 +205,8 @@ class CpuForwardLink(Link):
         super().__init__(peer, k=len(groups))
         self.groups, self.pin, self.name = groups, pin, name
         self.reassemble = name == "cpu_forward_reassemble"
-        self.serial = name == "cpu_forward_serial"
+        if name == "cpu_forward_onechannel":  # control: k chunks, one connection
+            self.groups = [groups[0]] * len(groups)
         self.stage_dtype = torch.bfloat16 if name == "cpu_forward_bf16" else None
         self._buffers: dict = {}
 
@@ -227,8 +228,6 @@ class CpuForwardLink(Link):
         for i, (c, g) in enumerate(zip(self._chunks(flat), self.groups)):
             if c.numel():
                 works.append(self._wire("send", c, owners, g, self.wire_tag(tag, i)))
-                if self.serial:  # control: the next channel starts only when this one is done
-                    works.pop().wait()
         return Handle(works, keep=flat)
 
     def _recv(self, out, tag, owners):

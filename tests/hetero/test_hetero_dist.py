@@ -13,8 +13,9 @@ from papers.hetero.topology import build_topology, parse_vendors
 from papers.hetero.train import disagreement
 
 LINKS = ["direct", "cpu_forward:1", "cpu_forward:3", "cpu_forward:4", "device_direct"]
-JOB = Job(vendors="nv,amd", links=LINKS, steps=5, schedule="1f1b", corpus_tokens=20_000, timeout_s=20.0,
-          clip=0.1, partition=[4, 2], save_params=True, selftest=True)
+EXACT_CONTROLS = ["device_direct_staged", "cpu_forward_reassemble:2"]  # broken in where the bytes go, not in the numbers
+JOB = Job(vendors="nv,amd", links=LINKS + EXACT_CONTROLS, steps=5, schedule="1f1b", corpus_tokens=20_000, timeout_s=20.0,
+          clip=0.1, partition=[4, 2], save_params=True, selftest=True, audit_control=True)
 
 
 def _alive(pid):
@@ -34,15 +35,27 @@ def run(tmp_path_factory):
 def test_awkward_tensors_cross_every_link_intact(run):
     _, ranks = run
     for r in ranks:
-        assert set(r["selftest"]) == set(LINKS)
+        assert set(r["selftest"]) == set(LINKS + EXACT_CONTROLS)
         for spec, v in r["selftest"].items():
             assert len(v["intact"]) == 4 and all(v["intact"]), (r["rank"], spec)  # 4 tensors received per rank
             c = v["counters"]
             payload = c["payload_sent"] + c["payload_received"]
-            if spec.startswith("cpu_forward"):
-                assert c["staged_bytes"] == payload  # one copy on each side of every transfer
+            assert c["wire_bytes"] == payload
+            if spec.startswith("cpu_forward") or spec == "device_direct_staged":
+                assert c["staged_bytes"] == payload  # every posted buffer is a host buffer
+                extra = payload // 2 if spec.startswith("cpu_forward_reassemble") else 0  # the receive side's cat
+                assert abs(c["copied_bytes"] - payload - extra) <= 8 * 4  # one copy each side (+ a chunk boundary)
             else:
                 assert c["staged_bytes"] == 0 and c["packed_bytes"] > 0  # non-contiguous input is packed, not staged
+                assert c["copied_bytes"] == c["packed_bytes"]  # the only copies are the layout packs
+
+
+def test_live_audit_asks_the_groups_and_catches_the_wrong_backend(run):
+    _, ranks = run
+    for r in ranks:
+        assert r["audit_live_violations"] == []
+        assert {g["live_backend"] for g in r["audit"] if r["rank"] in g["ranks"]} == {"gloo"}
+        assert r["audit_control_violations"] == ["control.wrong-backend: live backend 'vendorccl', planned 'gloo'"]
 
 
 def test_links_agree_bitwise_and_equal_single_process(run):

@@ -187,3 +187,126 @@ def test_perf_model_hand_cases():
     # equal vendors: a mixed cluster is a homogeneous one
     same = perfmodel.project("qwen2-7b", perfmodel.Assumptions(amd_over_nv=1.0, proxy_alpha=a.rdma_alpha, proxy_efficiency=1.0))
     assert same["ratios"]["device_direct"]["vs_nv"] == pytest.approx(1.0)
+
+
+# -- controls --------------------------------------------------------------------------------------
+
+def test_live_audit_reads_the_live_backend_not_the_plan():
+    from papers.hetero.groups import live_violations
+
+    g = {"name": "pp", "kind": "pp", "ranks": [0, 1], "vendors": ["nv", "amd"], "backend": "gloo",
+         "cluster_backend": "gloo", "live_backend": "gloo"}
+    assert live_violations([g, dict(g, live_backend=None)]) == []
+    # the plan is right, the group is not: only the live check can see it
+    assert audit_violations([dict(g, live_backend="vendorccl")]) == []
+    assert live_violations([dict(g, live_backend="vendorccl")]) == ["pp: live backend 'vendorccl', planned 'gloo'"]
+    assert "live on nccl" in live_violations([dict(g, live_backend="nccl", backend="nccl")])[0]
+
+
+def test_naive_rule_is_caught_by_the_plan_audit():
+    from papers.hetero.groups import naive_backend
+
+    topo = build_topology(parse_vendors("nv:2,amd:2", 4), 2, [4, 2], 6)
+    good = Groups(topo, 0, "cpu", 2, 10.0, create=False).audit()
+    naive = Groups(topo, 0, "cpu", 2, 10.0, create=False, rule=naive_backend).audit()
+    assert audit_violations(good) == []
+    bad = audit_violations(naive)
+    mixed = [r for r in naive if r["mixed"]]
+    assert mixed and all(any(b.startswith(r["name"] + ":") for b in bad) for r in mixed)
+    assert all(r["backend"] == "gloo" for r in naive)  # the CPU plan is the same: only the cluster plan differs
+
+
+class _Work:
+    def wait(self):
+        pass
+
+
+def _fake_transport(monkeypatch, posted):
+    import papers.hetero.links as L
+
+    def post(buf, peer, group=None, tag=0):
+        posted.append(L.storage_of(buf))
+        return _Work()
+
+    monkeypatch.setattr(L.dist, "isend", post)
+    monkeypatch.setattr(L.dist, "irecv", post)
+    return L
+
+
+def test_staging_is_measured_from_the_posted_buffers_and_copies(monkeypatch):
+    posted = []
+    L = _fake_transport(monkeypatch, posted)
+    t = torch.randn(1000)
+    nbytes = t.numel() * 4
+    links = {"direct": L.DirectLink(None, 1), "device_direct": L.DeviceDirectLink(None, 1, 5.0),
+             "staged": L.DeviceDirectStagedLink(None, 1, 5.0), "cf2": L.CpuForwardLink([None, None], 1),
+             "reassemble": L.CpuForwardLink([None, None], 1, name="cpu_forward_reassemble")}
+    for name, link in links.items():
+        posted.clear()
+        out = torch.empty_like(t)
+        link.send(t, 0).wait()
+        link.recv(out, 1).wait()
+        c = link.counters()
+        link.close()
+        assert c["wire_bytes"] == 2 * nbytes, name
+        if name in ("direct", "device_direct"):  # the transport got the caller's own tensors, nothing was copied
+            assert set(posted) == {L.storage_of(t), L.storage_of(out)}
+            assert (c["staged_bytes"], c["copies"], c["copied_bytes"]) == (0, 0, 0), name
+        else:  # every posted buffer is a host buffer: one copy in on send, one (or two) out on receive
+            assert L.storage_of(t) not in posted and L.storage_of(out) not in posted
+            assert c["staged_bytes"] == 2 * nbytes, name
+            assert c["copied_bytes"] == (3 if name == "reassemble" else 2) * nbytes, name
+
+
+def test_lossy_control_link_really_changes_the_data(monkeypatch):
+    L = _fake_transport(monkeypatch, [])
+    link = L.CpuForwardLink([None, None], 1, name="cpu_forward_bf16")
+    t = torch.randn(64)
+    link.send(t, 0).wait()
+    sent = link._buffers[("send", 0), 64, torch.bfloat16]
+    assert sent.dtype == torch.bfloat16 and not torch.equal(sent.float(), t)
+    assert torch.equal(sent.float(), t.bfloat16().float())
+
+
+def test_parse_variant():
+    from papers.hetero.links import parse_variant
+
+    assert parse_variant("direct/nodp") == ("direct", True)
+    assert parse_variant("cpu_forward_reassemble:2") == ("cpu_forward_reassemble:2", False)
+    for bad in ("direct/fast", "device_direct_staged:2"):
+        with pytest.raises(UserError):
+            parse_variant(bad)
+
+
+def test_unstable_steps_counts_nonfinite_and_divergence():
+    from papers.hetero.experiments import unstable_steps
+
+    assert unstable_steps([5.0, 4.0, 3.0, 2.5]) == 0
+    assert unstable_steps([5.0, 4.0, float("nan"), 6.0, float("inf")]) == 3
+
+
+def test_untrained_null_is_the_initial_model():
+    from papers.hetero.reference import reference_run, untrained_losses
+
+    job = Job(steps=1, corpus_tokens=20_000, n_micro=2, micro_size=2)
+    null = untrained_losses(job, dp=2, steps=[0, 7])
+    # step 0 of training is evaluated before any update: the same loss as the untrained model
+    assert null[0] == pytest.approx(reference_run(job, dp=2)["losses"][0], rel=1e-6)
+    # an untrained model predicts nearly uniform logits: about ln(vocab) at any step
+    assert abs(null[7] - math.log(TINY.vocab)) < 0.2
+
+
+def test_bench_checks_its_arguments():
+    import importlib.util
+
+    from common import paths
+
+    spec = importlib.util.spec_from_file_location("bench_hetero", paths.REPO / "benchmarks" / "bench_hetero.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.parse_args([]).repeats == 8
+    assert bench.parse_args(["--repeats", "3"]).repeats == 3
+    for bad in (["--repeats", "0"], ["--repeats", "x"], ["--windows", "3"], ["extra"]):
+        with pytest.raises(SystemExit) as err:
+            bench.parse_args(bad)
+        assert err.value.code == 2
