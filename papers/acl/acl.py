@@ -85,3 +85,18 @@ class CodeGAN(nn.Module):
     @torch.no_grad()
     def sample(self, n: int, gen=None, z: torch.Tensor | None = None) -> torch.Tensor:
         return self.to_code(self.G(self.noise(n, gen) if z is None else z.to(self.device)))
+
+
+def untrained_copy(acl: CodeGAN, seed: int) -> CodeGAN:
+    """The null of every ACL claim: a copy of `acl` whose G_c and D_c are back at a fresh random
+    initialization (seeded), keeping the code statistics mu / sd, so its samples are
+    mu + sd * G_c^init(z): a code generator of the same shape and scale that learned nothing."""
+    import copy
+
+    null = copy.deepcopy(acl)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for mod in list(null.G.modules()) + list(null.D.modules()):
+            if mod is not null.G and mod is not null.D and hasattr(mod, "reset_parameters"):
+                mod.reset_parameters()
+    return null.eval()

@@ -22,11 +22,12 @@ from common.io import atomic_write_bytes
 from common.parallel import one_thread, pmap
 from common.seed import numpy_rng
 
-from .baselines import BASELINES, code_samplers
+from .acl import untrained_copy
+from .baselines import BASELINES, code_samplers, fit_gaussian
 from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
 from .nets import Classifier, ConvDecoder, ConvEncoder, mlp
 from .regions import shell_noise
-from .synthetic import mixture, mode_stats, sample_mixture
+from .synthetic import mixture, mode_stats, sample_mixture, uniform_like
 from .train import Hyper, acl_sample, encode_all, fit_code_model, fit_gan, gan_sample
 
 
@@ -143,10 +144,23 @@ def code_model_samples(out: dict, images: Images, n: int, samplers: dict, seed: 
     return res
 
 
+NULLS = ("untrained_gc",)  # the untrained code generator (`acl.untrained_copy`), the control of the ACL claims
+
+
 def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
-    """Metrics per sampler; the memorization ratio only for the generators (not the code baselines)."""
-    return {name: ev.evaluate(x, memorization=full and name not in BASELINES, full=full)
+    """Metrics per sampler; the memorization ratio only for the generators (not the code baselines or nulls)."""
+    return {name: ev.evaluate(x, memorization=full and name not in BASELINES + NULLS, full=full)
             for name, x in samples.items()}
+
+
+def gaussian_code_map(encode, x: torch.Tensor):
+    """z -> mu + A z with (mu, A A^T) the Gaussian fitted to the codes E(x): the fitted-Gaussian
+    baseline as a map of the prior, so its shells of |z| can be scored like G_c's."""
+    mu, cov = fit_gaussian(encode_all(encode, x).cpu().double().numpy())
+    w, v = np.linalg.eigh(cov)
+    a = torch.as_tensor(v * np.sqrt(np.clip(w, 0, None)), dtype=torch.float32)
+    mu = torch.as_tensor(mu, dtype=torch.float32)
+    return lambda z: mu + z @ a.T
 
 
 def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> dict:
@@ -167,6 +181,9 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
         res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, seed, r, run_dir)
         samplers = fit_baselines(res, images, cfg, gen_seed)
         samples = code_model_samples(res, images, cfg.n_eval, samplers, gen_seed)
+        null = untrained_copy(res["models"]["acl"], rep_seed(seed, "untrained", study, r))
+        with torch.no_grad():
+            samples["untrained_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))).cpu()
         zg = z_grid if res["hp"].z_dim == cfg.z_dim else None
         grid = code_model_samples(res, images, cfg.n_grid, samplers, seed, z=zg)
         if study == "cls":
@@ -179,6 +196,10 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
         res = gan_replicate(cfg, images, seed, r, "acl" if study == "aclgan" else "gan", run_dir)
         gen = torch.Generator().manual_seed(gen_seed)
         samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
+        if study == "aclgan":  # the null: the same trained G fed an untrained G_c
+            null = {"G": res["models"]["G"], "acl": untrained_copy(res["models"]["acl"], rep_seed(seed, "untrained", study, r))}
+            with torch.no_grad():
+                samples["untrained_gc"] = gan_sample(null, cfg.n_eval, res["hp"], torch.Generator().manual_seed(gen_seed)).cpu()
         grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=z_grid).cpu()}
         shells = region_samples(lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), cfg.z_dim,
                                 cfg.n_regions, cfg.n_region, rep_seed(seed, "regions", r))
@@ -190,6 +211,11 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
         shells = region_samples(lambda z: acl_sample(res["models"], len(z), z=z).cpu(), cfg.z_dim, cfg.n_regions,
                                 cfg.n_region, rep_seed(seed, "regions", r))
         out["regions"] = [ev.evaluate(x, memorization=False) for x in shells]
+        gmap = gaussian_code_map(res["encode"], images.x)  # the control: the fitted Gaussian's shells, same decoder
+        with torch.no_grad():
+            shells = region_samples(lambda z: res["models"]["Dec"](gmap(z).to(images.x.device)).cpu(), cfg.code_dim,
+                                    cfg.n_regions, cfg.n_region, rep_seed(seed, "regions", r))
+        out["regions_gauss"] = [ev.evaluate(x, memorization=False) for x in shells]
     return out
 
 
@@ -289,6 +315,8 @@ def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> d
         for name, x in samples.items():
             key = "acl_ae" if name == "acl" else f"ae_{name}"
             out[key] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
+        u = uniform_like(mix, data.numpy(), cfg.syn_eval, numpy_rng(rs, "uniform"))  # the structureless control
+        out["uniform"] = mode_stats(u, means, sigma) | {"points": u[:500].tolist()}
     else:
         G, Dx = mlp([c, h, h, 2]), mlp([2, h, h, 1], act="leaky")
         E = mlp([2, h, h, c]) if model == "aclgan" else None
@@ -314,7 +342,8 @@ def synthetic_table(results: list[dict]) -> list[dict]:
         for key, st in res.items():
             if isinstance(st, dict) and "hq_frac" in st:
                 rows.append({"mixture": res["mixture"], "replicate": res["replicate"], "method": key,
-                             "hq_frac": st["hq_frac"], "modes": st["modes"], "n_modes": st["n_modes"], "kl": st["kl"]})
+                             "hq_frac": st["hq_frac"], "modes": st["modes"], "modes_any": st["modes_any"],
+                             "n_modes": st["n_modes"], "kl": st["kl"]})
     return rows
 
 

@@ -8,7 +8,7 @@ from common.errors import UserError
 from papers.acl.baselines import BASELINES, code_samplers, fit_gaussian
 from papers.acl.losses import d_loss, g_loss, gradient_penalty, check_loss
 from papers.acl.regions import shell_noise
-from papers.acl.synthetic import hq_fraction_exact, mixture, mode_stats, sample_mixture
+from papers.acl.synthetic import MIN_COUNT_SHARE, hq_fraction_exact, mixture, mode_stats, sample_mixture, uniform_like
 
 
 @pytest.mark.parametrize("name,k", [("ring", 8), ("grid", 25)])
@@ -40,8 +40,41 @@ def test_far_samples_are_not_high_quality():
 def test_strict_mode_count_needs_a_share():
     means, sigma = mixture("ring")
     x = np.concatenate([np.repeat(means[:1], 990, 0), means[1:2].repeat(10, 0)])
-    assert mode_stats(x, means, sigma)["modes"] == 2
-    assert mode_stats(x, means, sigma, min_share=0.2)["modes"] == 1   # 10 << 0.2 * 1000 / 8
+    st = mode_stats(x, means, sigma)
+    assert st["modes"] == 1 and st["modes_any"] == 2   # 10 << 0.2 * 1000 / 8 = 25; VEEGAN's count takes it
+    assert mode_stats(x, means, sigma, min_count_share=0.0)["modes"] == 2
+
+
+def test_pacgan_threshold_is_one_fifth_of_the_uniform_share_of_all_samples():
+    means, sigma = mixture("grid")   # 2500 samples, 25 modes: a mode needs 20 HQ samples (PacGAN)
+    far = np.full((2500 - 20 - 19, 2), 50.0)
+    x = np.concatenate([np.repeat(means[:1], 20, 0), np.repeat(means[1:2], 19, 0), far])
+    st = mode_stats(x, means, sigma)
+    assert MIN_COUNT_SHARE == 0.2 and st["modes"] == 1 and st["modes_any"] == 2 and st["counts"][:2] == [20, 19]
+
+
+@pytest.mark.parametrize("name", ["ring", "grid"])
+def test_uniform_control_passes_the_one_sample_count_and_captures_no_mode(name):
+    """The structureless null: uniform noise on the data's box / annulus reaches every mode with some
+    HQ sample (why VEEGAN's count is too lenient) but far fewer than 1/5 of a mode's share."""
+    means, sigma = mixture(name)
+    data = sample_mixture(name, 10000, np.random.default_rng(0))
+    u = uniform_like(name, data, 2500, np.random.default_rng(1))
+    st = mode_stats(u, means, sigma)
+    assert st["modes_any"] >= 0.8 * len(means) and st["modes"] == 0
+    # its HQ fraction is about the area of the 3-sigma discs over the area of the support (less the
+    # parts of the border discs that stick out of the box / annulus)
+    disc = len(means) * np.pi * (3 * sigma) ** 2
+    if name == "grid":
+        lo, hi = data.min(0), data.max(0)
+        area = np.prod(hi - lo)
+        assert (u.min(0) >= lo - 1e-6).all() and (u.max(0) <= hi + 1e-6).all()
+    else:
+        r = np.linalg.norm(data, axis=1)
+        area = np.pi * (r.max() ** 2 - r.min() ** 2)
+        ru = np.linalg.norm(u, axis=1)
+        assert ru.min() >= r.min() - 1e-5 and ru.max() <= r.max() + 1e-5
+    assert 0.6 * disc / area < st["hq_frac"] < 1.1 * disc / area
 
 
 def test_unknown_mixture_is_a_user_error():
@@ -101,3 +134,7 @@ def test_synthetic_metrics_pair_by_replicate_with_median_and_minimum_modes():
     assert out["syn_ring_acl_ae_modes"] == modes and out["syn_ring_ae_normal_modes"] == [3] * 5
     assert out["syn_ring_acl_ae_hq"] == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])   # ordered by replicate
     assert out["syn_ring_acl_ae_modes_median"] == 8.0 and out["syn_ring_acl_ae_modes_min"] == 2
+    rows += [{"mixture": "ring", "replicate": r, "method": "uniform", "hq_frac": 0.05, "modes": 0, "modes_any": 8, "kl": 0.1}
+             for r in range(5)]
+    out = synthetic_metrics(rows, ["ring"])   # the control's median is there for the mode claims
+    assert out["syn_ring_uniform_modes_median"] == 0.0 and out["syn_ring_uniform_modes_any"] == [8] * 5
