@@ -48,7 +48,7 @@ def main() -> None:
     load_before = os.getloadavg()
     t0 = time.perf_counter()
     lc = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, worker_dashboard_address=None)
+                      dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0")
     startup = time.perf_counter() - t0
     local_s, cluster_s, equal = [], [], True
     try:

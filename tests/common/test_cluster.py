@@ -24,7 +24,7 @@ def local_cluster():
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, worker_dashboard_address=None) as lc:
+                      dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as lc:
         yield lc
     cluster.close_all()
 
@@ -157,3 +157,31 @@ def test_a_user_error_raised_by_a_notebook_leaves_no_lock(toy_repo, in_process, 
         reproduce.main(["toy", "--profile", "smoke", "-p", "x=-1"])
     assert exc.value.code == 2
     assert not (paths.results_root() / "toy").exists()
+
+
+def test_ctrl_c_cancels_the_fan_out_and_keeps_partial_runs_as_failed(toy_repo, local_cluster, monkeypatch, capsys):
+    from conftest import PARAMS, make_notebook
+
+    make_notebook(paths.NOTEBOOKS / "toy" / "01-toy.ipynb", PARAMS,
+                  "import time\nfrom common.runs import Run\nRun.open('toy', profile, run_dir=run_dir, seed=seed)\ntime.sleep(6)")
+    monkeypatch.delenv("REPRO_CLUSTER", raising=False)
+    monkeypatch.setenv("PATH", os.environ["PATH"])
+    monkeypatch.setenv("REPRO_PROFILE", os.environ.get("REPRO_PROFILE", "quick"))
+    parent = paths.results_root() / "toy"
+
+    def interrupt_once_started():  # Ctrl-C as soon as both seeds run on the workers
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if len(list(parent.glob(".smoke.staging-*/.seed-*.attempt-*/manifest.json"))) == 2:
+                break
+            time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_started, daemon=True).start()
+    with pytest.raises(SystemExit) as exc:
+        reproduce.main(["toy", "--profile", "smoke", "--seeds", "0", "1", "--cluster", local_cluster.scheduler_address])
+    assert exc.value.code == 130
+    assert "partial run kept in" in capsys.readouterr().err
+    failed = parent / "smoke-failed"
+    assert {read_json(failed / f"seed-{k}" / "manifest.json")["status"] for k in (0, 1)} == {"interrupted"}
+    assert not (parent / "smoke").exists() and not list(parent.glob(".smoke.staging-*"))
