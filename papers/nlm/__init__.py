@@ -9,7 +9,7 @@ Modules, each small and named for what it holds:
 * `sampler`      Euler-Maruyama Langevin chains and the noiseless flow, stacked over models; guards
 * `encoding`     pixels ↔ model state (clip, atanh) and the datasets used at each scale
 * `metrics`      nearest-neighbour adversarial accuracy, covariance error, memorization, distances
-* `train`        PCD-k / Rdm-k training of a stack of models (SGD or Adam), checkpoints, `generate`
+* `train`        PCD-k / Rdm-k training of a stack of models (released gradient step, SGD or Adam), checkpoints, `generate`
 * `exact`        a 2-neuron network integrated on a grid: the likelihood and its exact gradient
 * `thermo`       entropy production of the Langevin sampler vs the raw rate dynamics
 * `denoise`      the positive-phase fit on a few patterns and denoising by the noiseless flow

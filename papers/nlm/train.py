@@ -2,8 +2,11 @@
 
 Paper: arXiv:2506.23546. Each update: a minibatch (data phase) and M chains advanced k Langevin
 steps (model phase), persistent across updates (PCD-k) or redrawn from N(0, I) every update
-(Rdm-k); ΔJ_ij ∝ ⟨(x_i−h_i)φ(x_j)⟩_data − ⟨(x_i−h_i)φ(x_j)⟩_model. SGD applies the pure local rule;
-Adam (the released code's choice) rescales each synapse's step. K models with their own
+(Rdm-k); ΔJ_ij ∝ ⟨(x_i−h_i)φ(x_j)⟩_data − ⟨(x_i−h_i)φ(x_j)⟩_model. Optimizers: "gd", the released
+training script's rule, plain gradient ascent with multiplicative decay J ← (1 − λ)J + η(data − model)
+(η = 5e-4, λ = 2e-6 there, no bias); "sgd", the same step with L2 decay folded into the gradient;
+"adam", our choice for the short CPU profiles (it rescales each synapse's step, so it is not the pure
+local rule). K models with their own
 training sets of sizes P_k live in one stacked tensor (J: (K, N, N)), so a sweep over P and
 seeds costs one batched matrix product per Langevin step.
 """
@@ -26,9 +29,10 @@ class TrainConfig:
     n_chains: int = 200        # M persistent (or re-initialised) chains per model
     k: int = 10                # Langevin steps per update
     mode: str = "pcd"          # "pcd" (persistent) or "rdm" (chains redrawn from N(0, I))
-    optimizer: str = "adam"    # "adam" (released code) or "sgd" (the pure local rule)
+    optimizer: str = "adam"    # "gd" (the released rule), "sgd" or "adam" (ours, for the short profiles)
     lr: float = 5e-4
-    weight_decay: float = 5e-7 # L2 on J only, as released
+    weight_decay: float = 5e-7 # adam/sgd: L2 on J in the gradient; gd: λ in J ← (1 − λ)J per update
+    bias: bool = True          # train b (the paper's v2 model); the released training script has none
     batch: int = 200
     dt: float = 0.01
     T: float = 1.0
@@ -39,8 +43,8 @@ class TrainConfig:
         check_step(self.dt)
         if self.mode not in ("pcd", "rdm"):
             raise UserError(f"mode must be 'pcd' or 'rdm', got {self.mode!r}")
-        if self.optimizer not in ("adam", "sgd"):
-            raise UserError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+        if self.optimizer not in ("adam", "sgd", "gd"):
+            raise UserError(f"optimizer must be 'gd' (released), 'sgd' or 'adam', got {self.optimizer!r}")
         if self.k < 1 or self.n_chains < 1 or self.batch < 1 or not self.lr > 0:
             raise UserError("k, n_chains and batch must be >= 1 and lr > 0")
 
@@ -69,6 +73,9 @@ class Trainer:
         check_step(cfg.dt, self.J.detach())
         params = [self.J, self.b]
         self.opt = torch.optim.Adam(params, lr=cfg.lr) if cfg.optimizer == "adam" else torch.optim.SGD(params, lr=cfg.lr)
+        if not cfg.bias:
+            with torch.no_grad():
+                self.b.zero_()
         self.chains = torch.randn((self.K, cfg.n_chains, self.N), generator=self.gen, dtype=dtype)
         self.step_count = 0
         self._offdiag = 1.0 - torch.eye(self.N, dtype=dtype)
@@ -99,7 +106,12 @@ class Trainer:
         if not torch.isfinite(self.chains).all() or self.step_count % 10 == 0:
             guard(self.chains, f"training update {self.step_count}")
         gJ, gb = likelihood_gradient(x_data, self.chains, J, b, cfg.T, w)
-        gJ = gJ - cfg.weight_decay * J * self._offdiag
+        if not cfg.bias:
+            gb = torch.zeros_like(gb)
+        if cfg.optimizer == "gd":                               # released: J ← (1 − λ)J + η(data − model)
+            self.J.mul_(1.0 - cfg.weight_decay)
+        else:
+            gJ = gJ - cfg.weight_decay * J * self._offdiag
         self.J.grad, self.b.grad = -gJ, -gb                   # optimizers minimise: ascend L
         self.opt.step()
         self.step_count += 1

@@ -21,7 +21,7 @@ def _cfg(**kw):
 
 def test_deterministic_and_resume_equals_uninterrupted(tmp_path):
     x = _data()
-    for opt in ("adam", "sgd"):
+    for opt in ("adam", "sgd", "gd"):
         a = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=4); a.train(12, show_progress=False)
         b = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=4); b.train(7, show_progress=False)
         b.save(tmp_path / "ck.pt")
@@ -96,3 +96,27 @@ def test_stability_guard_stops_when_j_outgrows_the_euler_step():
     with torch.no_grad():
         t.J.mul_(12.0 / 14.0)                                # dt (1 + 12)^2 = 1.69 < 2
     t.check_stability()
+
+
+def test_released_rule_is_plain_decayed_gradient_step():
+    """optimizer="gd": J <- (1 - lambda) J + eta (data - model) exactly, no bias (the released script)."""
+    from papers.nlm.config import PROFILES
+    from papers.nlm.model import likelihood_gradient
+
+    x = _data()
+    cfg = _cfg(optimizer="gd", lr=5e-4, weight_decay=2e-6, bias=False, n_chains=12, batch=30)
+    t = Trainer(x, [30], cfg, seed=3)
+    t.train(2, show_progress=False)
+    J0, chains0, gen = t.J.detach().clone(), t.chains.clone(), t.gen.get_state()
+    # replay the next update by hand from the same generator state
+    t2 = Trainer(x, [30], cfg, seed=3); t2.J.data.copy_(J0); t2.chains = chains0.clone(); t2.gen.set_state(gen)
+    xd, w = t2._batch()
+    from papers.nlm.sampler import langevin
+    ch, _ = langevin(chains0, J0, t2.b.detach(), cfg.k, cfg.dt, cfg.T, t2.gen, check_every=0)
+    gJ, _ = likelihood_gradient(xd, ch, J0, t2.b.detach(), cfg.T, w)
+    t.update()
+    expect = (1 - 2e-6) * J0 + 5e-4 * gJ
+    assert torch.allclose(t.J.detach(), expect, atol=1e-7, rtol=0)
+    assert float(t.b.detach().abs().max()) == 0.0                         # no bias
+    full = PROFILES["full"]
+    assert (full["optimizer"], full["lr"], full["weight_decay"], full["bias"]) == ("gd", 5e-4, 2e-6, False)
