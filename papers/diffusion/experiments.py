@@ -23,10 +23,15 @@ def _f(x) -> float:
 # ---- notebook 01: fluctuation theorems and the second law ----------------------------------------
 
 def fluctuation_theorems(cfg, seed: int = 0) -> dict:
-    """Figs 2/7 and 8: IFT forward and backward, second law against the KL drop (μ=1, σ²=1, T=10)."""
+    """Figs 2/7 and 8: IFT forward and backward, second law against the KL drop (μ=1, σ²=1, T=10).
+
+    Nulls from the same paths: the left-point (Itô) medium entropy, which drops the Stratonovich
+    (Jacobian) term of the path measure (`*_ito_*`), for the IFT and the KL identity; for the
+    second law the one part of ΔS_tot that falls on average, forward the system entropy ΔS alone
+    (the heat to the medium left out), backward the medium entropy ΔS_E alone."""
     mix = GaussianMixture.two_gaussians(cfg.ift_mu, cfg.ift_sigma2)
-    fwd = simulate_forward(mix, cfg.ift_T, cfg.forward_dt, cfg.n_forward, seed, show_progress=True)
-    bwd = simulate_backward(mix, cfg.ift_T, cfg.backward_dt, cfg.n_backward, seed, show_progress=True)
+    fwd = simulate_forward(mix, cfg.ift_T, cfg.forward_dt, cfg.n_forward, seed, show_progress=True, ito=True)
+    bwd = simulate_backward(mix, cfg.ift_T, cfg.backward_dt, cfg.n_backward, seed, show_progress=True, ito=True)
     kl_drop = thermo.kl_to_standard_normal(mix, 0.0) - thermo.kl_to_standard_normal(mix, cfg.ift_T)
     out = {"forward": fwd, "backward": bwd, "kl_drop": kl_drop, "metrics": {"kl_drop": _f(kl_drop)}}
     for name, paths in (("forward", fwd), ("backward", bwd)):
@@ -38,6 +43,14 @@ def fluctuation_theorems(cfg, seed: int = 0) -> dict:
             f"ift_{name}_n": int(st["n"]), f"frac_negative_{name}": st["frac_negative"],
             f"dstot_{name}_mean": mean, f"dstot_{name}_se": se, f"dstot_{name}_tol": 4.0 * se,
             f"dsys_{name}_mean": _f(paths.system.mean()), f"dmed_{name}_mean": _f(paths.medium.mean()),
+        })
+        ito = thermo.ift_statistics(paths.total_ito)
+        ito_mean, ito_se = thermo.mean_and_se(paths.total_ito)
+        out["metrics"].update({
+            f"ift_{name}_ito_mean": ito["mean"], f"ift_{name}_ito_se": ito["se"],
+            f"dstot_{name}_ito_mean": ito_mean, f"dstot_{name}_ito_se": ito_se,
+            f"dsys_{name}_se": thermo.mean_and_se(paths.system)[1],
+            f"dmed_{name}_se": thermo.mean_and_se(paths.medium)[1],
         })
     # the per-path identity ΔS_E = (X_0² − X_T²)/2 of the forward Stratonovich sum
     ident = 0.5 * ((fwd.x_start ** 2).sum(-1) - (fwd.x_end ** 2).sum(-1))
@@ -70,16 +83,26 @@ def detailed_fluctuation_theorem(cfg, seed: int = 0) -> dict:
     ln P(ΔS_tot = s)/P̃(ΔS̃_tot = −s) = s by logistic regression, with standard errors."""
     mix = GaussianMixture.two_gaussians(cfg.dft_mu, cfg.dft_sigma2)
     T = cfg.dft_T
-    fwd = simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed)
-    rev = simulate_forward(mix.at(T), T, cfg.forward_dt, cfg.n_forward, seed + 7919)
+    fwd = simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed, ito=True)
+    rev = simulate_forward(mix.at(T), T, cfg.forward_dt, cfg.n_forward, seed + 7919, ito=True)
     # ΔS̃_tot along a reversed-protocol path Y: medium ½(|Y_0|² − |Y_T|²) + ln p_T(Y_0) − ln p_0(Y_T)
-    rev_total = rev.medium + mix.log_prob(rev.x_start, T) - mix.log_prob(rev.x_end, 0.0)
+    rev_system = mix.log_prob(rev.x_start, T) - mix.log_prob(rev.x_end, 0.0)
+    rev_total = rev.medium + rev_system
     fit = thermo.crooks_fit(fwd.total, rev_total)
+    # null: both directions with the left-point (Itô) medium entropy (the Stratonovich term dropped)
+    ito = thermo.crooks_fit(fwd.total_ito, rev.medium_ito + rev_system)
+    # for information: forward paths with the noise variance doubled, functionals of the paper's process
+    wrong = thermo.crooks_fit(simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed, noise_scale=2.0).total,
+                              rev_total)
     # the same-process ratio ln P(s)/P(−s), for contrast (not a theorem for a relaxation)
     same = thermo.crooks_fit(fwd.total, fwd.total)
     m = {"dft_slope": fit["slope"], "dft_slope_se": fit["slope_se"], "dft_intercept": fit["intercept"],
          "dft_intercept_se": fit["intercept_se"], "dft_n": fit["n_forward"],
          "dft_same_process_slope": same["slope"], "dft_same_process_slope_se": same["slope_se"],
+         "dft_ito_slope": ito["slope"], "dft_ito_slope_se": ito["slope_se"],
+         "dft_ito_intercept": ito["intercept"], "dft_ito_intercept_se": ito["intercept_se"],
+         "dft_wrong_noise_slope": wrong["slope"], "dft_wrong_noise_slope_se": wrong["slope_se"],
+         "dft_wrong_noise_intercept": wrong["intercept"], "dft_wrong_noise_intercept_se": wrong["intercept_se"],
          "dft_frac_negative": _f(np.mean(fwd.total < 0))}
     return {"forward": fwd.total, "reverse": rev_total, "fit": fit, "metrics": m}
 
@@ -99,28 +122,40 @@ SPECIATION_CASES = [(1.0, 1.0), (1.0, 0.4), (1.0, 0.1), (1.0, 0.64), (0.4, 1.0),
 
 
 def speciation_checks(cfg) -> dict:
-    """Closed-form t_S against the numerical root of the curvature of U at 0, and t_USB likewise."""
-    rows, diffs = [], []
+    """Closed-form t_S against the numerical root of the curvature of U at 0, and t_USB likewise.
+
+    Nulls: the competitor's closed form ½ ln(μ² + σ²) (Biroli et al., exact only as d → ∞) against
+    the same roots; the roots and the pitchfork of the process run with its noise variance doubled
+    (`*_noise2`) against the paper's numbers; U's curvature read at the origin instead of far from
+    it against t_USB (it finds t_S instead)."""
+    rows, diffs, diffs_hd = [], [], []
+
+    def miss(formula, num):
+        if formula > 0:
+            return abs(formula - num)
+        return 0.0 if math.isnan(num) else abs(num)   # no speciation: the numerical root must not exist either
     for mu, s2 in SPECIATION_CASES:
         closed = landscape.speciation_time_closed_form(mu, s2)
         num = landscape.speciation_time_numeric(GaussianMixture.two_gaussians(mu, s2))
         rows.append((mu, s2, closed, num))
-        if closed > 0:
-            diffs.append(abs(closed - num))
-        else:   # no speciation: the numerical root must not exist either
-            diffs.append(0.0 if math.isnan(num) else abs(num))
+        diffs.append(miss(closed, num))
+        diffs_hd.append(miss(landscape.speciation_time_high_dim(mu, s2), num))
     usb_diffs = []
     for s2 in (2.25, 3.0, 5.0):
         mix = GaussianMixture.two_gaussians(1.0, s2)
         # non-confinement: coefficient of x² in U at large |x|, 1/v_t − ½, changes sign
         root = brentq(lambda t: 1.0 / float(mix.at(t).variances[0]) - 0.5, 1e-9, 10.0)
         usb_diffs.append(abs(root - landscape.usb_time(s2)))
-    usb_u = []
+    usb_u, usb_0 = [], []
     for s2 in (2.25, 3.0, 5.0):
+        mix = GaussianMixture.two_gaussians(1.0, s2)
         # the loss of confinement read from U far from the origin, against ½ ln(σ² − 1)
-        usb_u.append(abs(landscape.usb_time_from_potential(GaussianMixture.two_gaussians(1.0, s2)) - landscape.usb_time(s2)))
+        usb_u.append(abs(landscape.usb_time_from_potential(mix) - landscape.usb_time(s2)))
+        # null: the same reading of U's curvature at the origin
+        usb_0.append(abs(landscape.usb_time_from_potential(mix, x_far=0.0, h=1e-3) - landscape.usb_time(s2)))
     m = {"speciation_max_abs_diff": _f(max(diffs)), "usb_max_abs_diff": _f(max(usb_diffs)),
-         "usb_from_potential_max_abs_diff": _f(max(usb_u)),
+         "speciation_high_dim_max_abs_diff": _f(max(diffs_hd)),
+         "usb_from_potential_max_abs_diff": _f(max(usb_u)), "usb_at_origin_max_abs_diff": _f(max(usb_0)),
          "speciation_t_fig4": landscape.speciation_time_closed_form(1.0, 1.0),
          "speciation_t_fig9": landscape.speciation_time_closed_form(1.0, 0.4),
          "speciation_t_fig11": landscape.speciation_time_closed_form(1.0, 0.1)}
@@ -128,6 +163,9 @@ def speciation_checks(cfg) -> dict:
         mix = GaussianMixture.two_gaussians(1.0, s2)
         m[f"speciation_root_{tag}"] = landscape.speciation_time_numeric(mix)        # curvature of U at 0
         m[f"speciation_pitchfork_{tag}"] = landscape.speciation_time_pitchfork(mix)  # sampler's fixed points
+        wrong = mix.noise_scaled(2.0)                                                # null: noise variance doubled
+        m[f"speciation_root_{tag}_noise2"] = landscape.speciation_time_numeric(wrong)
+        m[f"speciation_pitchfork_{tag}_noise2"] = landscape.speciation_time_pitchfork(wrong)
     return {"rows": rows, "metrics": m}
 
 
@@ -139,8 +177,11 @@ def phase_diagram(cfg) -> dict:
     dist = np.array([[landscape.boundary_distance(m, s) for m in mus] for s in sigmas])
     away = dist > 0.02
     agree = float(np.mean(ana[away] == num[away]))
+    # null: the competitor's phase map (speciation boundary of ½ ln Λ > 0, Λ = μ² + σ²) on the same points
+    hd = np.array([[landscape.phase_high_dim(m, s) for m in mus] for s in sigmas])
     return {"mus": mus, "sigmas": sigmas, "analytic": ana, "numeric": num,
             "metrics": {"phase_agreement": agree, "phase_points_checked": int(away.sum()),
+                        "phase_agreement_high_dim": float(np.mean(hd[away] == num[away])),
                         "phase_agreement_all": float(np.mean(ana == num))}}
 
 
@@ -155,18 +196,29 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
     fwd = simulate_forward(mix, cfg.rates_T, cfg.rates_forward_dt, cfg.n_rates_paths, seed,
                            n_bins=cfg.rates_bins, show_progress=True)
     bwd = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, seed,
-                            n_bins=cfg.rates_bins, show_progress=True)
+                            n_bins=cfg.rates_bins, show_progress=True, ito=True)
     mc_f, mc_b = thermo.binned_rates(fwd), thermo.binned_rates(bwd)
     cf = lambda key: (lambda tt: thermo.rates_closed_form(mix, tt)[key])  # noqa: E731
     th_f = {"pi": thermo.bin_average(cf("pi"), fwd), "phi": thermo.bin_average(cf("phi"), fwd),
             "dS": thermo.bin_average(cf("dSdt"), fwd)}
     th_b = {"pi": thermo.bin_average(cf("pi"), bwd), "phi": thermo.bin_average(cf("phi_backward"), bwd),
             "dS": thermo.bin_average(cf("dSds_backward"), bwd)}
+    # nulls: the closed forms with the mixture's Fisher-information term dropped (I = 1/v) ...
+    br = lambda key: (lambda tt: thermo.rates_closed_form(mix, tt, broken=True)[key])  # noqa: E731
+    brk = thermo.rates_closed_form(mix, t, broken=True)
+    br_f = {"pi": thermo.bin_average(br("pi"), fwd), "phi": thermo.bin_average(br("phi"), fwd)}
+    br_b = {"pi": thermo.bin_average(br("pi"), bwd), "phi": thermo.bin_average(br("phi_backward"), bwd)}
+    # ... the backward rates with the left-point (Itô) medium entropy, and two halves of the forward paths
+    mc_ito = thermo.binned_rates(bwd, medium="ito")
+    h1, h2 = thermo.binned_rates(fwd, rows=slice(0, fwd.n // 2)), thermo.binned_rates(fwd, rows=slice(fwd.n // 2, None))
     z = lambda mc, th, key: np.abs(mc[key] - th[key]) / mc[key + "_se"]  # noqa: E731
     # backward bins run in s = T − t; reverse them to line up with the forward bins in t
     rb = {k: v[::-1] for k, v in mc_b.items()}
     same_grid = np.allclose(rb["t_mid"], mc_f["t_mid"])
     z_fb = lambda key: np.abs(rb[key] - mc_f[key]) / np.hypot(rb[key + "_se"], mc_f[key + "_se"])  # noqa: E731
+    rb_ito = {k: v[::-1] for k, v in mc_ito.items()}
+    z_ito = np.abs(rb_ito["pi"] - mc_f["pi"]) / np.hypot(rb_ito["pi_se"], mc_f["pi_se"])
+    z_halves = np.abs(h1["phi"] - h2["phi"]) / np.hypot(h1["phi_se"], h2["phi_se"])
     fine = np.linspace(0.0, cfg.rates_T, 20001)
     cfine = thermo.rates_closed_form(mix, fine)
     t_star = fine[np.argmin(cfine["phi_backward"])]
@@ -182,6 +234,11 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
         "phi_backward_mc_max_z": _f(z(mc_b, th_b, "phi").max()),
         "forward_mc_max_z": _f(max(z(mc_f, th_f, "pi").max(), z(mc_f, th_f, "phi").max())),
         "backward_mc_max_z": _f(max(z(mc_b, th_b, "pi").max(), z(mc_b, th_b, "phi").max())),
+        "rates_broken_vs_quadrature_maxdiff": _f(max(np.abs(brk[k] - quad[k]).max() for k in ("pi", "phi", "phi_backward"))),
+        "forward_mc_broken_max_z": _f(max(z(mc_f, br_f, "pi").max(), z(mc_f, br_f, "phi").max())),
+        "backward_mc_broken_max_z": _f(max(z(mc_b, br_b, "pi").max(), z(mc_b, br_b, "phi").max())),
+        "pi_forward_backward_ito_max_z": _f(z_ito.max()) if same_grid else float("nan"),
+        "phi_forward_halves_max_z": _f(z_halves.max()),
         "pi_forward_backward_max_z": _f(z_fb("pi").max()) if same_grid else float("nan"),
         "phi_forward_backward_max_z": _f(z_fb("phi").max()) if same_grid else float("nan"),
         "pi_backward_minus_forward_closed_maxabs": _f(np.abs(closed["pi_backward"] - closed["pi"]).max()),
@@ -201,7 +258,12 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
 # ---- notebook 04: Franz-Parisi -----------------------------------------------------------------------
 
 def franz_parisi_curves(cfg, seed: int = 0) -> dict:
-    """Fig 11: V, V', V'' at each t in fp_times, the secondary minimum, and its threshold time."""
+    """Fig 11: V, V', V'' at each t in fp_times, the secondary minimum, and its threshold time.
+
+    Nulls: the same barrier at t = 0.42 for a single Gaussian of the same variance (no second
+    cluster); at the smallest-but-one panel time the posterior of t = 0.42 applied to X_t drawn at
+    that time (a shuffled-time denoiser); the fold fit with the barriers paired with the fit times
+    in reverse order."""
     mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
     q = cfg.fp_q_min + cfg.fp_q_step * np.arange(int(cfg.fp_q_points))
     samples = fp.draw_samples(mix, cfg.fp_samples, seed)
@@ -223,11 +285,29 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
             m[f"fp_t{tag}_barrier_se"] = se
         else:
             m[f"fp_t{tag}_barrier_se"] = 0.0
+    t_hi, t_lo = float(cfg.fp_times[0]), float(cfg.fp_times[1])
+    tag_hi, tag_lo = (f"{t:g}".replace(".", "") for t in (t_hi, t_lo))
+    # null 1: no second cluster, N(0, μ² + σ²) (the pair with μ = 0), same measurement at t_hi
+    gauss = GaussianMixture.two_gaussians(0.0, cfg.fp_mu ** 2 + cfg.fp_sigma2)
+    g_samples = fp.draw_samples(gauss, cfg.fp_samples, seed)
+    sec = fp.secondary_minimum(fp.fp_potential(gauss, t_hi, q, g_samples))
+    b, se = fp.barrier_with_se(gauss, t_hi, g_samples, sec["q_max"], sec["q_min"]) if sec else (0.0, 0.0)
+    m[f"fp_t{tag_hi}_gauss_barrier"], m[f"fp_t{tag_hi}_gauss_barrier_se"] = _f(b), _f(se)
+    # null 2: X_t drawn at t_lo, read with the posterior of t_hi (the wrong noise level)
+    frozen = samples.drawn_at(t_lo)
+    sec = fp.secondary_minimum(fp.fp_potential(mix, t_hi, q, frozen))
+    m[f"fp_t{tag_lo}_shuffled_time_barrier"] = _f(sec["barrier"]) if sec else 0.0
     small = fp.draw_samples(mix, cfg.fp_threshold_samples, seed + 1)
     thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol)
     fold = fp.fold_threshold(mix, q, small, thr + np.asarray(cfg.fp_fold_offsets)) if math.isfinite(thr) else None
     m["fp_threshold_time"] = _f(thr)
     m["fp_threshold_fold"] = fold["t_fold"] if fold else float("nan")
+    m["fp_threshold_minus_fold"] = _f(thr - m["fp_threshold_fold"])
+    # null 3: the barriers paired with the fit times in reverse order; for information, exponent 1
+    rev = fp.fold_fit(fold["ts"], fold["barriers"][::-1])[0] if fold else float("nan")
+    m["fp_threshold_fold_reversed"] = _f(rev)
+    m["fp_threshold_minus_fold_reversed"] = _f(thr - rev)
+    m["fp_threshold_fold_linear"] = fp.fold_fit(fold["ts"], fold["barriers"], exponent=1.0)[0] if fold else float("nan")
     m["fp_speciation_time"] = landscape.speciation_time_closed_form(cfg.fp_mu, cfg.fp_sigma2)
     return {"q": q, "curves": curves, "fold": fold, "threshold": thr, "metrics": m}
 
@@ -258,12 +338,25 @@ def cloning(cfg, seed: int = 0) -> dict:
     worst = int(np.argmax(devs))
     m["cloning_crossing_max_abs_dev"] = _f(devs[worst])
     m["cloning_crossing_max_abs_dev_se"] = _f(ses[worst])
+    # null: the same crossing for the process run with its noise variance doubled
+    devs2, ses2 = [], []
+    for d in cfg.cloning_dims:
+        mc = highdim.CloningMC(GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=int(d)).noise_scaled(2.0),
+                               cfg.cloning_samples, seed)
+        ts_ = 0.5 * math.log(d)
+        lev = level if level is not None else float(highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, ts_)[0])
+        cross = mc.crossing(lev, max(0.02, ts_ - 2.0), ts_ + 2.0)
+        devs2.append(abs(cross - ts_)); ses2.append(mc.crossing_se(cross) if math.isfinite(cross) else float("nan"))
+    worst = int(np.nanargmax(devs2)) if np.any(np.isfinite(devs2)) else 0
+    m["cloning_noise2_crossing_max_abs_dev"] = _f(devs2[worst])
+    m["cloning_noise2_crossing_max_abs_dev_se"] = _f(ses2[worst])
     d = int(cfg.clone_check_d)
     mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=d)
     t_chk = 0.5 * math.log(d)
-    p, se = highdim.cloning_by_clones(mix, t_chk, cfg.clone_check_n, cfg.clone_check_dt, seed)
+    p, se, p_sh, se_sh = highdim.cloning_by_clones(mix, t_chk, cfg.clone_check_n, cfg.clone_check_dt, seed, shuffled=True)
     exact = float(highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, t_chk)[0])
     m.update({"clone_sim_probability": p, "clone_sim_se": se, "clone_sim_exact": exact,
+              "clone_sim_shuffled_probability": p_sh, "clone_sim_shuffled_se": se_sh,
               "clone_sim_z": _f(abs(p - exact) / max(se, 1e-12))})
     return {"curves": out, "metrics": m}
 
@@ -286,6 +379,18 @@ def collapse(cfg, seed: int = 0) -> dict:
     worst = max(errs) if errs else (float("nan"), float("nan"))
     m["collapse_max_rel_err_d32plus"] = _f(worst[0])
     m["collapse_max_rel_err_d32plus_se"] = _f(worst[1])
+    # null: the process run with its noise variance doubled (training data σ²/2 after rescaling), against the same t_C
+    errs2 = []
+    for d in cfg.collapse_dims:
+        if d < 32:
+            continue
+        ov = highdim.EmpiricalOverlap(cfg.collapse_n, int(d), cfg.collapse_test, seed, cfg.collapse_sigma2 / 2.0)
+        tc = highdim.collapse_time_theory(cfg.collapse_n, int(d), cfg.collapse_sigma2)
+        cross = ov.crossing(0.5, 1e-3, 10.0)
+        errs2.append((abs(cross - tc) / tc, (ov.crossing_se(cross) if math.isfinite(cross) else float("nan")) / tc))
+    worst = max(errs2) if errs2 else (float("nan"), float("nan"))
+    m["collapse_noise2_max_rel_err_d32plus"] = _f(worst[0])
+    m["collapse_noise2_max_rel_err_d32plus_se"] = _f(worst[1])
     return {"curves": out, "metrics": m}
 
 
@@ -310,13 +415,29 @@ def learned_speciation(cfg, seed: int = 0, device="cpu") -> dict:
                                                  n_noise=cfg.learned_empirical_noise, return_se=True)
     emp_cross = learned.crossing_time(ts, emp, level)
     emp_cross_se = learned.crossing_time_se(ts, emp, emp_se, level)
+    # nulls: the network at its initialisation (learned nothing); the empirical score with shuffled labels
+    null_prob, null_se = learned.cloning_curve(learned.untrained_score(data, seed, cfg.learned_hidden, device), data, ts,
+                                               cfg.learned_clone_starts, cfg.learned_clone_steps, seed)
+    null_cross = learned.crossing_time(ts, null_prob, level)
+    null_cross_se = learned.crossing_time_se(ts, null_prob, null_se, level)
+    sh_prob, sh_se = learned.empirical_cloning_curve(learned.shuffled_labels(data, seed), ts, cfg.learned_clone_starts, seed,
+                                                     n_noise=cfg.learned_empirical_noise, return_se=True)
+    sh_cross = learned.crossing_time(ts, sh_prob, level)
+    sh_cross_se = learned.crossing_time_se(ts, sh_prob, sh_se, level)
+    rel = lambda c: _f(abs(c - t_s) / t_s) if t_s > 0 else float("nan")  # noqa: E731
+    rel_se = lambda c_se: _f(c_se / t_s) if t_s > 0 else float("nan")  # noqa: E731
     m = {"learned_lambda": _f(lam), "learned_t_s_theory": _f(t_s), "learned_crossing": _f(cross),
          "learned_rel_err": _f(abs(cross - t_s) / t_s) if t_s > 0 else float("nan"),
          "learned_rel_err_se": _f(cross_se / t_s) if t_s > 0 else float("nan"),
          "learned_empirical_crossing": _f(emp_cross),
          "learned_empirical_rel_err": _f(abs(emp_cross - t_s) / t_s) if t_s > 0 else float("nan"),
          "learned_empirical_rel_err_se": _f(emp_cross_se / t_s) if t_s > 0 else float("nan"),
+         "learned_untrained_crossing": _f(null_cross), "learned_untrained_rel_err": rel(null_cross),
+         "learned_untrained_rel_err_se": rel_se(null_cross_se),
+         "learned_empirical_shuffled_crossing": _f(sh_cross), "learned_empirical_shuffled_rel_err": rel(sh_cross),
+         "learned_empirical_shuffled_rel_err_se": rel_se(sh_cross_se),
          "learned_final_loss": _f(np.mean(losses[-max(1, len(losses) // 10):])),
          "learned_n_train": int(data.x_train.shape[0]), "learned_dim": int(data.dim)}
     return {"data": data, "losses": losses, "t": ts, "prob": prob, "se": se, "t_s": t_s, "empirical": emp,
+            "untrained": null_prob, "empirical_shuffled": sh_prob,
             "crossing": cross, "level": level, "provenance": data.provenance, "metrics": m}

@@ -194,6 +194,9 @@ def learned_figure(res: dict):
     axes[0].set_xlabel("step"); axes[0].set_ylabel("DSM loss (moving average)"); axes[0].set_yscale("log")
     axes[1].errorbar(res["t"], res["prob"], yerr=2 * res["se"], fmt="o-", ms=3, label="learned score (± 2 SE)")
     axes[1].plot(res["t"], res["empirical"], "s--", ms=3, color="C2", label="exact empirical score")
+    if res.get("untrained") is not None:      # the controls: a network that learned nothing, labels shuffled
+        axes[1].plot(res["t"], res["untrained"], "^:", ms=3, color="C4", label="untrained network (null)")
+        axes[1].plot(res["t"], res["empirical_shuffled"], "v:", ms=3, color="C7", label="empirical, labels shuffled (null)")
     axes[1].axvline(res["t_s"], color="k", ls="--", label=rf"$\frac{{1}}{{2}}\ln\Lambda$={res['t_s']:.3f}")
     axes[1].axhline(res["level"], color="grey", ls=":", label=f"level {res['level']:.4f}")
     axes[1].axvline(res["crossing"], color="C3", ls=":", label=f"crossing {res['crossing']:.3f}")

@@ -41,9 +41,17 @@ class FPSamples:
 
     x0: np.ndarray
     z: np.ndarray
+    xt_fixed: np.ndarray | None = None    # a null: X_t drawn at one time, whatever t the posterior uses
 
     def xt(self, t: float) -> np.ndarray:
+        if self.xt_fixed is not None:
+            return self.xt_fixed
         return float(ou_decay(t)) * self.x0 + math.sqrt(float(ou_delta(t))) * self.z   # X_t = e^{−t}X_0' + √Δ_t Z
+
+    def drawn_at(self, t_data: float) -> "FPSamples":
+        """The same pairs with X_t frozen at time t_data: the posterior of another t then reads the
+        data at the wrong noise level (a shuffled-time denoiser, a null)."""
+        return FPSamples(self.x0, self.z, self.xt(t_data).copy())
 
 
 def draw_samples(mix: GaussianMixture, n: int, seed: int = 0) -> FPSamples:
@@ -257,6 +265,18 @@ def barrier_with_se(mix: GaussianMixture, t: float, samples: FPSamples, q_max: f
     return float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(diff.size))
 
 
+def fold_fit(ts, barriers, exponent: float = 1.5) -> tuple[float, float, float]:
+    """(t_f, slope, intercept) of the least-squares line through (t, B^{1/exponent}); nan when
+    fewer than three finite positive barriers. exponent = 3/2 is the fold; another exponent, or the
+    barriers paired with the times in reverse order, gives the nulls of the fold reading."""
+    ts = np.asarray(ts, dtype=np.float64); b = np.asarray(barriers, dtype=np.float64)
+    ok = np.isfinite(b) & (b > 0)
+    if ok.sum() < 3:
+        return float("nan"), float("nan"), float("nan")
+    slope, icpt = np.polyfit(ts[ok], b[ok] ** (1.0 / exponent), 1)
+    return float(-icpt / slope), float(slope), float(icpt)
+
+
 def fold_threshold(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, ts, **kw) -> dict:
     """Threshold time read from how the barrier vanishes: at a fold (saddle-node) of V' the local
     maximum and minimum merge and the barrier B(t) ∝ (t − t_f)^{3/2}, so B^{2/3} is linear in t;
@@ -267,8 +287,5 @@ def fold_threshold(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, ts, 
         sec = secondary_minimum(fp_potential(mix, float(t), q, samples, **kw))
         barriers.append(sec["barrier"] if sec else float("nan"))
     b = np.array(barriers)
-    ok = np.isfinite(b) & (b > 0)
-    if ok.sum() < 3:
-        return {"t_fold": float("nan"), "ts": ts, "barriers": b, "fit": (float("nan"), float("nan"))}
-    slope, icpt = np.polyfit(ts[ok], b[ok] ** (2.0 / 3.0), 1)
-    return {"t_fold": float(-icpt / slope), "ts": ts, "barriers": b, "fit": (float(slope), float(icpt))}
+    t_f, slope, icpt = fold_fit(ts, b)
+    return {"t_fold": t_f, "ts": ts, "barriers": b, "fit": (slope, icpt)}

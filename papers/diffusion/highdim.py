@@ -95,9 +95,14 @@ def _crossing_se(values, t: float, h: float) -> float:
     return float(v.std(ddof=1) / math.sqrt(v.size) / max(abs(slope), 1e-12))
 
 
-def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: int = 0) -> tuple[float, float]:
+def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: int = 0,
+                      shuffled: bool = False):
     """Direct clone experiment: x_t ~ p_t, two independent backward SDE runs to t = 0 with the
-    exact score, then compare the components each clone ends closest to (max responsibility)."""
+    exact score, then compare the components each clone ends closest to (max responsibility).
+
+    Returns (probability, se); with `shuffled=True` also (probability, se) of the null with the
+    pairing shuffled: each first clone compared with the second clone of the next start (a cyclic
+    shift, so never its own), i.e. clones of independent starts."""
     from .processes import simulate_backward
 
     rng = numpy_rng(seed, "clones", mix.d)
@@ -106,7 +111,11 @@ def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: i
     paths = simulate_backward(mix, t, dt, 2 * int(n), seed=seed, x_start=start)
     cls = mix.responsibilities(paths.x_end, 0.0).argmax(-1)
     same = (cls[: int(n)] == cls[int(n):]).astype(np.float64)
-    return float(same.mean()), float(same.std(ddof=1) / math.sqrt(same.size))
+    out = (float(same.mean()), float(same.std(ddof=1) / math.sqrt(same.size)))
+    if not shuffled:
+        return out
+    other = (cls[: int(n)] == np.roll(cls[int(n):], 1)).astype(np.float64)
+    return out + (float(other.mean()), float(other.std(ddof=1) / math.sqrt(other.size)))
 
 
 # ---- collapse of the empirical score --------------------------------------------------------------

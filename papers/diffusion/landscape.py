@@ -47,6 +47,22 @@ def speciation_time_closed_form(mu, sigma2: float) -> float:
     return 0.5 * float(np.log(mu2 + np.sqrt(mu2 * mu2 + (sigma2 - 1.0) ** 2)))
 
 
+def speciation_time_high_dim(mu, sigma2: float) -> float:
+    """The competitor's formula, Biroli et al.'s t_s = ½ ln Λ with Λ = |μ|² + σ² the largest
+    covariance eigenvalue of ½N(±μ, σ²I) (exact as d → ∞, not in 1-D); negative: no speciation."""
+    if sigma2 <= 0:
+        raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
+    return 0.5 * float(np.log(float(np.sum(np.square(mu))) + sigma2))
+
+
+def phase_high_dim(mu: float, sigma: float) -> int:
+    """Phases with the speciation boundary of t_s = ½ ln Λ > 0 (μ² + σ² > 1) in place of the 1-D
+    one, and the same unstable line σ = √2: the competitor's phase map (a null for Fig. 5)."""
+    if sigma > np.sqrt(2.0):
+        return 2
+    return 1 if mu * mu + sigma * sigma > 1.0 else 0
+
+
 def curvature_at_origin(mix: GaussianMixture, t: float) -> float:
     """Smallest eigenvalue of ∇∇U(0, t) = −I − 2∇∇ln p_t(0)."""
     h = mix.hessian_log_prob(np.zeros((1, mix.d)), t)[0]

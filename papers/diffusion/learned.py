@@ -105,6 +105,22 @@ class ScoreNet(nn.Module):
         return -self(x, t) / torch.sqrt(-torch.expm1(-2.0 * t))[:, None]   # s_θ = −ε_θ/√Δ_t
 
 
+def untrained_score(data: TwoClassData, seed: int = 0, hidden: int = 256, device="cpu") -> ScoreNet:
+    """The same network at its initialisation (the weights `train_score` starts from): a model that
+    learned nothing, the null of the learned-score measurement."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = ScoreNet(data.dim, hidden=hidden).to(device)
+    return model.eval()
+
+
+def shuffled_labels(data: TwoClassData, seed: int = 0) -> TwoClassData:
+    """The same images with their training class labels permuted: data without the class structure."""
+    rng = numpy_rng(seed, "shuffled-labels")
+    return TwoClassData(data.x_train, rng.permutation(data.y_train), data.x_test, data.y_test,
+                        data.classes, data.provenance)
+
+
 def train_score(data: TwoClassData, steps: int, seed: int = 0, batch: int = 256, lr: float = 2e-3,
                 hidden: int = 256, t_min: float = 1e-3, t_max: float = 5.0, show_progress: bool = False,
                 device="cpu"):
@@ -114,9 +130,7 @@ def train_score(data: TwoClassData, steps: int, seed: int = 0, batch: int = 256,
         raise UserError(f"steps and batch must be positive; got {steps}, {batch}")
     from common.progress import progress
 
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = ScoreNet(data.dim, hidden=hidden).to(device)   # float32: a network, not the physics
+    model = untrained_score(data, seed, hidden, device).train()   # float32: a network, not the physics
     gen = torch_generator(seed, "dsm")
     x_all = torch.as_tensor(data.x_train, dtype=torch.float32).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)

@@ -96,6 +96,16 @@ class GaussianMixture:
             mean_arr = np.full(1 if d is None else int(d), float(mean_arr))
         return cls.create(mean_arr.reshape(1, -1), [variance], [1.0], d=d)
 
+    def noise_scaled(self, c: float) -> "GaussianMixture":
+        """The paper's process run with the wrong noise scale, as a null: dX = −X dt + √(2c) dW on
+        this p_0 is √c times the unit-noise process on p_0 rescaled by 1/√c (means/√c, variances/c).
+        Anything invariant under a global rescaling of space (class agreement, crossing times, the
+        sign of U's curvature) is therefore read from the returned mixture."""
+        c = float(c)
+        if not (c > 0 and np.isfinite(c)):
+            raise UserError(f"the noise scale must be a positive number; got {c}")
+        return GaussianMixture(self.means / np.sqrt(c), self.variances / c, self.weights)
+
     # ---- basic facts -----------------------------------------------------------------------
     @property
     def k(self) -> int:

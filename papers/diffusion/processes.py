@@ -57,10 +57,20 @@ class PathEntropy:
     medium_bins: np.ndarray | None = None            # (n, n_bins) per-path medium entropy per bin
     system_bins: np.ndarray | None = None            # (n, n_bins) per-path system entropy per bin
     paths: np.ndarray | None = None                  # (steps+1, n_keep, d), a few paths for plots
+    medium_ito: np.ndarray | None = None             # (n,) ΔS_E as a left-point (Itô) sum, when asked (a null)
+    medium_ito_bins: np.ndarray | None = None        # (n, n_bins) the same per bin (backward, with n_bins)
 
     @property
     def total(self) -> np.ndarray:
         return self.medium + self.system  # ΔS_tot = ΔS_E + ΔS
+
+    @property
+    def total_ito(self) -> np.ndarray:
+        """ΔS_tot with the medium entropy as a left-point (Itô) sum: the broken discretisation
+        that drops the Stratonovich (Jacobian) term ∫∇·f dt of the path measure (a null)."""
+        if self.medium_ito is None:
+            raise UserError("simulate with ito=True to get the left-point medium entropy")
+        return self.medium_ito + self.system
 
     @property
     def n(self) -> int:
@@ -113,6 +123,10 @@ def _merge(direction, T, dt, times, parts, edges, keep):
         out.bin_edges = edges
         out.medium_bins = cat("medium_bins")
         out.system_bins = cat("system_bins")
+    if parts[0].get("medium_ito") is not None:
+        out.medium_ito = cat("medium_ito")
+    if parts[0].get("medium_ito_bins") is not None:
+        out.medium_ito_bins = cat("medium_ito_bins")
     if keep:
         out.paths = parts[0]["paths"]
     return out
@@ -120,7 +134,8 @@ def _merge(direction, T, dt, times, parts, edges, keep):
 
 def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, seed: int = 0, *,
                      n_bins: int = 0, keep_paths: int = 0, chunk: int | None = None,
-                     workers: int | None = None, show_progress: bool = False) -> PathEntropy:
+                     workers: int | None = None, show_progress: bool = False,
+                     noise_scale: float = 1.0, ito: bool = False) -> PathEntropy:
     """Forward OU paths from p_0 with the exact kernel and their entropy functionals.
 
     The grid has round(T/dt) steps of T/round(T/dt); dt >= T is a UserError.
@@ -133,10 +148,17 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
     ΔS_E = ½(|X_start|² − |X_end|²) per bin (Stratonovich ∫ −X∘dX exactly), ΔS = −Δ ln p_t.
     `chunk=None` splits n into about four chunks (at most DEFAULT_CHUNK paths each) so that small
     runs also use two cores; results depend on n, seed and chunk, never on the thread count.
+
+    Nulls (broken variants, for controls): `noise_scale` c ≠ 1 simulates dX = −X dt + √(2c) dW
+    (the wrong noise scale) while the functionals stay those of the paper's process (unit
+    temperature, the paper's p_t); `ito=True` also returns `medium_ito`, the left-point sum
+    Σ −X_n·(X_{n+1} − X_n) = ΔS_E + ½Σ|ΔX|² (one extra accumulation per step).
     """
     steps, dt = _check_grid(T, dt, n_paths)
-    a = math.exp(-dt)                      # X_{t+dt} = e^{−dt} X_t + √(1−e^{−2dt}) Z
-    b = math.sqrt(-math.expm1(-2.0 * dt))
+    if not (noise_scale > 0 and math.isfinite(noise_scale)):
+        raise UserError(f"noise_scale must be a positive number; got {noise_scale}")
+    a = math.exp(-dt)                      # X_{t+dt} = e^{−dt} X_t + √(c(1−e^{−2dt})) Z
+    b = math.sqrt(-noise_scale * math.expm1(-2.0 * dt))
     d = mix.d
     times = np.arange(steps + 1) * dt
     edges, _ = _bins(steps, n_bins or 1)
@@ -154,6 +176,8 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
         med_b = np.zeros((m, n_seg)); sys_b = np.zeros((m, n_seg))
         sq = (x * x).sum(-1)
         logp = mix.log_prob(x, 0.0) if n_bins else None
+        dx2 = np.zeros_like(x) if ito else None             # Σ (ΔX)² per coordinate
+        step = np.empty_like(x) if ito else None
         for j in range(n_seg):
             n = int(edges[j])
             while n < edges[j + 1]:
@@ -163,6 +187,10 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
                 for i in range(k):
                     np.multiply(x, a, out=y)
                     y += z[i]                                   # X_{n+1} = e^{−dt}X_n + √(1−e^{−2dt}) Z_n
+                    if ito:
+                        np.subtract(y, x, out=step)
+                        step *= step
+                        dx2 += step
                     x, y = y, x
                     if keep:
                         kept[n + 1 + i] = x[:keep]
@@ -178,7 +206,7 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
         system = mix.log_prob(x_start, 0.0) - mix.log_prob(x, T)   # ΔS = ln p_0(X_0) − ln p_T(X_T)
         return {"x_start": x_start, "x_end": x.copy(), "medium": medium, "system": system,
                 "medium_bins": med_b if n_bins else None, "system_bins": sys_b if n_bins else None,
-                "paths": kept}
+                "paths": kept, "medium_ito": medium + 0.5 * dx2.sum(-1) if ito else None}
 
     if chunk is None:
         chunk = max(256, min(DEFAULT_CHUNK, -(-int(n_paths) // 4)))
@@ -213,11 +241,13 @@ def _backward_drift(mix: GaussianMixture):
 def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, seed: int = 0, *,
                       n_bins: int = 0, keep_paths: int = 0, chunk: int = DEFAULT_CHUNK,
                       workers: int | None = None, show_progress: bool = False,
-                      x_start: np.ndarray | None = None) -> PathEntropy:
+                      x_start: np.ndarray | None = None, ito: bool = False) -> PathEntropy:
     """Reverse-time paths s ∈ [0, T] from the exact p_T with the exact score (Euler-Maruyama).
 
     `times` holds the physical time t = T − s of each grid point. `x_start` (n_paths, d) replaces
     the draw from p_T (used for clone experiments; the system entropy still uses p_T).
+    `ito=True` also returns the left-point medium entropy Σ f*(X̃_n)·ΔX̃ (`medium_ito`, and per bin
+    `medium_ito_bins`), the discretisation that drops the Stratonovich term (a null).
     """
     steps, dt = _check_grid(T, dt, n_paths)
     d = mix.d
@@ -239,6 +269,8 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
         f = np.empty_like(x); f_next = np.empty_like(x); tmp = np.empty_like(x)
         y = np.empty_like(x); z = np.empty_like(x); dx = np.empty_like(x)
         medium = np.zeros(m)
+        medium_ito = np.zeros(m) if ito else None
+        ito_b = None
         kept = None
         if keep_paths and idx == 0:
             kept = np.empty((steps + 1, min(keep_paths, m), d))
@@ -246,6 +278,7 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
         med_b = sys_b = logp_prev = None
         if n_bins:
             med_b = np.zeros((m, edges.size - 1)); sys_b = np.zeros_like(med_b)
+            ito_b = np.zeros_like(med_b) if ito else None
             logp_prev = mix.log_prob(x, T)
         drift(x, times[0], f, tmp)
         for n in range(steps):
@@ -255,6 +288,12 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
             z *= noise
             dx += z
             np.add(x, dx, out=y)
+            if ito:                                            # left point: f*(x_n)·(x_{n+1} − x_n)
+                np.multiply(f, dx, out=tmp)
+                step_ito = tmp[:, 0].copy() if d == 1 else tmp.sum(-1)
+                medium_ito += step_ito
+                if n_bins:
+                    ito_b[:, bin_of[n]] += step_ito
             drift(y, times[n + 1], f_next, tmp)
             # dS_E = f* ∘ dX̃, trapezoid (Stratonovich): ½[f*(x_n) + f*(x_{n+1})]·(x_{n+1} − x_n)
             np.add(f, f_next, out=tmp)
@@ -272,7 +311,8 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
                 kept[n + 1] = x[: kept.shape[1]]
         system = mix.log_prob(x0, T) - mix.log_prob(x, 0.0)   # ΔS = ln p_T(X̃_0) − ln p_0(X̃_T)
         return {"x_start": x0, "x_end": x.copy(), "medium": medium, "system": system,
-                "medium_bins": med_b, "system_bins": sys_b, "paths": kept}
+                "medium_bins": med_b, "system_bins": sys_b, "paths": kept,
+                "medium_ito": medium_ito, "medium_ito_bins": ito_b}
 
     parts = _run_chunks(one, int(n_paths), int(chunk), workers, "backward paths", show_progress)
     return _merge("backward", T, dt, times, parts, edges if n_bins else None, keep_paths)

@@ -40,8 +40,12 @@ def _projected_pair(mix: GaussianMixture):
     return float(np.sqrt(mu @ mu)), s2
 
 
-def rates_closed_form(mix: GaussianMixture, t) -> dict:
-    """π, φ, dS/dt forward and φ*, dS*/ds backward for ½N(±μ, σ²I) (any d) or a single Gaussian."""
+def rates_closed_form(mix: GaussianMixture, t, broken: bool = False) -> dict:
+    """π, φ, dS/dt forward and φ*, dS*/ds backward for ½N(±μ, σ²I) (any d) or a single Gaussian.
+
+    `broken=True` is a deliberately wrong variant (a null for controls): the pair's Fisher
+    information taken as a single Gaussian's, I = 1/v, i.e. the between-cluster term
+    −(m²/v²)(1 − A) dropped."""
     t = np.atleast_1d(np.asarray(t, dtype=np.float64))
     d = mix.d
     pp = _projected_pair(mix)
@@ -53,6 +57,8 @@ def rates_closed_form(mix: GaussianMixture, t) -> dict:
         xs = m[:, None] + np.sqrt(v)[:, None] * _GH_X[None, :]
         a = (np.tanh(m[:, None] * xs / v[:, None]) ** 2) @ _GH_W
         fisher = 1.0 / v - (m * m / (v * v)) * (1.0 - a)          # I = 1/v − (m²/v²)(1 − A)
+        if broken:
+            fisher = 1.0 / v
         m2 = m * m
     elif mix.k == 1:
         s2 = float(mix.variances[0]); m0 = mix.means[0]
@@ -143,21 +149,28 @@ def mean_and_se(x: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
 
 
-def binned_rates(paths) -> dict:
+def binned_rates(paths, medium: str = "stratonovich", rows=slice(None)) -> dict:
     """Monte-Carlo rates from binned per-path increments (needs paths simulated with n_bins > 0).
 
     In each bin, ⟨ΔS_tot⟩/duration estimates π, ⟨ΔS_E⟩/duration φ (φ* backward) and ⟨ΔS⟩/duration
-    dS/dt (dS/ds backward); standard errors come from the spread over paths.
+    dS/dt (dS/ds backward); standard errors come from the spread over paths. `medium="ito"` uses
+    the left-point medium entropy (backward paths simulated with ito=True; a null); `rows` selects
+    a subset of the paths (e.g. one half, for a no-difference null).
     """
     if paths.medium_bins is None:
         raise UserError("simulate with n_bins > 0 to get binned rates")
+    if medium not in ("stratonovich", "ito"):
+        raise UserError(f"medium must be 'stratonovich' or 'ito'; got {medium!r}")
+    med = paths.medium_bins if medium == "stratonovich" else paths.medium_ito_bins
+    if med is None:
+        raise UserError("simulate the backward paths with ito=True to get left-point binned rates")
+    med, sys_ = med[rows], paths.system_bins[rows]
     edges = paths.bin_edges
     dur = np.diff(edges) * paths.dt
-    n = paths.medium_bins.shape[0]
+    n = med.shape[0]
     out = {"t_start": paths.times[edges[:-1]], "t_end": paths.times[edges[1:]]}
     out["t_mid"] = 0.5 * (out["t_start"] + out["t_end"])
-    for key, arr in (("pi", paths.medium_bins + paths.system_bins), ("phi", paths.medium_bins),
-                     ("dS", paths.system_bins)):
+    for key, arr in (("pi", med + sys_), ("phi", med), ("dS", sys_)):
         out[key] = arr.mean(0) / dur
         out[key + "_se"] = arr.std(0, ddof=1) / np.sqrt(n) / dur
     return out
