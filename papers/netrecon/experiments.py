@@ -93,13 +93,36 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
 
 
 def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_max: float,
-                        dt: float = rnn.DT) -> dict:
-    """g < 1: RMS teacher-student error from x0 ~ N(0, I), in units of eta."""
+                        dt: float = rnn.DT, ctrl_g: float | None = None, ctrl_eta_horizon: float | None = None,
+                        ctrl_t_horizon: float | None = None, delta: float = 0.3) -> dict:
+    """g < 1: RMS teacher-student error from x0 ~ N(0, I), in units of eta, and its nulls.
+
+    Controls, from the same states and drawn after the claim's student (so its numbers do not move):
+    the untrained student, an independent J' of the same ensemble (eta = 1: it knows the statistics of
+    J, not J), scaled by the same eta; the same eta-student of a chaotic teacher at `ctrl_g`; and the
+    horizon T_pd (sqrt(D) reaches `delta`) of an eta = `ctrl_eta_horizon` student of this g < 1
+    teacher, run to `ctrl_t_horizon` and censored there (NaN -> ctrl_t_horizon: never crossed).
+    """
     J, rng = network(N, g, seed, "quiescent")
     JS = rnn.perturb(J, eta, g, rng)
-    res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=t_max, dt=dt, record_every=10)
+    x0 = rng.standard_normal((n_x0, N))
+    res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, record_every=10)
     each = np.sqrt(res["D"]) / eta                                      # (time, state)
-    return {"t": res["t"], "rms_over_eta": each.mean(axis=1), "rms_over_eta_each": each, "g": g, "eta": eta}
+    out = {"t": res["t"], "rms_over_eta": each.mean(axis=1), "rms_over_eta_each": each, "g": g, "eta": eta}
+    crng = numpy_rng(seed, "quiescent-control", N, float(g))
+    un = predict.run_pair(J, rnn.perturb(J, 1.0, g, crng), x0, t_max=t_max, dt=dt, record_every=10)
+    out["untrained_rms_over_eta_each"] = np.sqrt(un["D"]) / eta
+    if ctrl_g is not None:
+        Jc, rc = network(N, ctrl_g, seed, "quiescent-chaos")
+        ch = predict.run_pair(Jc, rnn.perturb(Jc, eta, ctrl_g, rc), x0, t_max=t_max, dt=dt, record_every=10)
+        out["chaos_rms_over_eta_each"] = np.sqrt(ch["D"]) / eta
+        out["ctrl_g"] = ctrl_g
+    if ctrl_eta_horizon is not None:
+        h = predict.run_pair(J, rnn.perturb(J, ctrl_eta_horizon, g, crng), x0, t_max=ctrl_t_horizon, dt=dt,
+                             delta=delta, record_every=10)
+        out["horizon_T_pd"] = np.where(np.isnan(h["T_pd"]), ctrl_t_horizon, h["T_pd"])   # censored
+        out["horizon_max_rms"] = float(np.sqrt(np.nanmax(h["D"])))
+    return out
 
 
 def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: float, dt: float = rnn.DT) -> dict:

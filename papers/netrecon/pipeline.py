@@ -16,6 +16,11 @@ from . import dmft, experiments as ex, predict, recon, rnn
 from .cache import cached_pmap
 from .estimates import jackknife_se, sem
 from common.parallel import single_threaded
+from common.seed import numpy_rng
+
+
+#: <tanh(z)^2> for z ~ N(0, 1): the broken one-step law's <phi^2> (states off the attractor)
+PHI2_GAUSS = float(np.sum(dmft.gauss_grid()[1] * np.tanh(dmft.gauss_grid()[0]) ** 2))
 
 
 def _workers(cfg):
@@ -44,9 +49,15 @@ def regimes(cfg, seed, cache_dir=None) -> dict:
                 t_average=cfg.sub_t_average, t_align=cfg.sub_t_align, dt=cfg.dt)
            for g in cfg.sub_gs for s in range(cfg.sub_seeds)]
     grid = grid_tasks(cfg, seed)
-    res = cached_pmap(ex.lyapunov_task, grid + sub, cache_dir, _workers(cfg), desc="lyapunov")
-    grid_res, sub_res = res[: len(grid)], res[len(grid):]
+    # the null of the g < 1 exponent: a network with J = 0 (g = 0), two states, same protocol;
+    # its exponent is ln(1 - dt)/dt = -1.005 exactly
+    null = [dict(sub[0], g=0.0, seed=seed * 1000, n_traj=2)] if sub else []
+    res = cached_pmap(ex.lyapunov_task, grid + sub + null, cache_dir, _workers(cfg), desc="lyapunov")
+    grid_res, sub_res, null_res = res[: len(grid)], res[len(grid): len(grid) + len(sub)], res[len(grid) + len(sub):]
     metrics = {}
+    for r in null_res:
+        metrics["ctrl_lam_sim_J0"] = float(np.mean(r["lam"]))
+        metrics["ctrl_lam_sim_se_J0"] = sem(r["lam"])
     for g in cfg.sub_gs:
         # one estimate per network (its trajectories averaged): networks are the independent samples
         lam = [float(np.mean(r["lam"])) for r in sub_res if r["g"] == g]
@@ -92,18 +103,24 @@ def reconstruction(cfg, seed, device=None) -> dict:
         s_ls, s_ad = recon.summary(W_ls, J, g), recon.summary(W_ad, J, g)
         metrics.update({f"ls_relfro_{k}": s_ls["rel_fro"], f"adam_r_{k}": s_ad["r"], f"adam_dW_{k}": s_ad["d_W"],
                         f"adam_eta_{k}": s_ad["eta"], f"adam_relfro_{k}": s_ad["rel_fro"]})
+        # nulls: the same least squares on the same states in a shuffled time order (no dynamics to
+        # learn), and the Adam student before its first step (the protocol's own initial draw)
+        W_sh = recon.fit_least_squares(recon.shuffle_time(traj, numpy_rng(seed, "shuffle-time", cfg.rec_N, g)), cfg.dt)
+        W_0 = recon.adam_init(cfg.rec_N, torch_generator(seed, "adam", g))
+        metrics.update({f"ctrl_ls_relfro_{k}": recon.rel_frobenius(W_sh, J), f"ctrl_ls_r_{k}": recon.pearson_r(W_sh, J),
+                        f"ctrl_adam_r_{k}": recon.pearson_r(W_0, J)})
         # the Adam student against its teacher: from states on the attractor in chaos, from x0 ~ N(0, I)
         # below onset (where the attractor is x = 0)
         x0 = rng.standard_normal((cfg.adam_n_x0, cfg.rec_N))
         if g > 1:
             x0 = rnn.relax(J, x0, cfg.pred_t_burn, dt=cfg.dt)
-        pair = predict.run_pair(J, W_ad, x0, t_max=cfg.adam_t_max, dt=cfg.dt, delta=cfg.pred_delta if g > 1 else None,
-                                record_every=10)
+        pair = predict.run_pair(J, W_ad, x0, t_max=cfg.adam_t_max, dt=cfg.dt, delta=cfg.pred_delta, record_every=10)
         rms = np.sqrt(pair["D"])                                                 # (time, state)
-        if g > 1:
-            metrics[f"adam_Tpd_{k}"] = float(np.mean(pair["T_pd"]))
-            metrics[f"adam_Tpd_se_{k}"] = sem(pair["T_pd"])
-        else:
+        # below onset the error never reaches delta: T_pd censored at adam_t_max (a lower bound)
+        T_ad = np.where(np.isnan(pair["T_pd"]), cfg.adam_t_max, pair["T_pd"])
+        metrics[f"adam_Tpd_{k}"] = float(np.mean(T_ad))
+        metrics[f"adam_Tpd_se_{k}"] = sem(T_ad)
+        if g < 1:
             metrics[f"adam_max_rms_{k}"] = float(rms.mean(axis=1).max())       # from x0 ~ N(0, I)
         pair_curve = {"t": pair["t"], "rms": rms}
         if len(sweep["P"]) > 2:
@@ -124,7 +141,9 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
                 t_burn=cfg.pred_t_burn, t_max=cfg.pred_t_max, delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap,
                 t_align=cfg.pred_t_align, dt=cfg.dt)
            for g in cfg.pred_gs for s in range(cfg.pred_seeds)]
-    qui = [dict(N=cfg.q_N, g=cfg.q_g, seed=seed * 1000 + s, eta=cfg.q_eta, n_x0=cfg.q_n_x0, t_max=cfg.q_T, dt=cfg.dt)
+    qui = [dict(N=cfg.q_N, g=cfg.q_g, seed=seed * 1000 + s, eta=cfg.q_eta, n_x0=cfg.q_n_x0, t_max=cfg.q_T, dt=cfg.dt,
+                ctrl_g=cfg.q_ctrl_g, ctrl_eta_horizon=cfg.q_ctrl_eta_horizon, ctrl_t_horizon=cfg.q_ctrl_T,
+                delta=cfg.pred_delta)
            for s in range(cfg.q_seeds)]
     dsz = [dict(N=cfg.ds_N, g=cfg.ds_g, seed=seed * 1000 + s, n_trajs=list(cfg.ds_n_trajs), n_steps=cfg.ds_n_steps,
                 noise=cfg.ds_noise, ridge=cfg.ds_ridge, t_burn=cfg.pred_t_burn, n_x0=cfg.ds_n_x0, t_max=cfg.ds_t_max,
@@ -152,15 +171,24 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
         def ratio_of(u):
             return fit_of(u)["lam_fit"] * np.mean(1.0 / lam[u])     # lambda_fit / lambda_Benettin
 
+        # null of the straight line: the eta labels shuffled within each network (ctrl_n_perm draws)
+        perms = np.argsort(numpy_rng(seed, "eta-shuffle", float(g)).random((cfg.ctrl_n_perm, len(rs), len(etas))), axis=2)
+
+        def r2_shuffled(u):
+            return float(np.mean([predict.fit_log_slope(etas, np.nanmean(
+                np.take_along_axis(T[u], p[u][:, :, None], axis=1), axis=(0, 2)))["r2"] for p in perms]))
+
         try:
             fit = fit_of(units)
             ratio_se, r2_se = jackknife_se(units, ratio_of), jackknife_se(units, lambda u: fit_of(u)["r2"])
+            r2_ctrl, r2_ctrl_se = r2_shuffled(units), jackknife_se(units, r2_shuffled)
         except Exception:
             fit = {"slope": float("nan"), "intercept": float("nan"), "r2": float("nan"), "lam_fit": float("nan")}
-            ratio_se = r2_se = float("nan")
+            ratio_se = r2_se = r2_ctrl = r2_ctrl_se = float("nan")
         metrics.update({f"pred_lam_fit_{k}": fit["lam_fit"], f"pred_lam_benettin_{k}": float(lam_eff),
                         f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_lam_ratio_se_{k}": ratio_se,
                         f"pred_r2_{k}": fit["r2"], f"pred_r2_se_{k}": r2_se,
+                        f"ctrl_pred_r2_{k}": r2_ctrl, f"ctrl_pred_r2_se_{k}": r2_ctrl_se,
                         f"pred_finite_frac_{k}": float(np.isfinite(T).mean())})
         i3 = int(np.argmin(np.abs(np.log(etas / 1e-3))))
         metrics[f"pred_Tpd_eta1e-3_{k}"] = float(Tm[i3])
@@ -175,6 +203,12 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
                               for r in rs])
         metrics[f"eps_ratio_{k}"] = float(np.mean(law))
         metrics[f"eps_ratio_se_{k}"] = sem(law)
+        # broken law: <phi^2> of x ~ N(0, 1) states (0.394) in place of the attractor states' own
+        bad = np.concatenate([np.mean(r["eps_each"] / predict.one_step_theory(cfg.pred_N, g, etas[:, None],
+                                                                               PHI2_GAUSS, cfg.dt), axis=0)
+                              for r in rs])
+        metrics[f"ctrl_eps_ratio_{k}"] = float(np.mean(bad))
+        metrics[f"ctrl_eps_ratio_se_{k}"] = sem(bad)
         n_max = max(len(r["t"]) for r in rs)
         Dpad = np.full((len(rs), n_max, len(etas)), np.nan)
         for i, r in enumerate(rs):
@@ -183,6 +217,21 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
         n_min = min(len(r["t"]) for r in rs)   # times every network reached
         horizon[g] = {"T": T, "Tm": Tm, "lam": lam, "fit": fit, "eps": eps, "eps_theory": eps_th,
                       "t": t_long[:n_min], "D": np.nanmean(Dpad[:, :n_min], axis=0)}   # D: (time, eta)
+    # null of the slope: the same fit against lambda_Benettin of the networks at the other gain
+    gs = list(cfg.pred_gs)
+    for i, g in enumerate(gs):
+        h, k = horizon[g], _gkey(g)
+        other = horizon[gs[(i + 1) % len(gs)]] if len(gs) > 1 else None
+        n = min(len(h["lam"]), len(other["lam"])) if other is not None else 0
+
+        def wrong_ratio(u):
+            return predict.fit_log_slope(etas, np.nanmean(h["T"][u], axis=(0, 2)))["lam_fit"] * np.mean(1.0 / other["lam"][u])
+
+        try:
+            metrics[f"ctrl_pred_lam_ratio_{k}"] = float(wrong_ratio(np.arange(n)))
+            metrics[f"ctrl_pred_lam_ratio_se_{k}"] = jackknife_se(np.arange(n), wrong_ratio)
+        except Exception:
+            metrics[f"ctrl_pred_lam_ratio_{k}"] = metrics[f"ctrl_pred_lam_ratio_se_{k}"] = float("nan")
     q_each = np.concatenate([r["rms_over_eta_each"] for r in q_res], axis=1)   # (time, network x state)
     q_rms = q_each.mean(axis=1)
     q_t = q_res[0]["t"]
@@ -190,11 +239,27 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
     metrics["q_max_rms_over_eta_se"] = jackknife_se(q_each.T, lambda u: u.mean(axis=0).max())
     metrics["q_final_rms_over_eta"] = float(q_rms[-1])
     metrics["q_final_rms_over_eta_se"] = sem(q_each[-1])
+    # nulls: the untrained student (independent J', eta = 1) for the bound, a chaotic teacher at
+    # q_ctrl_g for the decay, and the g < 1 horizon of an eta = q_ctrl_eta_horizon student
+    un = np.concatenate([r["untrained_rms_over_eta_each"] for r in q_res], axis=1)
+    ch = np.concatenate([r["chaos_rms_over_eta_each"] for r in q_res], axis=1)
+    q_T = np.concatenate([np.ravel(r["horizon_T_pd"]) for r in q_res])
+    metrics["ctrl_q_max_rms_over_eta"] = float(un.mean(axis=1).max())
+    metrics["ctrl_q_max_rms_over_eta_se"] = jackknife_se(un.T, lambda u: u.mean(axis=0).max())
+    metrics["ctrl_q_final_rms_over_eta"] = float(ch[-1].mean())
+    metrics["ctrl_q_final_rms_over_eta_se"] = sem(ch[-1])
+    metrics["q_Tpd_eta_ctrl"] = float(q_T.mean())          # censored at q_ctrl_T: never crossed
+    metrics["q_Tpd_eta_ctrl_se"] = sem(q_T)
+    metrics["q_max_rms_eta_ctrl"] = float(max(r["horizon_max_rms"] for r in q_res))
     # data size: d_W falls, T_pd rises only like ln(1/eps) / lambda (eps: the measured one-step error)
     sp = [stats.spearmanr(r["P"], r["d_W"])[0] for r in d_res]
     units = [(i, j) for i, r in enumerate(d_res) for j in range(r["T_pd"].shape[1])]
 
-    def ds_slopes(sel, against):
+    # null of the data-size claims: the sizes' labels shuffled (ctrl_n_perm permutations per network)
+    prng = numpy_rng(seed, "size-shuffle", float(cfg.ds_g))
+    size_perms = [np.argsort(prng.random((cfg.ctrl_n_perm, len(r["P"]))), axis=1) for r in d_res]
+
+    def ds_slopes(sel, against, shuffled=False):
         out = []
         for i, r in enumerate(d_res):
             cols = [j for (n, j) in sel if n == i]
@@ -205,7 +270,10 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
             if good.sum() < 2:
                 return float("nan")
             x = np.log(1 / np.asarray(r[against])[good])
-            b = np.polyfit(x, Tm[good], 1)[0]               # T_pd = a + b ln(1/eps)
+            idx = np.flatnonzero(good)
+            # shuffled: the good sizes' T_pd in the order of each permutation q restricted to them
+            y = [Tm[idx]] if not shuffled else [Tm[idx[np.argsort(q[idx])]] for q in size_perms[i]]
+            b = np.mean([np.polyfit(x, yy, 1)[0] for yy in y])   # T_pd = a + b ln(1/eps)
             out.append(b * r["lam"] * (2.0 if against == "d_W" else 1.0))
         return float(np.mean(out))
 
@@ -214,6 +282,10 @@ def prediction(cfg, seed, cache_dir=None) -> dict:
     metrics["ds_slope_times_lam"] = ds_slopes(units, "eps")                 # 1: T_pd = ln(delta/eps) / lambda
     metrics["ds_slope_times_lam_se"] = jackknife_se(units, lambda u: ds_slopes(u, "eps"))
     metrics["ds_slope_times_2lam"] = ds_slopes(units, "d_W")                # 1 only for an isotropic error
+    metrics["ctrl_ds_spearman_dW_P"] = float(np.mean([np.mean([stats.spearmanr(np.asarray(r["P"])[q], r["d_W"])[0]
+                                                                for q in qs]) for r, qs in zip(d_res, size_perms)]))
+    metrics["ctrl_ds_slope_times_lam"] = ds_slopes(units, "eps", shuffled=True)
+    metrics["ctrl_ds_slope_times_lam_se"] = jackknife_se(units, lambda u: ds_slopes(u, "eps", shuffled=True))
     metrics["ds_dW_drop"] = float(np.mean([r["d_W"][0] / r["d_W"][-1] for r in d_res]))
     metrics["ds_eps_drop"] = float(np.mean([r["eps"][0] / r["eps"][-1] for r in d_res]))
     metrics["ds_Tpd_gain"] = float(np.mean([np.nanmean(r["T_pd"][-1]) - np.nanmean(r["T_pd"][0]) for r in d_res]))
@@ -277,6 +349,25 @@ def stationary_comparison(cfg, seed, cache_dir=None) -> dict:
 
         lam_sim = float(lam_each.mean())
         k = _gkey(g)
+        # null: the same comparisons against the DMFT solved at the wrong gain g + ctrl_dg
+        gw = g + cfg.ctrl_dg
+        th_w = dmft.stationary(gw, tau_max=max(40.0, cfg.st_max_lag))
+        lam_w = dmft.lyapunov(gw, stat=th_w)["lam"]
+        D_w = np.interp(tau, th_w.tau, th_w.Delta)
+
+        def maxdev_w(u, sel=decay):
+            return float(np.max(np.abs(u.mean(axis=0) - D_w)[sel]) / th_w.Delta0)
+
+        def maxdev_w_all(u):
+            return maxdev_w(u, slice(None))
+
+        metrics.update({f"ctrl_delta0_ratio_{k}": float(D_sim[0] / th_w.Delta0),
+                        f"ctrl_delta0_ratio_se_{k}": sem(each[:, 0]) / th_w.Delta0,
+                        f"ctrl_delta_maxdev_{k}": maxdev_w(each), f"ctrl_delta_maxdev_se_{k}": jackknife_se(each, maxdev_w),
+                        f"ctrl_delta_maxdev_all_{k}": maxdev_w_all(each),
+                        f"ctrl_delta_maxdev_all_se_{k}": jackknife_se(each, maxdev_w_all),
+                        f"ctrl_lam_dmft_{k}": lam_w, f"ctrl_lam_sim_over_dmft_{k}": lam_sim / lam_w,
+                        f"ctrl_lam_sim_over_dmft_se_{k}": sem(lam_each) / lam_w})
         metrics.update({f"delta0_dmft_{k}": th.Delta0, f"delta0_sim_{k}": float(D_sim[0]),
                         f"delta0_ratio_{k}": float(D_sim[0] / th.Delta0),
                         f"delta0_ratio_se_{k}": sem(each[:, 0]) / th.Delta0,
@@ -300,36 +391,42 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
     sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
     th_tasks += [dict(fn="two_replica_task", kw=dict(g=g, eta=e, T=cfg.sat_T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
                  for g, e in sat_cases]
+    # null: the two-replica DMFT at the wrong gain g + ctrl_dg, against the same simulations
+    th_tasks += [dict(fn="two_replica_task", kw=dict(g=g + cfg.ctrl_dg, eta=e, T=cfg.tr_T, dt=cfg.tr_dt,
+                                                     n_nodes=cfg.tr_nodes)) for g, e in cases]
     sim_tasks = [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
                                                       T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt))
                  for g, e in cases for s in range(cfg.tr_seeds)]
     res = cached_pmap(_dispatch, th_tasks + sim_tasks, cache_dir, _workers(cfg), desc="two-replica")
-    th, sat, sims = res[: len(cases)], res[len(cases): len(cases) + len(sat_cases)], res[len(cases) + len(sat_cases):]
+    n_th = 2 * len(cases) + len(sat_cases)
+    th, sat, wrong = res[: len(cases)], res[len(cases): len(cases) + len(sat_cases)], res[len(cases) + len(sat_cases): n_th]
+    sims = res[n_th:]
     metrics, out = {}, {}
-    for (g, e), r in zip(cases, th):
+    for (g, e), r, rw in zip(cases, th, wrong):
         rs = [s for s in sims if s["g"] == g and s["eta"] == e]
         t_sim = rs[0]["t"]
         sel = t_sim <= cfg.tr_T + 1e-9
         each = np.concatenate([s["D_each"][sel] for s in rs], axis=1).T    # (network x state, time)
         D_sim = np.mean([s["D"] for s in rs], axis=0)
         D_sd = np.std([s["D"] for s in rs], axis=0)
-        D_th = np.interp(t_sim[sel], r["t"], r["D"])
         k = _gkey(g)
-        if g > 1:
-            win = (t_sim[sel] >= min(2.0, cfg.tr_T / 2)) & (t_sim[sel] <= cfg.tr_T)
+        for pre, rr in (("", r), ("ctrl_", rw)):          # the claim's DMFT, then the wrong-gain one
+            D_th = np.interp(t_sim[sel], rr["t"], rr["D"])
+            if g > 1:
+                win = (t_sim[sel] >= min(2.0, cfg.tr_T / 2)) & (t_sim[sel] <= cfg.tr_T)
 
-            def maxlog(u):
-                return float(np.max(np.abs(np.log(D_th[win] / u.mean(axis=0)[win]))))
+                def maxlog(u, D_th=D_th, win=win):
+                    return float(np.max(np.abs(np.log(D_th[win] / u.mean(axis=0)[win]))))
 
-            metrics[f"tr_maxlog_{k}"] = maxlog(each)
-            metrics[f"tr_maxlog_se_{k}"] = jackknife_se(each, maxlog)
-        else:
-            def maxrel(u):
-                m = u.mean(axis=0)
-                return float(np.max(np.abs(D_th - m)) / np.max(m))
+                metrics[f"{pre}tr_maxlog_{k}"] = maxlog(each)
+                metrics[f"{pre}tr_maxlog_se_{k}"] = jackknife_se(each, maxlog)
+            else:
+                def maxrel(u, D_th=D_th):
+                    m = u.mean(axis=0)
+                    return float(np.max(np.abs(D_th - m)) / np.max(m))
 
-            metrics[f"tr_maxrel_{k}"] = maxrel(each)
-            metrics[f"tr_maxrel_se_{k}"] = jackknife_se(each, maxrel)
+                metrics[f"{pre}tr_maxrel_{k}"] = maxrel(each)
+                metrics[f"{pre}tr_maxrel_se_{k}"] = jackknife_se(each, maxrel)
         out[(g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": t_sim, "D_sim": D_sim, "D_sd": D_sd}
     for (g, e), r in zip(sat_cases, sat):
         k = _gkey(g)
@@ -338,13 +435,17 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
         late = rs[0]["t"] >= rs[0]["t"][-1] - 10.0
         D_late = np.concatenate([s["D_each"][late].mean(axis=0) for s in rs])
         D_sim_end = float(D_late.mean())
+        # D(T)/max D for every case: below onset the claim, in chaos the null of `vanishes` (D stays up)
+        metrics[f"sat_dmft_final_over_max_{k}"] = float(r["D"][-1] / r["D"].max())
         if g > 1:
             two_d0 = 2.0 * dmft.delta0(g)
+            two_d0_w = 2.0 * dmft.delta0(g + cfg.ctrl_dg)       # null: 2 Delta_0 of the wrong gain
             metrics[f"sat_dmft_over_2delta0_{k}"] = float(r["D"][-1] / two_d0)
             metrics[f"sat_sim_over_2delta0_{k}"] = float(D_sim_end / two_d0)
             metrics[f"sat_sim_over_2delta0_se_{k}"] = sem(D_late) / two_d0
-        else:
-            metrics[f"sat_dmft_final_over_max_{k}"] = float(r["D"][-1] / r["D"].max())
+            metrics[f"ctrl_sat_dmft_over_2delta0_{k}"] = float(r["D"][-1] / two_d0_w)
+            metrics[f"ctrl_sat_sim_over_2delta0_{k}"] = float(D_sim_end / two_d0_w)
+            metrics[f"ctrl_sat_sim_over_2delta0_se_{k}"] = sem(D_late) / two_d0_w
         out[("sat", g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": rs[0]["t"],
                               "D_sim": np.mean([s["D"] for s in rs], axis=0),
                               "two_delta0": 2.0 * dmft.delta0(g)}
@@ -371,6 +472,7 @@ def lyapunov_theory_vs_simulation(cfg, seed, cache_dir=None) -> dict:
     metrics = {}
     for g in cfg.st_gs:   # lambda_sim / lambda_DMFT (with its error) is logged by notebook 04 from the same runs
         metrics[f"lam_dmft_{_gkey(g)}"] = dmft.lyapunov(g)["lam"]
+        metrics[f"ctrl_lam_dmft_{_gkey(g)}"] = dmft.lyapunov(g + cfg.ctrl_dg)["lam"]   # null: the wrong gain
     for g in cfg.os_gs:
         rs = [r for r in os_res if r["g"] == g]
         k = _gkey(g)

@@ -41,6 +41,20 @@ def transitions(traj: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
+def shuffle_time(traj: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The same states in a random time order, drawn independently for each trajectory.
+
+    The null of the reconstruction: every state and its statistics are kept, but x_{t+1} is no
+    longer the successor of x_t, so a teacher-forced fit has no dynamics to learn. `traj` has shape
+    (T+1, ..., N) like `transitions`.
+    """
+    if traj.ndim < 2 or traj.shape[0] < 2:
+        raise UserError("need trajectories of at least two time points to shuffle their time order")
+    flat = traj.reshape(traj.shape[0], -1, traj.shape[-1])
+    order = np.argsort(rng.random((flat.shape[0], flat.shape[1])), axis=0)   # one permutation per trajectory
+    return np.take_along_axis(flat, order[:, :, None], axis=0).reshape(traj.shape)
+
+
 def add_observation_noise(traj: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
     """Observed trajectories: the true states plus independent N(0, sigma^2) noise."""
     if sigma < 0:
@@ -95,6 +109,21 @@ def windows(traj: np.ndarray, length: int, n_windows: int) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(x, 2, 1).reshape(-1, length, N))
 
 
+def adam_init(N: int, generator=None, init: str = "uniform") -> np.ndarray:
+    """The student before training: the paper's W ~ U[0, 1) (torch.rand) or zeros.
+
+    `fit_adam` starts from exactly this draw of `generator`, so it is also the untrained student
+    of the Adam protocol (the control of the reconstruction claims).
+    """
+    import torch
+
+    if init == "uniform":
+        return torch.rand(N, N, generator=generator, dtype=torch.float64).numpy()  # the paper: torch.rand, U[0, 1)
+    if init == "zeros":
+        return np.zeros((N, N))
+    raise UserError(f"unknown init {init!r}; choose 'uniform' or 'zeros'")
+
+
 def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_size: int = 250,
              window: int = 4, n_windows: int | None = None, J_true: np.ndarray | None = None,
              generator=None, device=None, init: str = "uniform") -> tuple[np.ndarray, dict]:
@@ -114,13 +143,7 @@ def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_si
         n_windows = traj.shape[0] // window
     data = torch.as_tensor(windows(traj, window, n_windows), dtype=torch.float64, device=device)
     M = data.shape[0]
-    if init == "uniform":
-        W0 = torch.rand(N, N, generator=generator, dtype=torch.float64)  # the paper: torch.rand, U[0, 1)
-    elif init == "zeros":
-        W0 = torch.zeros(N, N, dtype=torch.float64)
-    else:
-        raise UserError(f"unknown init {init!r}; choose 'uniform' or 'zeros'")
-    W = torch.nn.Parameter(W0.to(device))
+    W = torch.nn.Parameter(torch.as_tensor(adam_init(N, generator, init)).to(device))
     opt = torch.optim.Adam([W], lr=lr)
     Jt = None if J_true is None else torch.as_tensor(J_true, dtype=torch.float64, device=device)
     hist = {"loss": [], "d_W": []}
