@@ -33,6 +33,8 @@ class TrainConfig:
     lr: float = 5e-4
     weight_decay: float = 5e-7 # adam/sgd: L2 on J in the gradient; gd: λ in J ← (1 − λ)J per update
     bias: bool = True          # train b (the paper's v2 model); the released training script has none
+    gemm_dtype: str = "float32"  # "bfloat16": bf16 operands in the Langevin matrix products (fp32 accumulation)
+    freeze_at: float = 0.0     # > 0: a model whose dt(1+||J||_2)^2 reaches this (< 2) stops learning (logged); 0: stop the run
     batch: int = 200
     dt: float = 0.01
     T: float = 1.0
@@ -45,6 +47,10 @@ class TrainConfig:
             raise UserError(f"mode must be 'pcd' or 'rdm', got {self.mode!r}")
         if self.optimizer not in ("adam", "sgd", "gd"):
             raise UserError(f"optimizer must be 'gd' (released), 'sgd' or 'adam', got {self.optimizer!r}")
+        if self.gemm_dtype not in ("float32", "bfloat16"):
+            raise UserError(f"gemm_dtype must be 'float32' or 'bfloat16', got {self.gemm_dtype!r}")
+        if not 0.0 <= self.freeze_at < 2.0:
+            raise UserError(f"freeze_at must be in [0, 2) (a fraction of the Euler limit 2), got {self.freeze_at!r}")
         if self.k < 1 or self.n_chains < 1 or self.batch < 1 or not self.lr > 0:
             raise UserError("k, n_chains and batch must be >= 1 and lr > 0")
 
@@ -78,6 +84,8 @@ class Trainer:
                 self.b.zero_()
         self.chains = torch.randn((self.K, cfg.n_chains, self.N), generator=self.gen, dtype=dtype)
         self.step_count = 0
+        self.frozen = torch.zeros(self.K, dtype=torch.bool)
+        self.frozen_at = [-1] * self.K                        # update at which each model was frozen (-1: never)
         self._offdiag = 1.0 - torch.eye(self.N, dtype=dtype)
         b_eff = torch.minimum(self.sizes, torch.tensor(cfg.batch))
         self._full = self.sizes <= cfg.batch                  # small sets: the whole set every update
@@ -102,7 +110,8 @@ class Trainer:
         x_data, w = self._batch()
         if cfg.mode == "rdm":
             self.chains = torch.randn(self.chains.shape, generator=self.gen, dtype=self.dtype)
-        self.chains, _ = langevin(self.chains, J, b, cfg.k, cfg.dt, cfg.T, self.gen, check_every=0)
+        self.chains, _ = langevin(self.chains, J, b, cfg.k, cfg.dt, cfg.T, self.gen, check_every=0,
+                                  gemm_dtype=torch.bfloat16 if cfg.gemm_dtype == "bfloat16" else None)
         if not torch.isfinite(self.chains).all() or self.step_count % 10 == 0:
             guard(self.chains, f"training update {self.step_count}")
         gJ, gb = likelihood_gradient(x_data, self.chains, J, b, cfg.T, w)
@@ -112,8 +121,13 @@ class Trainer:
             self.J.mul_(1.0 - cfg.weight_decay)
         else:
             gJ = gJ - cfg.weight_decay * J * self._offdiag
+        if self.frozen.any():                                 # models at the Euler limit keep their J, b
+            keep = self.frozen
+            J_old, b_old = J[keep].clone(), b[keep].clone()
         self.J.grad, self.b.grad = -gJ, -gb                   # optimizers minimise: ascend L
         self.opt.step()
+        if self.frozen.any():
+            self.J[keep], self.b[keep] = J_old, b_old
         self.step_count += 1
 
     def train(self, n_updates: int, snap_at=(), desc: str = "train", show_progress: bool = True) -> dict:
@@ -138,7 +152,14 @@ class Trainer:
     def check_stability(self) -> None:
         """Learning sharpens the wells by growing J; stop before dt·(1+‖J‖₂)² reaches 2, where the
         Euler step turns unstable and the chains (hence the negative phase) run away."""
-        lip = (1.0 + spectral_norm(self.J.detach())) ** 2
+        norms = torch.linalg.matrix_norm(self.J.detach().double(), ord=2).reshape(-1)
+        before = self.frozen.clone()
+        if self.cfg.freeze_at > 0:
+            hit = (self.cfg.dt * (1.0 + norms) ** 2 >= self.cfg.freeze_at) & ~self.frozen
+            for k in torch.nonzero(hit).reshape(-1).tolist():
+                self.frozen[k] = True
+                self.frozen_at[k] = self.step_count
+        lip = (1.0 + float(norms[~before].max() if (~before).any() else 0.0)) ** 2   # frozen in time, or stop
         if self.cfg.dt * lip >= 2.0:
             raise Divergence(f"training update {self.step_count}: ||J||_2 grew to {math.sqrt(lip) - 1:.3g}, "
                              f"so dt={self.cfg.dt:g} no longer gives a stable Euler step (dt*(1+||J||)^2 >= 2); lower the learning rate or dt")
@@ -150,7 +171,8 @@ class Trainer:
     def state(self) -> dict:
         return {"J": self.J.detach().clone(), "b": self.b.detach().clone(), "chains": self.chains.clone(),
                 "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(), "step": self.step_count,
-                "sizes": self.sizes.tolist(), "seed": self.seed, "config": asdict(self.cfg)}
+                "sizes": self.sizes.tolist(), "seed": self.seed, "config": asdict(self.cfg),
+                "frozen_at": list(self.frozen_at)}
 
     def save(self, path) -> None:
         import io
@@ -169,6 +191,8 @@ class Trainer:
         self.chains = st["chains"].to(self.dtype).clone()
         self.gen.set_state(st["generator"])
         self.step_count = int(st["step"])
+        self.frozen_at = list(st.get("frozen_at", [-1] * self.K))
+        self.frozen = torch.tensor([f >= 0 for f in self.frozen_at], dtype=torch.bool)
         return self
 
 

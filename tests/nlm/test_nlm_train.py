@@ -120,3 +120,21 @@ def test_released_rule_is_plain_decayed_gradient_step():
     assert float(t.b.detach().abs().max()) == 0.0                         # no bias
     full = PROFILES["full"]
     assert (full["optimizer"], full["lr"], full["weight_decay"], full["bias"]) == ("gd", 5e-4, 2e-6, False)
+
+
+def test_models_at_the_euler_limit_freeze_and_the_rest_learn():
+    """freeze_at: a model whose dt(1+||J||)^2 reaches the level keeps its J from then on; others go on."""
+    x = _data()
+    t = Trainer(x, [5, 30], _cfg(optimizer="sgd", lr=1e-2, freeze_at=0.3, dt=0.01, gain=0.0), seed=0)
+    with torch.no_grad():
+        t.J[0] = 4.0 * (1 - torch.eye(6))                     # dt (1 + 20)^2 = 4.4 > 2 would stop the run ...
+        t.J[0] *= 0.22                                         # ... dt (1 + 4.4)^2 = 0.29: just under the level
+    t.train(100, show_progress=False)                          # the check at update 100 freezes model 0 if it crossed
+    t.J.data[0] *= 1.03                                        # push it over the level
+    t.train(100, show_progress=False)
+    assert t.frozen_at[0] == 200 and t.frozen_at[1] == -1
+    J0 = t.J.detach()[0].clone(); J1 = t.J.detach()[1].clone()
+    t.train(20, show_progress=False)
+    assert torch.equal(t.J.detach()[0], J0) and not torch.equal(t.J.detach()[1], J1)
+    with pytest.raises(UserError):
+        TrainConfig(freeze_at=2.5).validate()
