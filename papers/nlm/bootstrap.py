@@ -28,15 +28,18 @@ def _masked_nn(d, present):
     return d[None].masked_fill(~present[:, None, :], float("inf")).min(2).values
 
 
-def e_aai_curve(samples, test, n_boot: int = 0, seed: int = 0, chunk: int = 25):
+def e_aai_curve(samples, test, n_boot: int = 0, seed: int = 0, chunk: int = 25, parts: bool = False):
     """See `_e_aai_curve`; runs on one thread (these small reductions run ~30x slower on two threads
-    of a busy 2-core machine)."""
+    of a busy 2-core machine). parts=True: {"e_aai", "acc_s", "acc_t"} -> (est, boot) each."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _e_aai_curve(samples, test, n_boot, seed, chunk)
+        est, boot = _e_aai_curve(samples, test, n_boot, seed, chunk)
     finally:
         torch.set_num_threads(threads)
+    if parts:
+        return {name: (est[i], boot[i]) for i, name in enumerate(("e_aai", "acc_s", "acc_t"))}
+    return est[0], boot[0]
 
 
 def _e_aai_curve(samples, test, n_boot: int, seed: int, chunk: int):
@@ -64,13 +67,13 @@ def _e_aai_curve(samples, test, n_boot: int, seed: int, chunk: int):
         for t in range(len(samples)):
             acc_t = ((nn_tt < _masked_nn(d_ts[t], p_s)) * c_t).sum(1) / m
             acc_s = ((_masked_nn(d_ss[t], p_s) < _masked_nn(d_ts[t].T, p_t)) * c_s).sum(1) / m
-            out.append(0.5 * ((acc_s - 0.5) ** 2 + (acc_t - 0.5) ** 2))        # E_AAI = ½[(Acc_S − ½)² + (Acc_T − ½)²]
-        return torch.stack(out, 1)                                              # (B, T)
+            out.append(torch.stack([0.5 * ((acc_s - 0.5) ** 2 + (acc_t - 0.5) ** 2), acc_s, acc_t]))  # E_AAI = ½[(Acc_S − ½)² + (Acc_T − ½)²]
+        return torch.stack(out, 2)                                              # (3, B, T): E_AAI, Acc_S, Acc_T
 
     ones = torch.ones((1, m), dtype=torch.float64)
-    est = aai(ones, ones)[0].numpy()
+    est = aai(ones, ones)[:, 0].numpy()
     if n_boot <= 0:
-        return est, np.zeros((0, len(samples)))
+        return est, np.zeros((3, 0, len(samples)))
     g = torch.Generator().manual_seed(int(seed) * 1_000_003 + 7)
     counts = lambda b: torch.zeros((b, m), dtype=torch.float64).scatter_add_(  # noqa: E731
         1, torch.randint(0, m, (b, m), generator=g), torch.ones((b, m), dtype=torch.float64))
@@ -79,7 +82,7 @@ def _e_aai_curve(samples, test, n_boot: int, seed: int, chunk: int):
         b = min(chunk, n_boot - start)
         c_s = counts(b)
         reps.append(aai(c_s, counts(b)))
-    return est, torch.cat(reps).numpy()
+    return est, torch.cat(reps, 1).numpy()
 
 
 def window_mask(times, lo: float, hi: float) -> np.ndarray:
@@ -97,3 +100,19 @@ def window_difference(est, boot, late, early) -> tuple[float, float]:
     d = float(est[late].mean() - est[early].mean())
     db = boot[:, late].mean(1) - boot[:, early].mean(1)
     return d, float(db.std(ddof=1)) if len(db) > 1 else float("nan")
+
+
+def adversarial_groups(samples, reference, n_boot: int, seed: int) -> dict:
+    """Acc_S, Acc_T and E_AAI of `samples` against `reference` with n = min(len) points per side, as the
+    paper computes them, averaged over disjoint groups of n samples (the P = 5 point of the paper is a
+    5-vs-5 test; here every sample enters once). A larger reference is subsampled to n (fixed draw).
+    Returns {name: (estimate, (n_boot,) bootstrap replicates)} for e_aai, acc_s, acc_t; the bootstrap
+    resamples each group's samples and the reference (copies never their own neighbour).
+    """
+    samples, reference = np.asarray(samples, dtype=np.float64), np.asarray(reference, dtype=np.float64)
+    n = min(len(samples), len(reference))
+    if len(reference) > n:
+        reference = reference[np.random.default_rng(int(seed) + 12_345).permutation(len(reference))[:n]]
+    groups = samples[: (len(samples) // n) * n].reshape(-1, n, samples.shape[-1])
+    out = e_aai_curve(groups, reference, n_boot=n_boot, seed=seed, parts=True)
+    return {name: (float(est.mean()), boot.mean(1)) for name, (est, boot) in out.items()}

@@ -17,8 +17,11 @@ _SHARED = {
     "n_test": 150,
     "ooe_n_test": 150,                             # held-out images for the E_AAI curves of notebook 03
     "ooe_boot": 200,                               # bootstrap replicates for the window differences
+    "ooe_rdm_updates": 0,                          # Rdm-k updates; 0: the PCD run's Langevin budget (ooe_updates * k / k_rdm)
     "quench_steps": 1000,                          # T = 0 flow (reported next to the time average)
     "avg_steps": 500,                              # window of the time-averaged samples (P-sweep)
+    "sweep_boot": 200,                             # bootstrap replicates of Acc_S, Acc_T, E_AAI per P
+    "sweep_freeze_at": 1.8,                        # a sweep model stops learning at dt(1+||J||)^2 = 1.8 (Euler limit 2)
     "denoise_fraction": 0.25, "denoise_steps": 450, "denoise_dt": 0.05,
     "second_dataset": "fashion14",
 }
@@ -28,7 +31,7 @@ PROFILES = {
         "dataset": "digits", "lr": 5e-3, "n_chains": 32, "batch": 32,
         "main_p": 60, "main_updates": 30, "n_ages": 3, "n_gen": 40, "gen_steps": 50,
         "second_updates": 0, "second_p": 60,
-        "sweep_sizes": [5, 20, 60], "sweep_replicates": 1, "sweep_updates": 20, "sweep_lr": 5e-3, "avg_steps": 50, "sweep_gen": 30, "sweep_gen_steps": 50,
+        "sweep_sizes": [5, 20, 60], "sweep_replicates": 1, "sweep_updates": 20, "sweep_lr": 5e-3, "sweep_boot": 20, "avg_steps": 50, "sweep_gen": 30, "sweep_gen_steps": 50,
         "ooe_p": 60, "ooe_updates": 20, "ooe_rdm_k": 20, "ooe_gen_steps": 100, "ooe_times": 6, "ooe_gen": 40, "ooe_boot": 20,
         "explore_steps": 500, "explore_every": 10, "explore_burn": 100, "explore_chains": 4,
         "grad_grid": 81, "ep_chains": 200, "ep_steps": 100, "ep_burn": 300, "quench_steps": 50,
@@ -40,7 +43,7 @@ PROFILES = {
         "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 2, "sweep_updates": 2000,
         "sweep_lr": 2e-3,  # 5e-3 grows ||J|| at P = 5 past the Euler limit dt(1+||J||)^2 < 2 by 2000 updates
         "sweep_gen": 150, "sweep_gen_steps": 3000,
-        "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_gen_steps": 10_000, "ooe_times": 14,
+        "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_rdm_updates": 600, "ooe_gen_steps": 10_000, "ooe_times": 14,
         "ooe_gen": 300, "ooe_n_test": 300,  # 300 vs 300 halves both parts of the E_AAI variance (150 test images gave SE 0.013 per window difference)
         "explore_steps": 50_000, "explore_every": 50, "explore_burn": 10_000, "explore_chains": 8,
         "grad_grid": 241, "ep_chains": 2000, "ep_steps": 1000, "ep_burn": 600,

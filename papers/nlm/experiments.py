@@ -95,6 +95,54 @@ def crossing(sizes, values, level: float = 0.5) -> float:
     return float("nan")
 
 
+def rise_through(sizes, values, level: float = 0.5) -> float:
+    """P where `values` first rises from below `level` to at least `level` (log-linear); NaN if never."""
+    s, v = np.log(np.asarray(sizes, float)), np.asarray(values, float)
+    for i in range(len(v) - 1):
+        if v[i] < level <= v[i + 1]:
+            return float(np.exp(s[i] + (level - v[i]) / (v[i + 1] - v[i]) * (s[i + 1] - s[i])))
+    return float("nan")
+
+
+def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: int, seed: int, tag: str) -> dict:
+    """Acc_S, Acc_T, E_AAI against the training set and the held-out images for every P, pooled over the
+    replicates at that P, with bootstrap SEs; the memorization criterion max(Acc_S, Acc_T) on the
+    training set; the transition P* where (Acc_S + Acc_T)/2 on the training set rises through 1/2, with
+    a 95 % bootstrap interval and the fraction of replicates whose crossing lies inside the swept range.
+
+    samples: {model index: (S, D) images}; train_lists: {model index: (P, D) training images}.
+    """
+    out = {}
+    for ref in ("train", "test"):
+        for name in ("e_aai", "acc_s", "acc_t", "acc_max", "acc_mean"):
+            out[(ref, name)] = ([], [])
+    for p in sizes:
+        ks = [k for k, (pp, _) in enumerate(per_model) if pp == p]
+        for ref in ("train", "test"):
+            res = [bootstrap.adversarial_groups(samples[k], train_lists[k] if ref == "train" else test_img, n_boot,
+                                                seed * 1000 + 17 * k + (ref == "test")) for k in ks]
+            pooled = {nm: (float(np.mean([r[nm][0] for r in res])), np.mean([r[nm][1] for r in res], 0))
+                      for nm in ("e_aai", "acc_s", "acc_t")}
+            pooled["acc_max"] = (max(pooled["acc_s"][0], pooled["acc_t"][0]), np.maximum(pooled["acc_s"][1], pooled["acc_t"][1]))
+            pooled["acc_mean"] = (0.5 * (pooled["acc_s"][0] + pooled["acc_t"][0]), 0.5 * (pooled["acc_s"][1] + pooled["acc_t"][1]))
+            for nm, v in pooled.items():
+                out[(ref, nm)][0].append(v[0]); out[(ref, nm)][1].append(v[1])
+    m = {}
+    for (ref, nm), (est, boots) in out.items():
+        m[f"sweep{tag}_{nm}_{ref}"] = [float(e) for e in est]
+        m[f"sweep{tag}_{nm}_{ref}_se"] = [float(np.std(b, ddof=1)) for b in boots]
+    est, boots = out[("train", "acc_mean")]
+    boots = np.stack(boots, 1)                                            # (n_boot, P)
+    p_star = rise_through(sizes, est)
+    p_b = np.array([rise_through(sizes, b) for b in boots])
+    inside = np.isfinite(p_b)
+    m[f"p_star{tag}"] = p_star
+    m[f"p_star{tag}_lo"], m[f"p_star{tag}_hi"] = ([float(np.percentile(p_b[inside], q)) for q in (2.5, 97.5)]
+                                                  if inside.any() else [float("nan")] * 2)
+    m[f"p_star{tag}_inside"] = float(inside.mean())
+    return m
+
+
 def trend(sizes, values) -> float:
     """Spearman rho of values against P; 0 for a constant curve (no trend, e.g. nothing ever memorized)."""
     return float(spearmanr(sizes, values).statistic) if len(set(values)) > 1 else 0.0
@@ -138,7 +186,7 @@ def memorization_sweep(cfg, seed: int) -> dict:
     lists = [encoding.load(cfg.dataset, cfg.n_test, seed * 100 + r).x_train if r else data.x_train for r in range(reps)]
     X = torch.stack([torch.as_tensor(lists[r]) for _, r in per_model])
     init_J = torch.stack([J0[r][0] for _, r in per_model]); init_b = torch.stack([J0[r][1] for _, r in per_model])
-    tr = Trainer(X, [p for p, _ in per_model], train_config(cfg, lr=cfg.sweep_lr), seed=seed, init=(init_J, init_b))
+    tr = Trainer(X, [p for p, _ in per_model], train_config(cfg, lr=cfg.sweep_lr, freeze_at=cfg.sweep_freeze_at), seed=seed, init=(init_J, init_b))
     tr.train(cfg.sweep_updates, desc=f"P-sweep ({len(per_model)} stacked models)")
     J, b = tr.params()
     x, _ = _gen(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep")
@@ -165,23 +213,43 @@ def memorization_sweep(cfg, seed: int) -> dict:
                   "quench_e_aai_test": qu["e_aai_test"], "spectral_norm": float(torch.linalg.matrix_norm(J[k].double(), ord=2)),
                   "stability": float(cfg.dt * (1.0 + torch.linalg.matrix_norm(J[k].double(), ord=2)) ** 2)})
         rows.append(q)
+    # the paper's metrics, every sample used (disjoint groups of min(P, S)), bootstrap SEs, P* with an interval
+    acc = sweep_accuracies(sizes, per_model, {k: phi(x[k]).numpy() for k in range(len(per_model))},
+                           {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "")
+    acc_u = sweep_accuracies(sizes, per_model, {k: phi(xu[r]).numpy() for k, (p, r) in enumerate(per_model)},
+                             {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "_untrained")
     mean = lambda key: [float(np.mean([q[key] for q in rows if q["P"] == p])) for p in sizes]  # noqa: E731
     mem = mean("avg_memorized")
     mem_u = mean("untrained_memorized")
     rho, rho_u = trend(sizes, mem), trend(sizes, mem_u)
     m = {"sweep_sizes": sizes, "sweep_memorized": mem, "sweep_memorized_hot": mean("memorized"),
-         "sweep_memorized_quench": mean("quench_memorized"), "sweep_e_aai_test": mean("e_aai_test"),
-         "sweep_e_aai_train": mean("e_aai_train"), "sweep_acc_t_train": mean("acc_t_train"), "sweep_acc_s_train": mean("acc_s_train"),
-         "sweep_acc_t_test": mean("acc_t_test"), "sweep_acc_s_test": mean("acc_s_test"),
+         "sweep_memorized_quench": mean("quench_memorized"),
+         "sweep_first_group_e_aai_test": mean("e_aai_test"), "sweep_first_group_acc_s_train": mean("acc_s_train"),
+         "sweep_first_group_acc_t_train": mean("acc_t_train"),
          "sweep_quench_e_aai_test": mean("quench_e_aai_test"), "sweep_dgen_over_dtest": [a / c for a, c in zip(mean("d_gen_median"), mean("d_test_median"))],
          "sweep_spectral_norm": mean("spectral_norm"), "sweep_euler_stability": mean("stability"),
          "mem_small_p": mem[0], "mem_large_p": mem[-1], "mem_spearman": rho,
-         "e_aai_test_large_p": mean("e_aai_test")[-1], "p_star": crossing(sizes, mem),
+         "p_star_memorized_fraction": crossing(sizes, mem),
          "sweep_generalized": mean("avg_generalized"), "gen_large_p": mean("avg_generalized")[-1],
          "sweep_untrained_memorized": mem_u, "sweep_untrained_generalized": mean("untrained_generalized"),
-         "sweep_untrained_e_aai_test": mean("untrained_e_aai_test"),
+         "sweep_untrained_first_group_e_aai_test": mean("untrained_e_aai_test"),
          "mem_small_p_untrained": mem_u[0], "mem_large_p_untrained": mem_u[-1], "mem_spearman_untrained": rho_u,
-         "gen_large_p_untrained": mean("untrained_generalized")[-1], "e_aai_test_large_p_untrained": mean("untrained_e_aai_test")[-1]}
+         "gen_large_p_untrained": mean("untrained_generalized")[-1]}
+    # secondary diagnostic: the same measure on the time-averaged images (each chain's basin centre)
+    acc_avg = sweep_accuracies(sizes, per_model, {k: avg[k].numpy() for k in range(len(per_model))},
+                               {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, 50, seed, "_avg")
+    m.update(acc); m.update(acc_u); m.update(acc_avg)
+    m["sweep_frozen_at"] = [int(f) for f in tr.frozen_at]
+    # the claims in the paper's terms (smallest / largest P)
+    for tag in ("", "_untrained"):
+        m[f"mem_acc_small_p{tag}"] = m[f"sweep{tag}_acc_max_train"][0]
+        m[f"mem_acc_small_p{tag}_se"] = m[f"sweep{tag}_acc_max_train_se"][0]
+        m[f"e_aai_test_large_p{tag}_se"] = m[f"sweep{tag}_e_aai_test_se"][-1]
+        dev_s, dev_t = abs(m[f"sweep{tag}_acc_s_test"][-1] - 0.5), abs(m[f"sweep{tag}_acc_t_test"][-1] - 0.5)
+        m[f"gen_acc_dev_large_p{tag}"] = max(dev_s, dev_t)
+        m[f"gen_acc_dev_large_p{tag}_se"] = m[f"sweep{tag}_acc_s_test_se"][-1] if dev_s >= dev_t else m[f"sweep{tag}_acc_t_test_se"][-1]
+    m["e_aai_test_large_p"] = m["sweep_e_aai_test"][-1]
+    m["e_aai_test_large_p_untrained"] = m["sweep_untrained_e_aai_test"][-1]
     n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
     for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
         m[key + "_se"] = binomial_se(m[key], n_samples)
@@ -250,12 +318,12 @@ def out_of_equilibrium(cfg, seed: int) -> dict:
     g = torch.Generator().manual_seed(int(seed) * 31 + 5)
     init = init_couplings(data.n, cfg.gain, generator=g)
     k_rdm = int(cfg.ooe_rdm_k)
-    u_rdm = max(1, cfg.ooe_updates * cfg.k // k_rdm)
-    models = {}
+    u_rdm = int(cfg.ooe_rdm_updates) or max(1, cfg.ooe_updates * cfg.k // k_rdm)   # 0: the PCD run's Langevin budget
+    models, chains = {}, {}
     for name, over, upd in (("pcd", {}, cfg.ooe_updates), ("rdm", {"mode": "rdm", "k": k_rdm}, u_rdm)):
         tr = Trainer(data.x_train, [cfg.ooe_p], train_config(cfg, **over), seed=seed, init=init)
         tr.train(upd, desc=f"train {name}")
-        models[name] = tr.params()
+        models[name] = tr.params(); chains[name] = tr.chains[0]
     J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
     times = log_times(cfg.ooe_gen_steps, cfg.ooe_times, t_min=max(1, k_rdm // 20))
     _, snaps = _gen(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
@@ -271,11 +339,16 @@ def out_of_equilibrium(cfg, seed: int) -> dict:
     t_min = times[i_min]
     m = {"ooe_times": times, "ooe_rdm_k": k_rdm, "ooe_pcd_e_aai": pc.tolist(), "ooe_rdm_e_aai": rd.tolist(),
          "ooe_pcd_e2": curves["pcd"]["e2"].tolist(), "ooe_rdm_e2": curves["rdm"]["e2"].tolist(),
-         "pcd_final_e_aai": float(pc[-1]),
+         "pcd_final_e_aai": float(pc[-1]), "ooe_rdm_updates": int(u_rdm),
          # the old estimators, kept for comparison only (no claim): a noisy curve's minimum is biased low
          "rdm_best_time": t_min, "rdm_best_log3_ratio": abs(math.log(t_min / k_rdm)) / math.log(3.0),
          "rdm_best_e_aai": float(rd[i_min]), "rdm_long_excess": float(rd[-1] - rd[i_min]),
          "pcd_long_excess": float(pc[-1] - pc.min())}
+    # does generation from noise reach the distribution of the PCD model's own persistent chains?
+    pq = metrics.quality(phi(chains["pcd"]).numpy(), train_img, test_img)
+    m.update({"ooe_pcd_chains_e_aai_test": pq["e_aai_test"], "ooe_pcd_chains_e2_test": pq["e2_test"],
+              "ooe_pcd_gen_end_e_aai_test": float(pc[-1]), "ooe_pcd_gen_end_e2_test": float(curves["pcd"]["e2"][-1]),
+              "ooe_pcd_chains_vs_gen_end_e_aai": metrics.adversarial_accuracy(phi(chains["pcd"]).numpy(), snaps[times[-1]][0].numpy()[: len(chains["pcd"])])["e_aai"]})
     m.update(ooe_window_statistics(times, {t: snaps[t][0].numpy() for t in times}, {t: snaps[t][1].numpy() for t in times},
                                    test_img, k_rdm, cfg.ooe_gen_steps, cfg.ooe_boot, seed,
                                    null_images={t: null_snaps[t].numpy() for t in times}))
@@ -327,7 +400,8 @@ EXPLORE_MODELS = ("trained", "untrained", "j0")   # the main model; its J, b at 
 
 
 def exploration(cfg, seed: int, model: dict) -> dict:
-    """Long chains of the main model and of two nulls (untrained J, J = 0), from N(0, I), stacked.
+    """Long chains of the main model (from its persistent chains) and of two nulls (untrained J, J = 0;
+    from N(0, I)), stacked.
 
     After a burn-in of `explore_burn` steps, each chain's images are averaged over windows of
     `avg_steps` Langevin steps (as the memorization measure does); `class_visits` counts the digit
@@ -342,6 +416,10 @@ def exploration(cfg, seed: int, model: dict) -> dict:
     n_chains = int(cfg.explore_chains)
     g = torch.Generator().manual_seed(int(seed) * 101 + 3)
     x = torch.randn((len(EXPLORE_MODELS), n_chains, data.n), generator=g, dtype=J.dtype)
+    # the trained model's chains start from its persistent training chains (its own long-run samples;
+    # chains from noise need far longer than the run to reach them, see notebook 03); the nulls from noise
+    pcd = st["chains"][0]
+    x[0] = pcd[torch.randperm(len(pcd), generator=g)[:n_chains]].to(J.dtype) if len(pcd) >= n_chains else x[0]
     every = int(cfg.explore_every)
     frames = []
     from common.progress import progress

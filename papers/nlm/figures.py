@@ -51,16 +51,22 @@ def sweep(res):
     ax[0].semilogx(P, m["sweep_memorized"], "o-", label="memorized (time-averaged)")
     ax[0].semilogx(P, m["sweep_memorized_hot"], "s--", label="memorized (single samples)")
     ax[0].semilogx(P, m["sweep_memorized_quench"], "^:", label="memorized (quenched)")
+    ax[0].set_title("secondary diagnostic: memorized fraction", fontsize=9)
+    ax[0].set_ylim(-0.03, 1.03); ax[0].legend(fontsize=7)
+    for key, lab in (("acc_t_train", "Acc_T train"), ("acc_s_train", "Acc_S train"),
+                     ("acc_t_test", "Acc_T held-out"), ("acc_s_test", "Acc_S held-out")):
+        ax[1].errorbar(P, m[f"sweep_{key}"], yerr=m[f"sweep_{key}_se"], fmt="o-", ms=3, capsize=2, label=lab)
+    ax[1].semilogx(P, m["sweep_untrained_acc_mean_train"], "k:", label="untrained, (Acc_S+Acc_T)/2 train")
+    ax[1].set_xscale("log")
     if np.isfinite(m["p_star"]):
-        ax[0].axvline(m["p_star"], ls="--", c="gray", label=f"P* = {m['p_star']:.0f}")
-    ax[0].set_ylim(-0.03, 1.03); ax[0].legend()
-    for key, lab in (("sweep_acc_t_train", "Acc_T train"), ("sweep_acc_s_train", "Acc_S train"),
-                     ("sweep_acc_t_test", "Acc_T test"), ("sweep_acc_s_test", "Acc_S test")):
-        ax[1].semilogx(P, m[key], "o-", label=lab)
-    ax[1].axhline(0.5, c="gray", lw=0.8); ax[1].legend(fontsize=7)
-    ax[2].semilogx(P, m["sweep_e_aai_train"], "o-", label="E_AAI train")
-    ax[2].semilogx(P, m["sweep_e_aai_test"], "o-", label="E_AAI test")
-    ax[2].legend()
+        ax[1].axvline(m["p_star"], ls="--", c="gray", label=f"P* = {m['p_star']:.0f}")
+        if np.isfinite(m["p_star_lo"]):
+            ax[1].axvspan(m["p_star_lo"], m["p_star_hi"], color="gray", alpha=0.15)
+    ax[1].axhline(0.5, c="gray", lw=0.8); ax[1].legend(fontsize=6)
+    for key, lab in (("e_aai_train", "E_AAI train"), ("e_aai_test", "E_AAI held-out")):
+        ax[2].errorbar(P, m[f"sweep_{key}"], yerr=m[f"sweep_{key}_se"], fmt="o-", ms=3, capsize=2, label=lab)
+    ax[2].semilogx(P, m["sweep_untrained_e_aai_test"], "k:", label="untrained, held-out")
+    ax[2].set_xscale("log"); ax[2].legend(fontsize=7)
     for a in ax:
         a.set_xlabel("training-set size P")
     fig.tight_layout()

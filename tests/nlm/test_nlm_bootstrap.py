@@ -1,4 +1,6 @@
 """Window differences of E_AAI with a bootstrap SE: exact point estimate, unbiased on a null, detects a planted rise."""
+import math
+
 import numpy as np
 import pytest
 
@@ -105,3 +107,27 @@ def test_ooe_window_statistics_paired():
     assert abs(m["pcd_late_minus_mid"]) < 3 * m["pcd_late_minus_mid_se"]
     assert m["rdm_minus_pcd_late_rise"] == pytest.approx(m["rdm_late_minus_mid"] - m["pcd_late_minus_mid"])
     assert m["rdm_minus_pcd_late_rise"] - 1.645 * m["rdm_minus_pcd_late_rise_se"] > 0
+
+
+def test_adversarial_groups_separate_copies_new_data_and_noise():
+    """Copies of the reference: Acc_S, Acc_T < 1/2; fresh draws of the same law: about 1/2; far off: 1.
+    Every sample enters (disjoint groups of min(n) points) and the bootstrap SE covers the spread."""
+    rng = np.random.default_rng(0)
+    ref = rng.normal(size=(5, 30))
+    copies = np.repeat(ref, 30, 0) + 0.05 * rng.normal(size=(150, 30))
+    rng.shuffle(copies)
+    r = bs.adversarial_groups(copies, ref, n_boot=50, seed=0)
+    assert max(r["acc_s"][0], r["acc_t"][0]) < 0.5 and r["acc_s"][1].shape == (50,)
+    far = bs.adversarial_groups(ref[:1] + 10 + rng.normal(size=(150, 30)), ref, n_boot=20, seed=0)
+    assert far["acc_s"][0] == 1.0 and far["acc_t"][0] == 1.0 and abs(far["e_aai"][0] - 0.25) < 1e-12
+    big = rng.normal(size=(600, 30))
+    new = bs.adversarial_groups(rng.normal(size=(600, 30)), big[:150], n_boot=100, seed=1)
+    se = float(np.std(new["acc_t"][1], ddof=1))
+    assert abs(new["acc_s"][0] - 0.5) < 0.1 and abs(new["acc_t"][0] - 0.5) < 0.1 and 0 < se < 0.1
+
+
+def test_rise_through_locates_the_crossing():
+    from papers.nlm.experiments import rise_through
+    assert np.isnan(rise_through([5, 10, 20], [0.9, 0.95, 1.0]))
+    p = rise_through([10, 100], [0.3, 0.7])
+    assert abs(p - math.sqrt(1000)) < 1e-9
