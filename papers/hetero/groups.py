@@ -12,6 +12,13 @@ Rules (`select_backend`):
   device-direct proxy drives a registered backend ("ucc"), and the cross-stage scalar collectives
   (global gradient norm, loss) are gloo on CPU tensors.
 
+The proxy groups exist only in a run whose links use the proxy (`proxy=True`: device_direct and its
+control); a run without one never creates a UCC group, so it runs on a GPU node whose torch has no
+UCC. A run that needs UCC where `torch.distributed.is_ucc_available()` is false fails before any
+group is created with one `UserError` line naming the fix (a torch built with UCC, or a
+cpu_forward:k link). No silent fallback: gloo cannot post GPU memory point to point, so a fallback
+would stage through the host and no longer be device-direct.
+
 The live audit asks every created group for its backend (`torch.distributed.get_backend`) and
 compares it with the plan; its control is one extra group created on a deliberately wrong backend
 (`WRONG_BACKEND`: nccl across vendors on GPUs; on a CPU build, which has no NCCL, a registered
@@ -22,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+
+from common.errors import UserError
 
 KINDS = ("world", "dp", "scalar", "pp", "channel", "proxy")
 DEVICE_DIRECT_BACKEND = "ucc"  # what the proxy drives on a cluster (torch.distributed.Backend.register_backend)
@@ -40,6 +49,15 @@ def select_backend(kind: str, vendors, device_type: str) -> str:
     if kind == "dp":
         raise ValueError("a data-parallel group must be single-vendor")
     return DEVICE_DIRECT_BACKEND if kind == "proxy" else "gloo"
+
+
+def require_backend(name: str, what: str):
+    """A one-line UserError when the registered backend `name` needed by `what` is missing here."""
+    import torch.distributed as dist
+
+    if name == "ucc" and not dist.is_ucc_available():
+        raise UserError(f"{what} needs the UCC backend, but this torch has none (torch.distributed.is_ucc_available() "
+                        "is False); install a torch built with UCC, or use a cpu_forward:k link")
 
 
 def naive_backend(kind: str, vendors, device_type: str) -> str:
@@ -115,16 +133,22 @@ class Groups:
     """Creates, in one global order on every rank, all groups a run needs.
 
     world (gloo); per stage a dp group; per replica a scalar group over its pipeline; per replica
-    and stage boundary a pp group (direct link), `k_max` channel groups (CPU-forwarding) and a
-    proxy group (device-direct)."""
+    and stage boundary a pp group (direct link), `k_max` channel groups (CPU-forwarding) and, when
+    `proxy` (some link uses the proxy), a proxy group (device-direct)."""
 
     def __init__(self, topo, rank: int, device_type: str, k_max: int, timeout_s: float, create: bool = True,
-                 rule=select_backend, control: bool = False):
+                 rule=select_backend, control: bool = False, proxy: bool = True):
         self.topo, self.rank, self.device_type, self.rule = topo, rank, device_type, rule
         self.records: list[GroupRecord] = []
         self.control_records: list[GroupRecord] = []
         self.timeout = timedelta(seconds=timeout_s)
         self._create = create
+        if create and proxy and topo.n_stages > 1:  # fail before any group exists, in one line
+            for r in range(topo.dp):
+                for s in range(topo.n_stages - 1):
+                    pair = [topo.pipeline_ranks(r)[s], topo.pipeline_ranks(r)[s + 1]]
+                    require_backend(rule("proxy", [topo.vendors[x] for x in pair], device_type),
+                                    "the device_direct link (its proxy group)")
         self._add("world", "world", list(range(topo.world)), world=True)
         self.dp = {s: self._add(f"dp.stage{s}", "dp", topo.stage_ranks(s)) for s in range(topo.n_stages)}
         self.scalar = {r: self._add(f"scalar.replica{r}", "scalar", topo.pipeline_ranks(r)) for r in range(topo.dp)}
@@ -134,7 +158,8 @@ class Groups:
                 pair = [topo.pipeline_ranks(r)[s], topo.pipeline_ranks(r)[s + 1]]
                 self.pp[r, s] = self._add(f"pp.replica{r}.b{s}", "pp", pair)
                 self.channels[r, s] = [self._add(f"channel{i}.replica{r}.b{s}", "channel", pair) for i in range(k_max)]
-                self.proxy[r, s] = self._add(f"proxy.replica{r}.b{s}", "proxy", pair)
+                if proxy:
+                    self.proxy[r, s] = self._add(f"proxy.replica{r}.b{s}", "proxy", pair)
         if control and topo.n_stages > 1:  # created last, never used for traffic
             pair = topo.pipeline_ranks(0)[:2]
             wrong = WRONG_BACKEND["cuda" if device_type != "cpu" else "cpu"]

@@ -38,6 +38,12 @@ from .model import CONFIGS, Decoder
 from .schedule import run_step
 
 
+def uses_proxy(job: Job) -> bool:
+    """Whether a link of the job runs on the device-direct proxy group (only then is it created)."""
+    specs = [parse_variant(v)[0] for v in job.links] + list(job.p2p_links or [])
+    return any(parse_link(s)[0].startswith("device_direct") for s in specs)
+
+
 class Rank:
     """This process's place in the run: topology, groups, stage module, links."""
 
@@ -54,7 +60,8 @@ class Rank:
         if use_gpu:
             torch.cuda.set_device(self.device)
         self.device_type = self.device.type
-        self.groups = Groups(topo, rank, self.device_type, job.k_max, job.timeout_s, control=job.audit_control)
+        self.groups = Groups(topo, rank, self.device_type, job.k_max, job.timeout_s, control=job.audit_control,
+                             proxy=uses_proxy(job))
         self.corpus, self.corpus_info = (None, None) if job.mode in ("p2p", "selftest") else data.load_corpus(job.corpus, job.corpus_tokens, seed=0)
         self.act_shape = (job.micro_size, self.mcfg.seq_len, self.mcfg.d_model)
 

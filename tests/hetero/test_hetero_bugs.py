@@ -1,0 +1,57 @@
+"""Regression tests of issue 19's bugs: UCC only for links that use it, the vendor map in the
+start-up agreement, link-labelled checkpoints."""
+from dataclasses import replace
+
+import pytest
+import torch.distributed as dist
+
+from common.errors import UserError
+from papers.hetero.groups import Groups
+from papers.hetero.job import Job
+from papers.hetero.launch import launch
+from papers.hetero.topology import build_topology, parse_vendors
+from papers.hetero.train import uses_proxy
+
+
+@pytest.fixture
+def no_ucc_gpu_node(monkeypatch):
+    """A GPU node whose torch has no UCC, simulated on CPU: group creation is recorded, not done."""
+    created = []
+
+    def new_group(ranks, timeout=None, backend=None):
+        if backend == "ucc":
+            raise AssertionError("Unknown c10d backend type UCC")  # what torch raises there
+        created.append(backend)
+        return ("group", backend)
+
+    monkeypatch.setattr(dist, "is_ucc_available", lambda: False)
+    monkeypatch.setattr(dist, "new_group", new_group)
+    monkeypatch.setattr(dist, "get_backend", lambda g: g[1] if isinstance(g, tuple) else "gloo")
+    return created
+
+
+def _gpu_groups(job):
+    topo = build_topology(parse_vendors("nv,amd", 2), 2, [4, 2], 6)
+    return Groups(topo, 0, "cuda", job.k_max, 10.0, proxy=uses_proxy(job))
+
+
+@pytest.mark.parametrize("links", [["cpu_forward:2"], ["direct", "cpu_forward:1"]])
+def test_links_without_the_proxy_never_create_a_ucc_group(no_ucc_gpu_node, links):
+    g = _gpu_groups(Job(vendors="nv,amd", links=links))
+    assert g.proxy == {} and "ucc" not in no_ucc_gpu_node
+    assert not [r for r in g.records if r.kind == "proxy"]
+
+
+@pytest.mark.parametrize("links", [["device_direct"], ["cpu_forward:2", "device_direct_staged"]])
+def test_device_direct_without_ucc_fails_in_one_line_naming_the_fix(no_ucc_gpu_node, links):
+    with pytest.raises(UserError) as err:
+        _gpu_groups(Job(vendors="nv,amd", links=links))
+    msg = str(err.value)
+    assert "\n" not in msg and "needs the UCC backend" in msg and "cpu_forward:k" in msg
+    assert no_ucc_gpu_node == []  # failed before creating any group
+
+
+def test_planned_audit_still_lists_the_proxy_groups():
+    topo = build_topology(parse_vendors("nv,amd", 2), 2, [4, 2], 6)
+    recs = Groups(topo, 0, "cpu", 1, 10.0, create=False).audit()
+    assert [r["cluster_backend"] for r in recs if r["kind"] == "proxy"] == ["ucc"]
