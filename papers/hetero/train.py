@@ -7,7 +7,7 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
     # two nodes: torchrun --nnodes 2 --node-rank {0,1} --rdzv-endpoint HOST:PORT --nproc-per-node 8 ...
 
 Every rank: gloo world group with a timeout; the ranks check at start-up that they agree on the
-job (link, k, schedule, partition, ...) and fail fast if not; groups per `groups.Groups`; then the
+job (link, k, schedule, partition, ..., and the vendor map) and fail fast if not; groups per `groups.Groups`; then the
 job's mode: `train` (one fresh model per link in `links`), `throughput` (one model, links
 interleaved in timed windows) or `p2p` (ping-pong bandwidth). Each rank writes
 `<out>/rank<r>.json`. A user error exits 2 with one line; a failed or timed-out peer exits 1 with
@@ -303,10 +303,20 @@ def disagreement(fingerprints: list[dict]) -> str | None:
     return f"ranks disagree on the job ({detail}); launch every rank with the same settings"
 
 
+def vendor_map(job: Job, world: int) -> str:
+    """This rank's vendor map as it will be used: 'nv,nv,amd,amd' from `job.vendors` or
+    $HETERO_VENDORS (normalised, so 'nv:2,amd:2' is the same map), or 'detected'."""
+    from .topology import parse_vendors
+
+    spec = job.vendors or os.environ.get("HETERO_VENDORS")
+    return ",".join(parse_vendors(spec, world)) if spec else "detected"
+
+
 def check_agreement(job: Job, world: int):
-    """All ranks must run the same job; a disagreement (e.g. on k or the link) fails fast."""
+    """All ranks must run the same job and the same vendor map (they pick each group's backend
+    from it); a disagreement (e.g. on k, the link or the vendors) fails fast."""
     allfp = [None] * world
-    dist.all_gather_object(allfp, job.fingerprint())
+    dist.all_gather_object(allfp, dict(job.fingerprint(), vendors=vendor_map(job, world)))
     msg = disagreement(allfp)
     if msg:
         raise UserError(msg)

@@ -55,3 +55,16 @@ def test_planned_audit_still_lists_the_proxy_groups():
     topo = build_topology(parse_vendors("nv,amd", 2), 2, [4, 2], 6)
     recs = Groups(topo, 0, "cpu", 1, 10.0, create=False).audit()
     assert [r["cluster_backend"] for r in recs if r["kind"] == "proxy"] == ["ucc"]
+
+
+def test_ranks_with_different_vendor_maps_fail_fast(tmp_path):
+    job = Job(vendors="nv,amd", links=["direct"], steps=2, corpus_tokens=20_000, timeout_s=20.0)
+    with pytest.raises(UserError, match=r"^ranks disagree on the job \(vendors: rank0=nv,amd, rank1=amd,nv\); launch every rank"):
+        launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "amd,nv"}}, deadline_s=60)
+    assert not list(tmp_path.glob("rank*.json"))
+
+
+def test_vendor_maps_are_compared_after_expansion(tmp_path):
+    job = Job(vendors="nv,nv", stages=2, partition=[4, 2], links=["direct"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
+    ranks = launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "nv:2"}}, deadline_s=60)
+    assert [r["vendor"] for r in ranks] == ["nv", "nv"]
