@@ -115,17 +115,24 @@ class Rank:
         dist.all_reduce(lt)  # loss: only last stages contribute, summed over replicas
         return float(lt) / t.dp, norm, local
 
-    def checkpoint_path(self, step: int) -> Path:
-        return Path(self.job.checkpoint_dir) / f"stage{self.stage}-step{step}.pt"
+    def checkpoint_path(self, label: str, step: int) -> Path:
+        """`<label>-stage<s>-step<t>.pt`: one series per training variant (link), so the links of one
+        job never overwrite each other's checkpoints."""
+        return Path(self.job.checkpoint_dir) / f"{file_label(label)}-stage{self.stage}-step{step}.pt"
 
-    def latest_common_checkpoint(self) -> int:
-        """The largest step for which every stage saved a checkpoint (0 if none)."""
+    def latest_common_checkpoint(self, label: str) -> int:
+        """The largest step for which every stage saved a checkpoint of variant `label` (0 if none)."""
         d = Path(self.job.checkpoint_dir)
         steps = None
         for s in range(self.topo.n_stages):
-            have = {int(p.stem.split("step")[1]) for p in d.glob(f"stage{s}-step*.pt")}
+            have = {int(p.stem.rsplit("step", 1)[1]) for p in d.glob(f"{file_label(label)}-stage{s}-step*.pt")}
             steps = have if steps is None else steps & have
         return max(steps) if steps else 0
+
+
+def file_label(label: str) -> str:
+    """A variant label as a file-name part: 'cpu_forward:2/nodp' -> 'cpu_forward_2_nodp'."""
+    return label.replace(":", "_").replace("/", "_")
 
 
 def digest(mod) -> str:
@@ -150,11 +157,12 @@ def run_train(me: Rank) -> dict:
         spec, nodp = parse_variant(variant)
         mod, opt = me.new_model()
         prev, nxt = me.links(spec)
+        label = (prev if prev is not None else nxt).label + ("/nodp" if nodp else "")
         start, losses, norms, local_norms = 0, [], [], []
         if j.resume:
-            start = me.latest_common_checkpoint()
+            start = me.latest_common_checkpoint(label)
             if start:
-                _, extra = load_checkpoint(me.checkpoint_path(start), model=mod, optimizer=opt)
+                _, extra = load_checkpoint(me.checkpoint_path(label, start), model=mod, optimizer=opt)
                 losses, norms = list(extra["losses"]), list(extra["grad_norms"])
         t0 = time.perf_counter()
         for step in range(start, j.steps):
@@ -164,17 +172,15 @@ def run_train(me: Rank) -> dict:
             norms.append(norm)
             local_norms.append(local)
             if j.checkpoint_dir and j.checkpoint_every and (step + 1) % j.checkpoint_every == 0 and me.replica == 0:
-                save_checkpoint(me.checkpoint_path(step + 1), step + 1, model=mod, optimizer=opt,
+                save_checkpoint(me.checkpoint_path(label, step + 1), step + 1, model=mod, optimizer=opt,
                                 extra={"losses": losses, "grad_norms": norms})
         wall = time.perf_counter() - t0
         counters = [lk.counters() for lk in (prev, nxt) if lk is not None]
-        label = prev.label if prev is not None else nxt.label
-        label += "/nodp" if nodp else ""
         out[label] = {"losses": losses, "grad_norms": norms, "local_norms": local_norms,
                       "clipped": sum(n > j.clip for n in norms),
                       "digest": digest(mod), "counters": counters, "wall_s": wall, "start_step": start}
         if j.save_params and me.replica == 0 and j.out:
-            torch.save({k: v.cpu() for k, v in mod.state_dict().items()}, Path(j.out) / f"params-{label.replace(':', '_').replace('/', '_')}-stage{me.stage}.pt")
+            torch.save({k: v.cpu() for k, v in mod.state_dict().items()}, Path(j.out) / f"params-{file_label(label)}-stage{me.stage}.pt")
         for lk in (prev, nxt):
             if lk is not None:
                 lk.close()

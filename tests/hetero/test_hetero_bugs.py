@@ -68,3 +68,24 @@ def test_vendor_maps_are_compared_after_expansion(tmp_path):
     job = Job(vendors="nv,nv", stages=2, partition=[4, 2], links=["direct"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
     ranks = launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "nv:2"}}, deadline_s=60)
     assert [r["vendor"] for r in ranks] == ["nv", "nv"]
+
+
+def test_two_links_keep_separate_checkpoints_and_each_resumes_its_own(tmp_path):
+    # the bf16-staged control is lossy, so its numbers differ from direct: an overwritten series would show
+    links = ["direct", "cpu_forward_bf16:2"]
+    ckpt = tmp_path / "ckpt"
+    job = Job(vendors="nv,amd", links=links, steps=4, corpus_tokens=20_000, timeout_s=20.0,
+              checkpoint_dir=str(ckpt), checkpoint_every=2)
+    full = launch(job, 2, workdir=tmp_path / "full", deadline_s=120)
+    names = sorted(p.name for p in ckpt.iterdir())
+    assert names == sorted(f"{lab}-stage{s}-step{t}.pt" for lab in ("direct", "cpu_forward_bf16_2") for s in (0, 1) for t in (2, 4))
+    v = full[-1]["variants"]
+    assert v["direct"]["losses"] != v["cpu_forward_bf16:2"]["losses"]
+    for p in ckpt.glob("*-step4.pt"):  # resume from step 2 of each series
+        p.unlink()
+    resumed = launch(replace(job, resume=True), 2, workdir=tmp_path / "resume", deadline_s=120)
+    for a, b in zip(full, resumed):
+        for lab in ("direct", "cpu_forward_bf16:2"):
+            va, vb = a["variants"][lab], b["variants"][lab]
+            assert vb["start_step"] == 2
+            assert va["losses"] == vb["losses"] and va["digest"] == vb["digest"], lab

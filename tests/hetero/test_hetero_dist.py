@@ -86,7 +86,7 @@ def test_killed_stage_fails_cleanly_and_resume_equals_uninterrupted(run, tmp_pat
     assert "run failed" in msg and "rank 1: killed by signal 9" in msg
     assert "rank 0 (stage 0, nv): a peer failed or timed out" in msg
     assert not any(_alive(p) for p in err.value.pids)  # no process left behind
-    assert sorted(p.name for p in ckpt.iterdir()) == ["stage0-step2.pt", "stage1-step2.pt"]
+    assert sorted(p.name for p in ckpt.iterdir()) == ["device_direct-stage0-step2.pt", "device_direct-stage1-step2.pt"]
     resumed = launch(replace(job, resume=True), 2, workdir=tmp_path / "resume", deadline_s=120)
     for a, b in zip(full, resumed):
         va, vb = a["variants"]["device_direct"], b["variants"]["device_direct"]
