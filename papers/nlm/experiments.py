@@ -239,6 +239,11 @@ def memorization_sweep(cfg, seed: int) -> dict:
     acc_avg = sweep_accuracies(sizes, per_model, {k: avg[k].numpy() for k in range(len(per_model))},
                                {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, 50, seed, "_avg")
     m.update(acc); m.update(acc_u); m.update(acc_avg)
+    for i, p in enumerate(sizes):                                      # one scalar per P (for the README tables)
+        for nm in ("acc_s", "acc_t", "e_aai"):
+            for ref in ("train", "test"):
+                m[f"sweep_p{p}_{nm}_{ref}"] = acc[f"sweep_{nm}_{ref}"][i]
+                m[f"sweep_p{p}_{nm}_{ref}_se"] = acc[f"sweep_{nm}_{ref}_se"][i]
     m["sweep_frozen_at"] = [int(f) for f in tr.frozen_at]
     # the claims in the paper's terms (smallest / largest P)
     for tag in ("", "_untrained"):
