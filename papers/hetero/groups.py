@@ -27,6 +27,8 @@ audit's control is `naive_backend`, the homogeneous-cluster default (nccl for ev
 """
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -76,6 +78,26 @@ def _register_standin():
         dist.Backend.register_backend(name, lambda store, rank, size, timeout: dist.ProcessGroupGloo(store, rank, size, timeout),
                                       devices=["cpu"])
     return name
+
+
+@contextmanager
+def channel_nic(channel):
+    """Inside an emulated cluster (`HETERO_NICS` = k set by the launcher), bind CPU-forwarding channel
+    `channel` to NIC `channel mod k` while its gloo group is created (torch reads GLOO_SOCKET_IFNAME
+    per group); everything else stays on the launcher's setting (NIC 0). A no-op elsewhere."""
+    k = int(os.environ.get("HETERO_NICS", "0") or 0)
+    if channel is None or k < 1:
+        yield
+        return
+    old = os.environ.get("GLOO_SOCKET_IFNAME")
+    os.environ["GLOO_SOCKET_IFNAME"] = f"nic{channel % k}"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("GLOO_SOCKET_IFNAME", None)
+        else:
+            os.environ["GLOO_SOCKET_IFNAME"] = old
 
 
 @dataclass
@@ -157,7 +179,8 @@ class Groups:
             for s in range(topo.n_stages - 1):
                 pair = [topo.pipeline_ranks(r)[s], topo.pipeline_ranks(r)[s + 1]]
                 self.pp[r, s] = self._add(f"pp.replica{r}.b{s}", "pp", pair)
-                self.channels[r, s] = [self._add(f"channel{i}.replica{r}.b{s}", "channel", pair) for i in range(k_max)]
+                self.channels[r, s] = [self._add(f"channel{i}.replica{r}.b{s}", "channel", pair, channel=i)
+                                       for i in range(k_max)]
                 if proxy:
                     self.proxy[r, s] = self._add(f"proxy.replica{r}.b{s}", "proxy", pair)
         if control and topo.n_stages > 1:  # created last, never used for traffic
@@ -167,7 +190,7 @@ class Groups:
                 _register_standin()
             self.control_records.append(self._add("control.wrong-backend", "pp", pair, backend=wrong, keep=False))
 
-    def _add(self, name, kind, ranks, world=False, backend=None, keep=True) -> GroupRecord:
+    def _add(self, name, kind, ranks, world=False, backend=None, keep=True, channel=None) -> GroupRecord:
         vendors = [self.topo.vendors[r] for r in ranks]
         planned = self.rule(kind, vendors, self.device_type)
         rec = GroupRecord(name, kind, ranks, vendors, planned, self.rule(kind, vendors, "cuda"))
@@ -177,7 +200,8 @@ class Groups:
             if world:
                 rec.handle = dist.group.WORLD
             else:
-                rec.handle = dist.new_group(ranks, timeout=self.timeout, backend=backend or planned)
+                with channel_nic(channel):
+                    rec.handle = dist.new_group(ranks, timeout=self.timeout, backend=backend or planned)
             if self.rank in ranks:  # ask the live group what it runs on
                 rec.live_backend = str(dist.get_backend(rec.handle))
         if keep:

@@ -7,6 +7,14 @@ environment torchrun gives (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT), one
 each, each in its own process group. Like torchrun, when one rank fails the others get a grace
 period (the process-group timeout) to fail on their own, then everything left is killed; a run
 that exceeds `deadline_s` is killed too. No process outlives the call.
+
+`cluster=True` (or a dict of `common.netcluster.Cluster` settings, e.g. `{"rate": "1gbit", "delay":
+"100us"}`) runs the ranks inside an emulated cluster of network namespaces: one node per vendor
+group (a run of ranks of one vendor, stage-major), `k_max` NICs per node, the store and every gloo
+group on NIC 0 except CPU-forwarding channel c, which is bound to NIC c mod k (`GLOO_SOCKET_IFNAME`,
+set by the rank per group, see `groups.Groups`). The namespaces are the run's own and are removed
+when the call returns, however it ends. Where `netcluster.available()` is false, one line on stderr
+says why and the loopback emulation runs. Each NIC's byte counters go to `<workdir>/netcluster.json`.
 """
 from __future__ import annotations
 
@@ -61,13 +69,35 @@ def _last_error(path: Path) -> str:
     return (errs or lines or [""])[-1][:400]
 
 
+def vendor_nodes(vendors) -> list[int]:
+    """Node of each rank: one node per run of equal vendors ('nv,nv,amd,amd' -> [0, 0, 1, 1])."""
+    nodes = []
+    for i, v in enumerate(vendors):
+        nodes.append(0 if i == 0 else nodes[-1] + (v != vendors[i - 1]))
+    return nodes
+
+
+def _cluster(cluster, n_nodes: int, k: int):
+    """The `netcluster.Cluster` for `cluster` (None when not asked for, or not available here)."""
+    if not cluster:
+        return None
+    from common import netcluster
+
+    ok, why = netcluster.available()
+    if not ok:
+        print(f"notice: no emulated cluster ({why}); the ranks run on loopback", file=sys.stderr, flush=True)
+        return None
+    return netcluster.Cluster(nodes=n_nodes, nics_per_node=k, **(cluster if isinstance(cluster, dict) else {}))
+
+
 def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_rank: dict | None = None,
-           grace_s: float | None = None, env: dict | None = None) -> list[dict]:
+           grace_s: float | None = None, env: dict | None = None, cluster=None) -> list[dict]:
     """Run `job` on `world` local processes; returns each rank's result dict (rank order).
 
     `per_rank={rank: {field: value}}` changes the job of single ranks (to test start-up checks).
     A user error in the job raises `UserError` before anything starts."""
-    validate(job, world)
+    vendors, _ = validate(job, world)
+    nodes = vendor_nodes(vendors)
     work = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hetero-run-"))
     work.mkdir(parents=True, exist_ok=True)
     job = replace(job, out=str(work))
@@ -79,19 +109,25 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
     base_env.pop("HETERO_VENDORS", None)
     base_env.update(env or {})
     grace = job.timeout_s + 10 if grace_s is None else grace_s
+    cl = _cluster(cluster, nodes[-1] + 1, job.k_max)
     t0 = time.monotonic()
     try:
+        if cl is not None:
+            cl.start()
         for r in range(world):
             jr = replace(job, **(per_rank or {}).get(r, {}))
             jf = work / f"job-rank{r}.json"
             jf.write_text(json.dumps(asdict(jr)))
             log = work / f"rank{r}.log"
             logs.append(log)
+            argv = [sys.executable, "-m", "papers.hetero.train", "--job", str(jf)]
+            renv = dict(base_env, RANK=str(r), LOCAL_RANK=str(r))
+            if cl is not None:  # inside the node of its vendor group; store and world group on NIC 0
+                argv = cl.argv(nodes[r], argv)
+                renv = cl.env(nodes[r], nics=[0], master_port=29500, base=dict(renv, HETERO_NICS=str(cl.nics)))
             with open(log, "wb") as fh:
-                procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "papers.hetero.train", "--job", str(jf)], cwd=str(paths.REPO),
-                    env=dict(base_env, RANK=str(r), LOCAL_RANK=str(r)), stdout=fh, stderr=subprocess.STDOUT,
-                    start_new_session=True))
+                procs.append(subprocess.Popen(argv, cwd=str(paths.REPO), env=renv, stdout=fh,
+                                              stderr=subprocess.STDOUT, start_new_session=True))
         first_fail = None
         while True:
             codes = [p.poll() for p in procs]
@@ -105,6 +141,13 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
             time.sleep(0.05)
     finally:
         _kill(procs)
+        if cl is not None:
+            try:  # what each NIC carried, a measurement (`<workdir>/netcluster.json`)
+                (work / "netcluster.json").write_text(json.dumps({
+                    "nodes": nodes, "shaping": cl.shaping,
+                    "nic_counters": [[cl.nic_counters(n, j) for j in range(cl.nics)] for n in range(cl.nodes)]}))
+            finally:
+                cl.close()
     elapsed = time.monotonic() - t0
     codes = {r: p.returncode for r, p in enumerate(procs)}
     if any(codes.values()):

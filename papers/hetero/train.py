@@ -356,7 +356,8 @@ def worker(job: Job) -> int:
         where = f"rank {rank} (stage {topo.stage_of(rank)}, {vendors[rank]})"
         me = Rank(job, rank, world, vendors, topo)
         result = {"rank": rank, "stage": me.stage, "replica": me.replica, "vendor": vendors[rank],
-                  "topology": topo.describe(), "corpus": me.corpus_info}
+                  "topology": topo.describe(), "corpus": me.corpus_info,
+                  "netcluster_node": os.environ.get("NETCLUSTER_NODE")}
         # every rank asks its own live groups; the planned invariant is checked once, on rank 0
         result["audit"] = me.groups.audit()
         result["audit_live_violations"] = live_violations(result["audit"])

@@ -89,3 +89,36 @@ def test_two_links_keep_separate_checkpoints_and_each_resumes_its_own(tmp_path):
             va, vb = a["variants"][lab], b["variants"][lab]
             assert vb["start_step"] == 2
             assert va["losses"] == vb["losses"] and va["digest"] == vb["digest"], lab
+
+
+def test_pipeline_step_across_two_namespaces_equals_loopback_bitwise(tmp_path):
+    from common import netcluster
+
+    ok, why = netcluster.available()
+    if not ok:
+        pytest.skip(f"no emulated cluster here: {why}")
+    job = Job(vendors="nv,amd", links=["cpu_forward:2"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
+    loop = launch(job, 2, workdir=tmp_path / "loop", deadline_s=60)
+    before = set(netcluster._namespaces())
+    ns = launch(job, 2, workdir=tmp_path / "ns", deadline_s=60, cluster={"rate": "1gbit", "delay": "0"})
+    assert [r["netcluster_node"] for r in ns] == ["0", "1"] and [r["netcluster_node"] for r in loop] == [None, None]
+    for a, b in zip(loop, ns):
+        va, vb = a["variants"]["cpu_forward:2"], b["variants"]["cpu_forward:2"]
+        assert va["losses"] == vb["losses"] and va["digest"] == vb["digest"]
+    import json
+
+    nics = json.loads((tmp_path / "ns" / "netcluster.json").read_text())["nic_counters"]
+    act = 2 * 64 * 64 * 4 * 4  # micro_size x seq x d_model x fp32 x 4 micro-batches: the activations
+    assert all(nics[0][j]["tx_bytes"] > act / 2 for j in (0, 1))  # both channels' NICs carried their halves
+    assert set(netcluster._namespaces()) <= before  # nothing left behind
+
+
+def test_cluster_option_without_privileges_says_so_and_runs_on_loopback(tmp_path, monkeypatch, capsys):
+    from common import netcluster
+
+    monkeypatch.setattr(netcluster, "available", lambda refresh=False: (False, "no CAP_NET_ADMIN"))
+    job = Job(vendors="nv,amd", links=["direct"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
+    ranks = launch(job, 2, workdir=tmp_path, deadline_s=60, cluster=True)
+    assert [r["netcluster_node"] for r in ranks] == [None, None]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["notice: no emulated cluster (no CAP_NET_ADMIN); the ranks run on loopback"]
