@@ -60,17 +60,23 @@ def test_code_changed_after_the_run_is_stale(toy_repo, monkeypatch):
     assert stamp.staleness({}, "toy") == ["the run's revision is unknown here, so its code cannot be compared with this checkout"]
 
 
-def test_changed_since_reads_git_over_the_papers_code_only(tmp_path, monkeypatch):
+def _repo(tmp_path, files):
+    """A git repository in tmp_path holding `files` (each "1\n") in one commit; returns that commit's sha."""
     def git(*args):
         subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
 
     git("init", "-q")
-    for f in ("papers/toy/model.py", "papers/toy/README.md", "papers/toy/claims.yaml", "papers/other/model.py", "common/x.py"):
+    for f in files:
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f).write_text("1\n")
     git("add", ".")
     git("commit", "-q", "-m", "one")
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip(), git
+
+
+def test_changed_since_reads_git_over_the_papers_code_only(tmp_path, monkeypatch):
+    sha, _ = _repo(tmp_path, ("papers/toy/model.py", "papers/toy/README.md", "papers/toy/claims.yaml",
+                              "papers/other/model.py", "common/x.py"))
     monkeypatch.setattr(paths, "REPO", tmp_path)
     assert stamp.changed_since(sha, "toy") == []
     for f in ("papers/toy/README.md", "papers/toy/claims.yaml", "papers/other/model.py"):
@@ -112,16 +118,7 @@ def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, monke
 
 
 def test_presentation_and_judging_code_do_not_stale_the_numbers(tmp_path, monkeypatch):
-    def git(*args):
-        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
-
-    git("init", "-q")
-    for f in ("common/report.py", "common/claims.py", "common/parallel.py"):
-        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / f).write_text("1\n")
-    git("add", ".")
-    git("commit", "-q", "-m", "one")
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    sha, git = _repo(tmp_path, ("common/report.py", "common/claims.py", "common/parallel.py"))
     monkeypatch.setattr(paths, "REPO", tmp_path)
     monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
     (tmp_path / "common/report.py").write_text("2\n")
