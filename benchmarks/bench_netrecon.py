@@ -11,8 +11,8 @@ The references below are written here from the released scripts' structure (noth
   * two-replica DMFT: Monte-Carlo fixed point (Gaussian noise sampled jointly over all times and
     both replicas from the current kernel, paths integrated, kernel re-estimated), every iterate kept.
 Ours, at the same sizes: one task per network in processes with one BLAS thread each, the
-two-trajectory method in float64 (two matrix-vector products per step, like the reference) and the
-tangent map in float32; closed-form least squares; the exact forward two-replica propagation.
+two-trajectory method in float64 (both states in one pass over J per step, papers/netrecon/kernels.py)
+and the tangent map in float32; closed-form least squares; the exact forward two-replica propagation.
 Every comparison is one run, reported as a ratio with the machine's load average.
 
     python benchmarks/bench_netrecon.py
@@ -123,6 +123,69 @@ def peak_memory(fn, *a, **k):
     return out, sec, peak / 2**20
 
 
+def lyapunov_comparison(N, nets, steps, discard, repeats, experiments, pmap, one_thread):
+    """The reference loop against ours at equal work, interleaved (reference, ours, reference, ...).
+
+    Two sizes of the official protocol: one point (g = 2, 5 networks: 5 tasks on the machine's
+    cores) and a slice of its g sweep (g = 1.5, 2, 3, 4; 20 tasks). Ours: the two-trajectory method in
+    float64 (fused pair product when numba is present, else two gemv), and the same with the fused
+    kernel switched off, on the same networks (lambda must agree to rounding); the tangent map in
+    float32 for reference. lambda: mean over networks with its standard error.
+    """
+    from papers.netrecon import kernels
+
+    def ours_tasks(gs, **extra):
+        # the reference's protocol and work: both trajectories through the discarded steps (state
+        # transient and alignment of the separation), then the averaging window
+        return [dict(N=N, g=g, seed=s, n_traj=1, t_transient=0.0, t_align=discard * 0.01,
+                     t_average=(steps - discard) * 0.01, **extra) for g in gs for s in range(nets)]
+
+    def run_ours(tasks, fused=True):
+        out, sec = timed(pmap, experiments.lyapunov_task, [dict(t, fused=fused) for t in tasks], desc="ours")
+        lam = np.array([r["lam_mean"] for r in out])
+        return sec, lam
+
+    with one_thread():  # compile (or load) the kernel once, outside the timings
+        experiments.lyapunov_task(N=64, g=2.0, seed=0, n_traj=1, t_transient=0.0, t_average=0.1)
+    sizes = {"point": [2.0], "sweep": [1.5, 2.0, 3.0, 4.0]}
+    out = {"N": N, "networks_per_g": nets, "steps": steps, "discarded": discard, "repeats": repeats,
+           "kernel_fused": kernels.available(),
+           "reference": "lledian.py loop: numpy float64, default BLAS threads, two matmul per step",
+           "ours": "float64 two-trajectory, one task per network, processes with one BLAS thread each"}
+    for name, gs in sizes.items():
+        rows = {"reference_s": [], "ours_s": [], "ours_unfused_s": [], "ours_f32_tangent_s": [], "load_average_1min": []}
+        lam = {}
+        for _ in range(repeats):  # interleaved sides, so that a change of load hits both
+            rows["load_average_1min"].append(os.getloadavg()[0])
+            t0 = time.perf_counter()
+            lam["reference"] = [reference_lyapunov_point(N, g, nets, steps, discard) for g in gs]
+            rows["reference_s"].append(time.perf_counter() - t0)
+            sec, lam["ours"] = run_ours(ours_tasks(gs))
+            rows["ours_s"].append(sec)
+            sec, lam["ours_unfused"] = run_ours(ours_tasks(gs), fused=False)
+            rows["ours_unfused_s"].append(sec)
+            sec, lam["ours_f32_tangent"] = run_ours(ours_tasks(gs, method="tangent", dtype="float32"))
+            rows["ours_f32_tangent_s"].append(sec)
+        ratio = {k: [r / o for r, o in zip(rows["reference_s"], rows[k + "_s"])]
+                 for k in ("ours", "ours_unfused", "ours_f32_tangent")}
+        per_g = {}
+        for i, g in enumerate(gs):
+            o = lam["ours"][i * nets:(i + 1) * nets]
+            per_g[str(g)] = {"lambda_reference": lam["reference"][i], "lambda_ours": float(o.mean()),
+                             "lambda_ours_sem": float(o.std(ddof=1) / np.sqrt(nets)),
+                             "lambda_unfused_minus_fused_max": float(np.max(np.abs(
+                                 lam["ours_unfused"][i * nets:(i + 1) * nets] - o)))}
+        out[name] = {"g": gs, "tasks": len(gs) * nets, **rows,
+                     "speedup": {k: {"min": min(v), "max": max(v), "each": v} for k, v in ratio.items()},
+                     "lambda": per_g}
+        print(f"Lyapunov {name} ({len(gs) * nets} tasks): reference {min(rows['reference_s']):.1f}s, "
+              f"ours float64 x{min(ratio['ours']):.2f}-{max(ratio['ours']):.2f} "
+              f"(unfused x{min(ratio['ours_unfused']):.2f}-{max(ratio['ours_unfused']):.2f}, "
+              f"float32 tangent x{min(ratio['ours_f32_tangent']):.2f}-{max(ratio['ours_f32_tangent']):.2f}); "
+              f"load {rows['load_average_1min']}", flush=True)
+    return out
+
+
 def main():
     from common.bench import write_benchmark
     from papers.netrecon import dmft, experiments, recon, rnn
@@ -131,26 +194,11 @@ def main():
     quick = os.environ.get("REPRO_BENCH_QUICK") == "1"
     results = {}
 
-    # 1. a Lyapunov point at N = 1000: 5 networks x 1e4 steps, the first 2000 discarded -----------
-    N, g, nets = 1000, 2.0, 5
+    # 1. the Lyapunov unit at N = 1000: networks x 1e4 steps, the first 2000 discarded -----------
+    N, nets = 1000, 5
     steps, discard = (2000, 400) if quick else (10_000, 2000)
-    lam_ref, t_ref = timed(reference_lyapunov_point, N, g, nets, steps, discard)
-    # the same protocol and work as the reference: both trajectories through the discarded steps (they
-    # serve as state transient and as alignment of the separation), then the averaging window
-    base = [dict(N=N, g=g, seed=s, n_traj=1, t_transient=0.0, t_align=discard * 0.01, t_average=(steps - discard) * 0.01)
-            for s in range(nets)]
-    runs = {"float64 two-trajectory": base,
-            "float32 tangent": [dict(t, method="tangent", dtype="float32") for t in base]}
-    results["lyapunov_point"] = {"N": N, "g": g, "networks": nets, "steps": steps, "discarded": discard,
-                                 "reference": "lledian.py loop: numpy float64, default BLAS threads",
-                                 "reference_s": t_ref, "lambda_reference": lam_ref,
-                                 "load_average_1min": os.getloadavg()[0]}
-    for name, tasks in runs.items():
-        ours, t_ours = timed(pmap, experiments.lyapunov_task, tasks)
-        lam_ours = float(np.mean([r["lam_mean"] for r in ours]))
-        results["lyapunov_point"][name] = {"seconds": t_ours, "speedup": t_ref / t_ours, "lambda": lam_ours}
-        print(f"Lyapunov point: reference {t_ref:.1f}s, ours ({name}) {t_ours:.1f}s, x{t_ref / t_ours:.1f} "
-              f"(lambda {lam_ref:.4f} vs {lam_ours:.4f}; 5 networks each, different draws)", flush=True)
+    repeats = 1 if quick else 2
+    results["lyapunov"] = lyapunov_comparison(N, nets, steps, discard, repeats, experiments, pmap, one_thread)
 
     # 2. reconstruction at N = 1000 --------------------------------------------------------------
     rng = np.random.default_rng(1)

@@ -41,13 +41,15 @@ def network(N: int, g: float, seed: int, *keys):
 
 def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, t_average: float,
                   t_align: float = 0.0, dt: float = rnn.DT, method: str = "two-trajectory",
-                  record_dt: float = 0.0, max_lag_time: float = 0.0, dtype: str = "float64") -> dict:
+                  record_dt: float = 0.0, max_lag_time: float = 0.0, dtype: str = "float64",
+                  fused: bool = True) -> dict:
     """lambda of one network (several initial states), optional autocorrelation Delta_sim(tau)."""
     J, rng = network(N, g, seed, "lyap")
     x0 = rng.standard_normal((n_traj, N))
     rec = int(round(record_dt / dt)) if record_dt else 0
     res = lyap.largest_exponent(J, x0, dt=dt, t_transient=t_transient, t_average=t_average,
-                                t_align=t_align, method=method, rng=rng, record_every=rec, dtype=dtype)
+                                t_align=t_align, method=method, rng=rng, record_every=rec, dtype=dtype,
+                                fused=fused)
     out = {"N": N, "g": g, "seed": seed, "lam": res.lam.tolist(), "lam_mean": res.mean,
            "times": res.times, "running": res.running.mean(axis=1),
            "lam_linear": lyap.quiescent_exponent(J, dt) if g < 1 else float("nan")}

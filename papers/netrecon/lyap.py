@@ -13,7 +13,7 @@ ln|1 - dt + dt mu|/dt ~ g - 1 with mu the eigenvalue of J of largest real part.
 
 Both estimators take the state transient (`t_transient`) and, for the spectrum, a tangent-space
 transient (`t_ons_transient`) as parameters and return running estimates for diagnostics. All
-trajectories in a batch share one matrix product per step.
+trajectories in a batch share each step's product over J, a pair of states per pass (kernels.py).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from common.errors import UserError
 
+from .kernels import rows_times_JT
 from .rnn import DT, _JT, check_params, euler_step
 
 
@@ -44,14 +45,6 @@ class LyapunovResult:
         return float(np.std(self.lam, ddof=1) / np.sqrt(K)) if K > 1 else float("nan")
 
 
-def _rows_times(rows: np.ndarray, JT: np.ndarray) -> np.ndarray:
-    """rows @ JT; two rows or fewer go as separate matrix-vector products (OpenBLAS's small-gemm
-    path is 1.5-3x slower than two gemv calls for N >= 500)."""
-    if rows.shape[0] <= 2 and JT.shape[0] >= 500:
-        return np.stack([r @ JT for r in rows])
-    return rows @ JT
-
-
 def _steps(t: float, dt: float) -> int:
     return int(round(t / dt))
 
@@ -60,7 +53,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
                      t_average: float = 100.0, method: str = "two-trajectory", eps: float = 1e-6,
                      t_align: float = 0.0, dtype=np.float64,
                      renorm_every: int = 1, n_running: int = 200, record_every: int = 0,
-                     rng: np.random.Generator | None = None) -> LyapunovResult:
+                     rng: np.random.Generator | None = None, fused: bool = True) -> LyapunovResult:
     """Largest Lyapunov exponent of the Euler map for every row of `x0` (shape (K, N)).
 
     method "two-trajectory" (the paper's): a companion state at distance `eps` is evolved by the
@@ -72,7 +65,8 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     exponent is a time average, insensitive to single-precision rounding of the trajectory.
     `t_align` is a tangent transient: the perturbation is evolved and renormalised that long
     before its growth is counted, so it aligns with the most unstable direction first.
-    With `record_every > 0` the states are also recorded every that many steps during the
+    `fused=False` takes BLAS's products instead of the fused pair kernel (kernels.py); the two agree
+    to summation order. With `record_every > 0` the states are also recorded every that many steps during the
     averaging window and returned in `extra["states"]` (shape (R, K, N)) for autocorrelations.
     """
     check_params(N=J.shape[-1], dt=dt)
@@ -86,6 +80,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     x = np.atleast_2d(np.array(x0, dtype=dtype))
     K, N = x.shape
     JT = _JT(J).astype(dtype, copy=False)
+    Jc = np.ascontiguousarray(J, dtype=dtype)  # rows of J for the fused pair product
     rng = rng if rng is not None else np.random.default_rng(0)
     n_tr, n_av = _steps(t_transient, dt), _steps(t_average, dt)
     n_av -= n_av % renorm_every
@@ -97,7 +92,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     if t_align > 0:  # tangent transient: align the perturbation, count nothing
         pre = largest_exponent(J, x, dt, 0.0, t_align, method=method, eps=eps, renorm_every=renorm_every,
-                               n_running=1, rng=rng, dtype=dtype)
+                               n_running=1, rng=rng, dtype=dtype, fused=fused)
         x, u = pre.extra["x_final"], pre.extra["u_final"]
     states = None
     if record_every:
@@ -113,7 +108,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         z = np.concatenate([x, x + eps * u])  # reference and companion share one product
         for b in range(n_blocks):
             for s in range(renorm_every):
-                z = (1.0 - dt) * z + dt * _rows_times(np.tanh(z), JT)  # Euler map for both states
+                z = (1.0 - dt) * z + dt * rows_times_JT(np.tanh(z), Jc, JT, fused)  # Euler map, one pass over J
                 if states is not None and (b * renorm_every + s + 1) % record_every == 0:
                     states[(b * renorm_every + s + 1) // record_every - 1] = z[:K]
             d = z[K:] - z[:K]
@@ -130,7 +125,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         for b in range(n_blocks):
             for s in range(renorm_every):
                 sech2 = 1.0 / np.cosh(x) ** 2
-                prod = _rows_times(np.concatenate([np.tanh(x), sech2 * v]), JT)  # J phi(x), J diag(sech^2 x) v
+                prod = rows_times_JT(np.concatenate([np.tanh(x), sech2 * v]), Jc, JT, fused)  # J phi(x), J diag(sech^2 x) v
                 x = (1 - dt) * x + dt * prod[:K]
                 v = (1 - dt) * v + dt * prod[K:]  # v <- D_t v
                 if states is not None and (b * renorm_every + s + 1) % record_every == 0:
