@@ -18,7 +18,8 @@ Modules, each small and named for what it holds:
 * `train`       one rank: training, throughput windows, p2p benchmark, checkpoints; torchrun entry
 * `launch`      spawns the ranks locally like torchrun, with timeouts; no process left behind
 * `reference`   the single-process run over the same micro-batch order
-* `perfmodel`   the projection to LLaMA-8B / Qwen2-7B on a two-node NVIDIA+AMD cluster
+* `perfmodel`   1F1B step-time model (event simulation); the projection to LLaMA-8B / Qwen2-7B
+* `clusterbench` measurements on the emulated cluster (multi-NIC, costed staging, vendor speed, calibration)
 * `experiments`, `figures`   one function per notebook section / figure
 * `config`      the smoke / quick / full profiles and the preflight check
 """

@@ -26,6 +26,15 @@ _SHARED = {
     "p2p_links": ["direct", "device_direct", "cpu_forward:1", "cpu_forward:2", "cpu_forward:4", "cpu_forward_onechannel:2"],
     "ref_tolerance": 1e-5,
     "projection_models": ["llama3-8b", "qwen2-7b"],
+    # the emulated cluster (notebook 05): 2 nodes x 2 tbf-shaped NICs; no netem here, so no added latency
+    "cluster_rate": "200mbit", "cluster_delay": "100us", "cluster_p2p_size": 2 * MiB, "cluster_staging_size": MiB // 2,
+    "cluster_p2p_iters": 2,
+    "cluster_p2p_windows": 6,
+    "cluster_copy_over_nic": 0.8,     # staging copy engine at 0.8 x the NIC rate (PCIe 20 GB/s : RDMA NIC 25 GB/s, as in perfmodel)
+    "cluster_rho": 0.7,               # emulated AMD compute speed / NVIDIA's
+    "cluster_layer_ms": 6.0,          # emulated device: forward of one layer at NVIDIA speed (backward 2x)
+    "cluster_head_layers": 0.5,       # the norm + head, paced as this many layers
+    "cluster_windows": 5, "cluster_window_steps": 2, "cluster_warmup": 1,
 }
 
 PROFILES = {
@@ -34,6 +43,8 @@ PROFILES = {
         "control_links": ["cpu_forward_bf16:2", "device_direct_staged", "cpu_forward_reassemble:2"],  # one replica: no dp control
         "corpus_tokens": 20_000, "tput_processes": 2, "tput_vendors": "nv,amd", "tput_windows": 2,
         "tput_window_steps": 2, "tput_warmup": 1, "p2p_sizes": [64 * 1024, MiB], "p2p_iters": 2,
+        "cluster_p2p_size": 256 * 1024, "cluster_staging_size": 256 * 1024, "cluster_p2p_iters": 1, "cluster_p2p_windows": 2, "cluster_layer_ms": 2.0,
+        "cluster_windows": 2, "cluster_window_steps": 1, "cluster_warmup": 0,
     }),
     "quick": dict(_SHARED, **{
         "processes": 4, "vendors": "nv:2,amd:2", "correctness_steps": 50, "stability_steps": 300,

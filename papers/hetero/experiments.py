@@ -4,6 +4,7 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
 """
 from __future__ import annotations
 
+import json
 import math
 import statistics
 import tempfile
@@ -16,7 +17,7 @@ import torch
 
 from common.progress import progress
 
-from . import perfmodel
+from . import clusterbench, perfmodel
 from .config import job_for
 from .groups import Groups, audit_violations, select_backend
 from .launch import launch
@@ -314,3 +315,49 @@ def calibrate_cpu(cfg, p2p_fit: tuple[float, float], repeats: int = 5) -> dict:
     ts = [part[0] * t_layer, part[1] * t_layer + t_head]
     pred = perfmodel.step_time(ts, c, cfg.n_micro)
     return {"layer_s": t_layer, "head_s": t_head, "transfer_s": c, "predicted_step_s": pred}
+
+
+CLUSTER_CLAIMS = ("cluster-multi-nic-scales", "cluster-device-direct-beats-staging", "cluster-device-direct-zero-staging",
+                  "cluster-uneven-beats-even", "cluster-mixed-beats-amd", "cluster-perfmodel-calibrated")
+
+
+def cluster_bench(cfg, seed: int, workdir=None) -> dict:
+    """The emulated-cluster claims in one launch of 2 ranks, one per network namespace (node), 2 shaped
+    NICs each. Without the privileges (or tools) one line names the claims that cannot be tested and
+    why, and `netcluster_available` = 0 marks them not run."""
+    from common import netcluster
+
+    ok, why = netcluster.available()
+    if not ok:
+        print(f"notice: cluster claims {', '.join(CLUSTER_CLAIMS)} cannot be tested here: {why}", flush=True)
+        return {"metrics": {"netcluster_available": 0}, "available": False, "why": why}
+    mcfg = CONFIGS[cfg.model]
+    act = cfg.micro_size * mcfg.seq_len * mcfg.d_model * 4  # one activation (fp32)
+    size, rate = int(cfg.cluster_p2p_size), netcluster.parse_rate(cfg.cluster_rate)
+    copy_rate = rate * float(cfg.cluster_copy_over_nic)
+    pw = int(cfg.cluster_p2p_windows)
+    phases = [
+        {"name": "nic", "links": ["cpu_forward:1", "cpu_forward:2", "cpu_forward_samenic:2", "cpu_forward_onechannel:2"],
+         "sizes": [size], "copy_rate_bps": 0.0, "windows": pw},
+        {"name": "staging", "links": ["device_direct", "cpu_forward:1", "device_direct_staged"],
+         "sizes": [int(cfg.cluster_staging_size)],
+         "copy_rate_bps": copy_rate, "windows": pw},
+        {"name": "fit", "links": ["direct"], "sizes": sorted({act, 256 * 1024, size}), "windows": 2},
+    ]
+    variants = clusterbench.speed_variants(float(cfg.cluster_rho))
+    job = job_for(cfg, mode="cluster", vendors="nv,amd", links=["direct"], partition=[4, 2], nics=2, seed=seed,
+                  p2p_phases=phases, speed_variants=variants, layer_ms=float(cfg.cluster_layer_ms),
+                  head_layers=float(cfg.cluster_head_layers), windows=int(cfg.cluster_windows),
+                  window_steps=int(cfg.cluster_window_steps), warmup_steps=int(cfg.cluster_warmup),
+                  p2p_iters=int(cfg.cluster_p2p_iters), pin_cores=True, steps=1)
+    work = Path(workdir or tempfile.mkdtemp(prefix="hetero-cluster-"))
+    t0 = time.perf_counter()
+    ranks = launch(job, 2, workdir=work, deadline_s=600.0,
+                   cluster={"rate": cfg.cluster_rate, "delay": cfg.cluster_delay})
+    wall = time.perf_counter() - t0
+    nic = json.loads((work / "netcluster.json").read_text()) if (work / "netcluster.json").exists() else None
+    m = clusterbench.analyse(ranks, cfg, variants, act, nic)
+    m.update({"netcluster_available": 1, "cluster_wall_s": wall, "cluster_rate_bps": rate, "cluster_copy_rate_bps": copy_rate,
+              "cluster_layer_ms": float(cfg.cluster_layer_ms), "cluster_nodes": 2, "cluster_nics_per_node": 2,
+              "cluster_shaping_note": (nic or {}).get("shaping", {}).get("note")})
+    return {"metrics": m, "available": True, "ranks": ranks, "nic": nic, "variants": variants}

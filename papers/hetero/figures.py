@@ -108,3 +108,28 @@ def sensitivity(res: dict):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+CLUSTER_PANELS = (  # (claim metric, its control, criterion, title)
+    ("cluster_cf2_vs_cf1", "cluster_cf2_samenic_vs_cf1", 1.8, "bandwidth k=2 / k=1\n(control: 2 channels on NIC 0)"),
+    ("cluster_dd_vs_cf1", "cluster_dd_staged_vs_cf1", 1.2, "device-direct / CPU-fwd k=1\n(control: staging forced on)"),
+    ("cluster_uneven_vs_even", "cluster_uneven_vs_even_rho1", 1.05, "uneven / even split\n(control: rho = 1)"),
+    ("cluster_mixed_vs_amd", "cluster_mixed_vs_amd_rho1", 1.05, "mixed / AMD-homogeneous\n(control: rho = 1)"),
+)
+
+
+@styled
+def cluster(metrics: dict):
+    fig, axes = plt.subplots(1, len(CLUSTER_PANELS), figsize=(13, 3.6))
+    for ax, (m, c, crit, title) in zip(axes, CLUSTER_PANELS):
+        for x, key, mark in ((0, m, "o"), (1, c, "x")):
+            v = metrics.get(key) or []
+            ax.plot(np.full(len(v), x) + np.linspace(-0.1, 0.1, len(v)), v, mark, ms=5)
+        ax.axhline(crit, color="r", ls="--", lw=1)
+        ax.axhline(1.0, color="k", lw=0.5)
+        ax.set_xticks([0, 1], ["claim", "control"])
+        ax.set_xlim(-0.5, 1.5)
+        ax.set_title(title, fontsize=9)
+    axes[0].set_ylabel("per-window ratio")
+    fig.tight_layout()
+    return fig

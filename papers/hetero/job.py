@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass, field, fields
 
 from common.errors import UserError
 
-from .links import parse_link, parse_variant
+from .links import channels_needed, parse_link, parse_variant
 from .model import CONFIGS
 from .schedule import SCHEDULES
 from .topology import build_topology, parse_vendors
 
-MODES = ("train", "throughput", "p2p", "selftest")
+MODES = ("train", "throughput", "p2p", "selftest", "cluster")
 CORPORA = ("markov", "stdlib")
 
 
@@ -56,12 +56,24 @@ class Job:
     p2p_links: list | None = None        # p2p: links (default: `links`)
     p2p_iters: int = 5
     pin_cores: bool = False
+    # cluster mode (`clusterbench`): point-to-point phases and vendor-speed windows on an emulated cluster
+    p2p_phases: list | None = None       # [{"name", "links", "sizes", "copy_rate_bps"}]: copy_rate_bps = staging engine
+    speed_variants: list | None = None   # [{"label", "link", "partition", "speeds": [stage 0, stage 1]}]
+    layer_ms: float = 0.0                # emulated device: forward ms of one layer at speed 1 (backward 2x); 0 = unpaced
+    head_layers: float = 0.5             # the last stage's norm + head, paced as this many layers
+    nics: int = 0                        # NICs per node in an emulated cluster (0: one per channel, k_max)
     device: str = "auto"                 # auto: the local GPU when there is one, else cpu
     out: str | None = None
 
+    def link_specs(self) -> list[str]:
+        """Every link spec the job uses (training variants, p2p links and phases, speed variants)."""
+        specs = [parse_variant(s)[0] for s in self.links] + list(self.p2p_links or [])
+        specs += [s for ph in self.p2p_phases or [] for s in ph.get("links", [])]
+        return specs + [v.get("link", "direct") for v in self.speed_variants or []]
+
     @property
     def k_max(self) -> int:
-        return max(parse_link(parse_variant(s)[0])[1] for s in list(self.links) + list(self.p2p_links or []))
+        return max(channels_needed(s, self.nics) for s in self.link_specs())
 
     def fingerprint(self) -> dict:
         """What every rank must agree on (the vendor map and output path excepted)."""
@@ -107,7 +119,7 @@ def validate(job: Job, world: int, vendors=None):
         raise UserError(f"a pipeline needs at least 2 processes, got {world}")
     vlist = parse_vendors(vendors if vendors is not None else job.vendors, world)
     topo = build_topology(vlist, job.stages, job.partition, CONFIGS[job.model].n_layers)
-    if job.mode in ("p2p", "selftest") and (world != 2 or job.stages != 2):
+    if job.mode in ("p2p", "selftest", "cluster") and (world != 2 or job.stages != 2):
         raise UserError(f"the {job.mode} mode runs on exactly 2 processes and 2 stages")
     if job.device not in ("auto", "cpu"):
         raise UserError(f"device must be auto or cpu, got {job.device!r}")
@@ -115,4 +127,26 @@ def validate(job: Job, world: int, vendors=None):
         raise UserError(f"unknown fail_mode {job.fail_mode!r}; choose kill or stop")
     if job.resume and not job.checkpoint_dir:
         raise UserError("resume needs checkpoint_dir")
+    _validate_cluster(job)
     return vlist, topo
+
+
+def _validate_cluster(job: Job) -> None:
+    """The cluster mode's phases and speed variants (one-line errors)."""
+    for ph in job.p2p_phases or []:
+        if not isinstance(ph, dict) or not ph.get("links") or not ph.get("sizes"):
+            raise UserError(f"p2p phase {ph!r}: give a dict with name, links and sizes")
+        for spec in ph["links"]:
+            parse_link(spec)
+        if float(ph.get("copy_rate_bps", 0)) < 0 or min(int(x) for x in ph["sizes"]) < 4:
+            raise UserError(f"p2p phase {ph.get('name')!r}: sizes >= 4 bytes and copy_rate_bps >= 0")
+    n_layers = CONFIGS[job.model].n_layers
+    for v in job.speed_variants or []:
+        part, speeds = list(v.get("partition") or []), list(v.get("speeds") or [])
+        if len(part) != 2 or sum(part) != n_layers or min(part) < 1:
+            raise UserError(f"speed variant {v.get('label')!r}: partition {part} must be 2 stages summing to {n_layers}")
+        if len(speeds) != 2 or min(speeds) <= 0:
+            raise UserError(f"speed variant {v.get('label')!r}: speeds {speeds} must be 2 positive numbers (1 = nv)")
+        parse_link(v.get("link", "direct"))
+    if job.layer_ms < 0 or job.head_layers < 0 or job.nics < 0:
+        raise UserError("layer_ms, head_layers and nics must be >= 0")

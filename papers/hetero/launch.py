@@ -10,7 +10,7 @@ that exceeds `deadline_s` is killed too. No process outlives the call.
 
 `cluster=True` (or a dict of `common.netcluster.Cluster` settings, e.g. `{"rate": "1gbit", "delay":
 "100us"}`) runs the ranks inside an emulated cluster of network namespaces: one node per vendor
-group (a run of ranks of one vendor, stage-major), `k_max` NICs per node, the store and every gloo
+group (a run of ranks of one vendor, stage-major), `job.nics` (default `k_max`) NICs per node, the store and every gloo
 group on NIC 0 except CPU-forwarding channel c, which is bound to NIC c mod k (`GLOO_SOCKET_IFNAME`,
 set by the rank per group, see `groups.Groups`). The namespaces are the run's own and are removed
 when the call returns, however it ends. Where `netcluster.available()` is false, one line on stderr
@@ -109,7 +109,7 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
     base_env.pop("HETERO_VENDORS", None)
     base_env.update(env or {})
     grace = job.timeout_s + 10 if grace_s is None else grace_s
-    cl = _cluster(cluster, nodes[-1] + 1, job.k_max)
+    cl = _cluster(cluster, nodes[-1] + 1, job.nics or job.k_max)
     t0 = time.monotonic()
     try:
         if cl is not None:

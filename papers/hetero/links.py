@@ -17,18 +17,26 @@ Deliberately broken variants, the controls of the claims (never used for the pap
 `device_direct_staged` (the proxy posts a host staging buffer: it stages), `cpu_forward_reassemble:k`
 (chunks received into separate buffers and concatenated: one extra copy), `cpu_forward_bf16:k`
 (a bf16 staging buffer: a lossy transport), `cpu_forward_onechannel:k` (the same k chunks, all on
-the first channel: one NIC).
+the first channel: one connection), `cpu_forward_samenic:k` (k channels of their own, all bound to
+NIC 0 of an emulated cluster: k connections, one NIC).
 
 Where the bytes go is MEASURED, not booked: every buffer handed to the transport (isend/irecv) is
 compared, by the start of its storage (`untyped_storage().data_ptr()`), with the caller's tensor
 (and a same-device layout copy of it); bytes posted from any other buffer are staged bytes. Every
 tensor copy executed inside a link call (aten copy_, _to_copy, clone, cat) is counted by a torch
 dispatch mode around the call. Wire tags are deterministic: tag = (2 * micro_batch + direction) * k + chunk.
+
+Staging cost: the staging copies of CPU-forwarding (and of the staged control) go through a
+`CopyEngine`, a modelled device<->host copy path whose rate is an explicit input (`copy_rate`,
+bits/s; 0 = this machine's plain memcpy): each copy takes at least bytes / rate, as a PCIe copy of a
+GPU node would. The direct and device-direct links have no staging copy, so they never use it.
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
+import time
 from concurrent.futures import Future
 
 import torch
@@ -40,8 +48,9 @@ from common.errors import UserError
 from .specs import name_count
 
 LINKS = ("direct", "cpu_forward", "device_direct")
-CONTROL_LINKS = ("device_direct_staged", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_onechannel")
-_CHANNELED = ("cpu_forward", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_onechannel")
+CONTROL_LINKS = ("device_direct_staged", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_onechannel",
+                 "cpu_forward_samenic")
+_CHANNELED = ("cpu_forward", "cpu_forward_reassemble", "cpu_forward_bf16", "cpu_forward_onechannel", "cpu_forward_samenic")
 _aten = torch.ops.aten
 _COPY_OPS = {_aten.copy_.default, _aten._to_copy.default, _aten.clone.default, _aten.cat.default}
 
@@ -53,6 +62,15 @@ def parse_link(spec: str) -> tuple[str, int]:
     if name not in _CHANNELED and k != 1:
         raise UserError(f"link {spec!r}: only cpu_forward takes k >= 1 channels")
     return name, k
+
+
+def channels_needed(spec: str, nics: int = 1) -> int:
+    """Channel groups the link `spec` uses: k, or for `cpu_forward_samenic:k` on `nics` NICs the channels
+    0, nics, 2 nics, ... (channel c is bound to NIC c mod nics), so (k - 1) nics + 1."""
+    name, k = parse_link(spec)
+    if name == "cpu_forward_samenic":
+        return (k - 1) * max(1, int(nics)) + 1
+    return k if name in _CHANNELED else 1
 
 
 def storage_of(t: torch.Tensor) -> int:
@@ -73,6 +91,27 @@ class CopyCounter(TorchDispatchMode):
             self.link.copies += 1
             self.link.copied_bytes += res.numel() * res.element_size()
         return out
+
+
+class CopyEngine:
+    """The staging copy path of a link: `copy(dst, src)` copies and, with `rate_bps` > 0, takes at least
+    8 * bytes / rate_bps seconds (the wait is a sleep: the modelled engine, not this machine's CPU, sets the
+    time). Counts the bytes and seconds it carried."""
+
+    def __init__(self, rate_bps: float = 0.0):
+        self.rate_bps = float(rate_bps)
+        self.bytes, self.seconds = 0, 0.0
+
+    def copy(self, dst: torch.Tensor, src: torch.Tensor):
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        nbytes = dst.numel() * dst.element_size()
+        if self.rate_bps > 0:
+            left = 8 * nbytes / self.rate_bps - (time.perf_counter() - t0)
+            if left > 0:
+                time.sleep(left)
+        self.bytes += nbytes
+        self.seconds += time.perf_counter() - t0
 
 
 class Handle:
@@ -108,6 +147,7 @@ class Link:
         self.payload_received = 0
         self.packed_bytes = 0   # layout copies of non-contiguous tensors (same device, not staging)
         self.transfers = 0
+        self.engine = CopyEngine()  # staging copies only (CPU-forwarding, the staged control)
         self._lock = threading.Lock()
 
     def wire_tag(self, tag: int, chunk: int = 0) -> int:
@@ -116,7 +156,8 @@ class Link:
     def counters(self) -> dict:
         return {"link": self.label, "staged_bytes": self.staged_bytes, "wire_bytes": self.wire_bytes,
                 "copies": self.copies, "copied_bytes": self.copied_bytes, "payload_sent": self.payload_sent,
-                "payload_received": self.payload_received, "packed_bytes": self.packed_bytes, "transfers": self.transfers}
+                "payload_received": self.payload_received, "packed_bytes": self.packed_bytes, "transfers": self.transfers,
+                "engine_bytes": self.engine.bytes, "engine_s": self.engine.seconds, "copy_rate_bps": self.engine.rate_bps}
 
     @property
     def label(self) -> str:
@@ -223,7 +264,7 @@ class CpuForwardLink(Link):
 
     def _send(self, t, tag, owners):
         flat = self._buffer(("send", tag), t.numel(), t.dtype)
-        flat.view(t.shape).copy_(t)  # device -> host staging copy (handles non-contiguous t)
+        self.engine.copy(flat.view(t.shape), t)  # device -> host staging copy (handles non-contiguous t)
         works = []
         for i, (c, g) in enumerate(zip(self._chunks(flat), self.groups)):
             if c.numel():
@@ -240,7 +281,7 @@ class CpuForwardLink(Link):
 
         def finalize():
             src = torch.cat(chunks) if self.reassemble else flat
-            out.copy_(src.view(out.shape))  # host -> device copy
+            self.engine.copy(out, src.view(out.shape))  # host -> device copy
 
         return Handle(works, finalize=finalize)
 
@@ -305,18 +346,25 @@ class DeviceDirectStagedLink(DeviceDirectLink):
 
     def _send(self, t, tag, owners):
         buf = self._host(("send", tag), t)
-        buf.view(t.shape).copy_(t)
+        self.engine.copy(buf.view(t.shape), t)
         return Handle([], keep=buf, future=self._post("send", buf, owners, tag), timeout=self.timeout)
 
     def _recv(self, out, tag, owners):
         buf = self._host(("recv", tag), out)
         return Handle([], future=self._post("recv", buf, owners, tag), timeout=self.timeout,
-                      finalize=lambda: out.copy_(buf.view(out.shape)))
+                      finalize=lambda: self.engine.copy(out, buf.view(out.shape)))
 
 
 def make_link(spec: str, groups, replica: int, boundary: int, peer: int, device_type: str, mixed: bool,
-              timeout_s: float = 60.0) -> Link:
-    """The link of `spec` at (replica, boundary) toward global rank `peer`."""
+              timeout_s: float = 60.0, copy_rate_bps: float = 0.0) -> Link:
+    """The link of `spec` at (replica, boundary) toward global rank `peer`; `copy_rate_bps` is the rate of
+    its staging copy engine (0: plain memcpy)."""
+    link = _make_link(spec, groups, replica, boundary, peer, device_type, mixed, timeout_s)
+    link.engine.rate_bps = float(copy_rate_bps)
+    return link
+
+
+def _make_link(spec, groups, replica, boundary, peer, device_type, mixed, timeout_s) -> Link:
     name, k = parse_link(spec)
     if name == "direct" and mixed and device_type != "cpu":
         raise UserError("the direct link cannot cross vendors on GPUs; use cpu_forward:k or device_direct")
@@ -324,9 +372,12 @@ def make_link(spec: str, groups, replica: int, boundary: int, peer: int, device_
         return DirectLink(groups.pp[replica, boundary].handle, peer)
     if name in _CHANNELED:
         chans = groups.channels[replica, boundary]
-        if k > len(chans):
-            raise UserError(f"link {spec!r} needs {k} channels but the run created {len(chans)}; raise k_max")
-        return CpuForwardLink([c.handle for c in chans[:k]], peer, pin=device_type != "cpu", name=name)
+        nics = int(os.environ.get("HETERO_NICS") or 1)  # set by the launcher inside an emulated cluster
+        use = chans[0::nics][:k] if name == "cpu_forward_samenic" else chans[:k]
+        if len(use) < k:
+            raise UserError(f"link {spec!r} needs {channels_needed(spec, nics)} channels but the run created "
+                            f"{len(chans)}; raise k_max")
+        return CpuForwardLink([c.handle for c in use], peer, pin=device_type != "cpu", name=name)
     cls = DeviceDirectStagedLink if name == "device_direct_staged" else DeviceDirectLink
     return cls(groups.proxy[replica, boundary].handle, peer, timeout_s)
 

@@ -14,6 +14,11 @@ micro-batch; c = alpha + bytes / beta is one activation (or gradient) transfer o
 TP rank (each TP rank sends its 1/TP share over its own NIC). CPU-forwarding adds two PCIe staging
 copies and runs over k gloo TCP streams. The layer split is chosen per cluster by exhaustive
 search (the "appropriate partitioning"), the head counted on the last stage.
+
+The step time used (`pipeline_time`) is an event simulation of the same 1F1B schedule the ranks run
+(backward = 2 x forward), which also exposes only the transfers the schedule cannot hide; the closed
+form above (`step_time`) is its upper bound. The simulation is the model calibrated on the emulated
+cluster (`clusterbench.calibrate`), where it predicts the measured step times (README).
 """
 from __future__ import annotations
 
@@ -66,6 +71,33 @@ def step_time(stage_times: list[float], c: float, m: int) -> float:
     return sum(stage_times) + (m - 1) * max(stage_times) + 2 * (s - 1 + m - 1) * c
 
 
+def pipeline_time(forward: list[float], backward: list[float], c: float, m: int, schedule: str = "1f1b") -> float:
+    """Makespan of one step by event simulation: stage s runs `schedule.order` in sequence; F of micro-batch
+    j on stage s starts once stage s is free and F j of stage s-1 finished c earlier (its activation
+    arrived), B j once B j of stage s+1 finished c earlier; sends do not block their sender."""
+    from .schedule import order
+
+    n = len(forward)
+    ops = [order(schedule, s, n, m) for s in range(n)]
+    done, free, pos = {}, [0.0] * n, [0] * n
+    while any(pos[s] < len(ops[s]) for s in range(n)):
+        moved = False
+        for s in range(n):
+            while pos[s] < len(ops[s]):
+                op, j = ops[s][pos[s]]
+                dep = (s - 1, "F", j) if op == "F" and s > 0 else (s + 1, "B", j) if op == "B" and s < n - 1 else None
+                if dep is not None and dep not in done:
+                    break
+                ready = done[dep] + c if dep is not None else 0.0
+                free[s] = max(free[s], ready) + (forward[s] if op == "F" else backward[s])
+                done[s, op, j] = free[s]
+                pos[s] += 1
+                moved = True
+        if not moved:
+            raise ValueError("schedule deadlocks")
+    return max(free)
+
+
 def best_split(cfg: ModelConfig, vendors: tuple[str, str], link: str, a: Assumptions, k: int = 1) -> dict:
     """Exhaustive search of the two-stage layer split; returns the fastest plan."""
     tokens = a.micro_batch * a.seq_len
@@ -76,7 +108,7 @@ def best_split(cfg: ModelConfig, vendors: tuple[str, str], link: str, a: Assumpt
     for n0 in range(1, cfg.n_layers):
         ts = [tokens * stage_flops(cfg, n, last) / (a.tp * speed[v])
               for n, last, v in ((n0, False, vendors[0]), (cfg.n_layers - n0, True, vendors[1]))]
-        t = step_time(ts, c, a.micro_batches)
+        t = pipeline_time([x / 3 for x in ts], [2 * x / 3 for x in ts], c, a.micro_batches)  # backward = 2 x forward
         if best is None or t < best["step_s"]:
             best = {"split": [n0, cfg.n_layers - n0], "stage_s": ts, "transfer_s": c, "step_s": t,
                     "tokens_per_s": a.micro_batches * tokens / t}

@@ -40,8 +40,7 @@ from .schedule import run_step
 
 def uses_proxy(job: Job) -> bool:
     """Whether a link of the job runs on the device-direct proxy group (only then is it created)."""
-    specs = [parse_variant(v)[0] for v in job.links] + list(job.p2p_links or [])
-    return any(parse_link(s)[0].startswith("device_direct") for s in specs)
+    return any(parse_link(s)[0].startswith("device_direct") for s in job.link_specs())
 
 
 class Rank:
@@ -65,26 +64,34 @@ class Rank:
         self.corpus, self.corpus_info = (None, None) if job.mode in ("p2p", "selftest") else data.load_corpus(job.corpus, job.corpus_tokens, seed=0)
         self.act_shape = (job.micro_size, self.mcfg.seq_len, self.mcfg.d_model)
 
-    def links(self, spec: str):
-        """(link to the previous stage, link to the next stage) for `spec`."""
+    def links(self, spec: str, copy_rate_bps: float = 0.0):
+        """(link to the previous stage, link to the next stage) for `spec`; `copy_rate_bps`: the rate of
+        the links' staging copy engine (0: plain memcpy)."""
         t, r, s = self.topo, self.replica, self.stage
         pipe = t.pipeline_ranks(r)
         prev = None if self.first else make_link(spec, self.groups, r, s - 1, pipe[s - 1], self.device_type,
-                                                  t.boundary_mixed(s - 1), self.job.timeout_s)
+                                                  t.boundary_mixed(s - 1), self.job.timeout_s, copy_rate_bps)
         nxt = None if self.last else make_link(spec, self.groups, r, s, pipe[s + 1], self.device_type,
-                                               t.boundary_mixed(s), self.job.timeout_s)
+                                               t.boundary_mixed(s), self.job.timeout_s, copy_rate_bps)
         return prev, nxt
 
-    def new_model(self):
+    def new_model(self, partition=None):
+        """This stage's module (of the run's partition, or of `partition`) and its optimizer."""
         full = Decoder(self.mcfg, seed=self.job.seed)  # identical init on every rank and in the reference
-        mod = full.stage(self.topo.layers(self.stage), self.first, self.last).to(self.device)
+        if partition is None:
+            layers = self.topo.layers(self.stage)
+        else:
+            start = sum(partition[:self.stage])
+            layers = range(start, start + partition[self.stage])
+        mod = full.stage(layers, self.first, self.last).to(self.device)
         opt = torch.optim.AdamW(mod.parameters(), lr=self.job.lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.0)
         return mod, opt
 
-    def step(self, mod, opt, step: int, prev, nxt, dp_average: bool = True) -> tuple[float, float, float]:
+    def step(self, mod, opt, step: int, prev, nxt, dp_average: bool = True, pace=None,
+             timings=None) -> tuple[float, float, float]:
         """One optimizer step of the whole pipeline; returns (global mean loss, global grad norm, this
         stage's own grad norm before the cross-stage sum). `dp_average=False` is the control that
-        skips the data-parallel mean."""
+        skips the data-parallel mean; `pace`, `timings`: the emulated device speed (`schedule.run_step`)."""
         j, t = self.job, self.topo
         starts = data.batch_indices(j.seed, step, t.dp * j.n_micro * j.micro_size, len(self.corpus), self.mcfg.seq_len)
         slots = data.global_batch_layout(t.dp, j.n_micro, j.micro_size)[self.replica]
@@ -92,7 +99,7 @@ class Rank:
         opt.zero_grad(set_to_none=False)
         loss = run_step(mod, j.schedule, self.stage, t.n_stages, j.n_micro,
                         [x for x, _ in mbs] if self.first else None, [y for _, y in mbs] if self.last else None,
-                        self.act_shape, prev, nxt, device=self.device)
+                        self.act_shape, prev, nxt, device=self.device, pace=pace, timings=timings)
         params = list(mod.parameters())
         if t.dp > 1 and dp_average:  # data parallel inside the vendor: one flat bucket
             flat = torch.cat([p.grad.reshape(-1) for p in params])
@@ -223,32 +230,39 @@ def run_throughput(me: Rank) -> dict:
 def run_p2p(me: Rank) -> dict:
     """Ping-pong between the two ranks: one-way seconds per message size and link."""
     j = me.job
-    specs = list(j.p2p_links or j.links)
-    links = {spec: me.links(spec) for spec in specs}
+    return {"one_way_s": p2p_times(me, list(j.p2p_links or j.links), j.sizes, j.p2p_iters, j.windows)[0]}
+
+
+def p2p_times(me: Rank, specs: list, sizes: list, iters: int, windows: int, copy_rate_bps: float = 0.0):
+    """({link: {size: [one-way seconds per window]}}, {link: counters of this rank's link}); links
+    interleaved in rotating order every window, `iters` round trips per window."""
+    links = {spec: me.links(spec, copy_rate_bps) for spec in specs}
     res = {spec: {} for spec in specs}
-    for size in j.sizes:
+    for size in sizes:
         n = max(1, int(size) // 4)
         x = torch.arange(n, dtype=torch.float32, device=me.device)
         buf = torch.empty_like(x)
         for spec in specs:  # warm-up (allocates staging buffers)
             _pingpong(me, links[spec], x, buf, 1)
         times = {spec: [] for spec in specs}
-        for w in range(j.windows):
+        for w in range(windows):
             order = specs[w % len(specs):] + specs[:w % len(specs)]
             for spec in order:
                 dist.barrier()
                 t0 = time.perf_counter()
-                _pingpong(me, links[spec], x, buf, j.p2p_iters)
-                times[spec].append((time.perf_counter() - t0) / (2 * j.p2p_iters))
+                _pingpong(me, links[spec], x, buf, iters)
+                times[spec].append((time.perf_counter() - t0) / (2 * iters))
         if me.rank == 1 and not torch.equal(buf, x):
             raise RuntimeError("p2p payload corrupted")
         for spec in specs:
             res[spec][str(size)] = times[spec]
-    for pair in links.values():
+    counters = {}
+    for spec, pair in links.items():
+        counters[spec] = [lk.counters() for lk in pair if lk is not None]
         for lk in pair:
             if lk is not None:
                 lk.close()
-    return {"one_way_s": res}
+    return res, counters
 
 
 def selftest_tensors():
@@ -368,7 +382,10 @@ def worker(job: Job) -> int:
         if job.selftest or job.mode == "selftest":
             result.update(run_selftest(me))
         if job.mode != "selftest":
-            result.update({"train": run_train, "throughput": run_throughput, "p2p": run_p2p}[job.mode](me))
+            from .clusterbench import run_cluster
+
+            result.update({"train": run_train, "throughput": run_throughput, "p2p": run_p2p,
+                           "cluster": run_cluster}[job.mode](me))
         if job.out:
             Path(job.out).mkdir(parents=True, exist_ok=True)
             tmp = Path(job.out) / f".rank{rank}.json.tmp"

@@ -251,11 +251,12 @@ def test_staging_is_measured_from_the_posted_buffers_and_copies(monkeypatch):
         assert c["wire_bytes"] == 2 * nbytes, name
         if name in ("direct", "device_direct"):  # the transport got the caller's own tensors, nothing was copied
             assert set(posted) == {L.storage_of(t), L.storage_of(out)}
-            assert (c["staged_bytes"], c["copies"], c["copied_bytes"]) == (0, 0, 0), name
+            assert (c["staged_bytes"], c["copies"], c["copied_bytes"], c["engine_bytes"]) == (0, 0, 0, 0), name
         else:  # every posted buffer is a host buffer: one copy in on send, one (or two) out on receive
             assert L.storage_of(t) not in posted and L.storage_of(out) not in posted
             assert c["staged_bytes"] == 2 * nbytes, name
             assert c["copied_bytes"] == (3 if name == "reassemble" else 2) * nbytes, name
+            assert c["engine_bytes"] == 2 * nbytes, name  # the two staging copies go through the copy engine
 
 
 def test_lossy_control_link_really_changes_the_data(monkeypatch):

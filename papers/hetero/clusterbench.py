@@ -1,0 +1,215 @@
+"""Measurements on the emulated cluster (network namespaces, shaped NICs): multi-NIC bandwidth,
+costed staging, vendor compute speed, and the performance model calibrated on them.
+
+Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs/2602.18007
+(multi-NIC parallel transfer; device-direct "without host-memory staging"; the mixed cluster
+above AMD-homogeneous through the partition).
+
+Rank side (`run_cluster`, the job mode `cluster`, 2 ranks, one per node): the job's `p2p_phases`
+(ping-pong one-way times, links interleaved per window, each phase with its staging engine rate),
+then the `speed_variants` in interleaved windows: each variant is a (link, partition, per-stage
+speed), the stage's passes paced to `layer_ms * layers / speed` (`schedule.run_step`), so "vendor
+AMD" is a stage whose emulated device computes at `speed` < 1 of NVIDIA's.
+
+Parent side (`analyse`): per-window ratios paired inside each window (the sides interleaved), the
+perfmodel calibrated on the homogeneous windows and judged on the others.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+import torch.distributed as dist
+
+from . import perfmodel
+
+NV = "nv_homog"
+
+
+def stage_pace(layer_ms: float, layers: int, last: bool, head_layers: float, speed: float):
+    """(forward_s, backward_s) of one micro-batch on a stage of the emulated device; None when unpaced."""
+    if layer_ms <= 0:
+        return None
+    f = layer_ms / 1000.0 * (layers + (head_layers if last else 0.0)) / speed
+    return (f, 2.0 * f)
+
+
+def run_cluster(me) -> dict:
+    """The cluster job on one rank: p2p phases, then the vendor-speed windows."""
+    from .train import p2p_times
+
+    j = me.job
+    out = {"p2p": {}, "p2p_counters": {}}
+    for ph in j.p2p_phases or []:
+        times, counters = p2p_times(me, list(ph["links"]), list(ph["sizes"]), int(ph.get("iters", j.p2p_iters)),
+                                    int(ph.get("windows", j.windows)), float(ph.get("copy_rate_bps", 0.0)))
+        out["p2p"][ph["name"]], out["p2p_counters"][ph["name"]] = times, counters
+    if j.speed_variants:
+        out["speed"] = _speed_windows(me)
+    return out
+
+
+def _speed_windows(me) -> dict:
+    j = me.job
+    variants = {v["label"]: v for v in j.speed_variants}
+    links = {spec: me.links(spec) for spec in dict.fromkeys(v.get("link", "direct") for v in variants.values())}
+    models = {lab: me.new_model(v["partition"]) for lab, v in variants.items()}
+    pace = {lab: stage_pace(j.layer_ms, v["partition"][me.stage], me.last, j.head_layers, v["speeds"][me.stage])
+            for lab, v in variants.items()}
+    timings = {lab: {} for lab in variants}
+    labels, step = list(variants), 0
+
+    def run(lab, log):
+        nonlocal step
+        mod, opt = models[lab]
+        me.step(mod, opt, step, *links[variants[lab].get("link", "direct")], pace=pace[lab],
+                timings=timings[lab] if log else None)
+        step += 1
+
+    for lab in labels:
+        for _ in range(j.warmup_steps):
+            run(lab, False)
+    step_s = {lab: [] for lab in labels}
+    for w in range(j.windows):
+        for lab in labels[w % len(labels):] + labels[:w % len(labels)]:
+            dist.barrier()
+            t0 = time.perf_counter()
+            for _ in range(j.window_steps):
+                run(lab, True)
+            dist.barrier()
+            step_s[lab].append((time.perf_counter() - t0) / j.window_steps)
+    for pair in links.values():
+        for lk in pair:
+            if lk is not None:
+                lk.close()
+    med = {lab: {op: statistics.median(ts) for op, ts in t.items()} for lab, t in timings.items()}
+    return {"step_s": step_s, "pass_s": med, "stage": me.stage, "pace": pace}
+
+
+# ---- parent side -----------------------------------------------------------------------------------
+
+def speed_variants(rho: float) -> list[dict]:
+    """The windows of the vendor-speed claims: at rho and at rho = 1 (the control: no speed difference)."""
+    def v(label, link, part, speeds):
+        return {"label": label, "link": link, "partition": part, "speeds": speeds}
+
+    return [v("mixed_uneven", "device_direct", [4, 2], [1.0, rho]), v("mixed_even", "device_direct", [3, 3], [1.0, rho]),
+            v("amd_homog", "direct", [3, 3], [rho, rho]), v(NV, "direct", [3, 3], [1.0, 1.0]),
+            v("mixed_uneven_rho1", "device_direct", [4, 2], [1.0, 1.0]),
+            v("mixed_even_rho1", "device_direct", [3, 3], [1.0, 1.0])]
+
+
+def per_window(num: list, den: list) -> list[float]:
+    """Paired ratios num_w / den_w of one window's two sides."""
+    return [a / b for a, b in zip(num, den)]
+
+
+def fit_alpha_beta(one_way: dict) -> tuple[float, float]:
+    """Least-squares t = alpha + bytes / beta on the medians of {size: [seconds]}."""
+    x = np.array([int(s) for s in one_way], dtype=float)
+    y = np.array([statistics.median(v) for v in one_way.values()])
+    slope, alpha = np.polyfit(x, y, 1)
+    return max(float(alpha), 0.0), 1.0 / max(float(slope), 1e-30)
+
+
+def calibrate(pass_s: dict, variants: list[dict], head_layers: float) -> dict:
+    """Per-layer forward/backward seconds and the head's, per stage speed, from the homogeneous windows
+    (stage 0: layers only; stage 1: layers + head): {speed: {"F": (layer, head), "B": (layer, head)}}."""
+    cal = {}
+    for v in variants:
+        if v["label"] not in ("amd_homog", NV):
+            continue
+        speed = v["speeds"][0]
+        n0, n1 = v["partition"]
+        cal[speed] = {}
+        for op in ("F", "B"):
+            u = pass_s[v["label"]][0][op] / n0
+            cal[speed][op] = (u, max(0.0, pass_s[v["label"]][1][op] - n1 * u))
+    return cal
+
+
+HOMOGENEOUS = ("amd_homog", NV)
+
+
+def predict(v: dict, cal: dict, c: float, n_micro: int, ignore_speed: bool = False, overhead: float = 0.0) -> float:
+    """The perfmodel's step time of variant `v` from the calibrated pass times plus the calibrated
+    per-step `overhead` (`ignore_speed`: the control model, every stage at the NVIDIA calibration)."""
+    fwd, bwd = [], []
+    for s, (layers, speed) in enumerate(zip(v["partition"], v["speeds"])):
+        k = 1.0 if ignore_speed else speed
+        last = s == len(v["partition"]) - 1
+        fwd.append(layers * cal[k]["F"][0] + (cal[k]["F"][1] if last else 0.0))
+        bwd.append(layers * cal[k]["B"][0] + (cal[k]["B"][1] if last else 0.0))
+    return perfmodel.pipeline_time(fwd, bwd, c, n_micro) + overhead
+
+
+def analyse(ranks: list[dict], cfg, variants: list[dict], act_bytes: int, nic: dict | None) -> dict:
+    """The cluster metrics from the two ranks' results (rank 0 times the ping-pong and the windows)."""
+    r0 = ranks[0]
+    m, p2p = {}, r0["p2p"]
+    def one_size(phase):  # {link: [one-way seconds per window]} of a phase with one message size
+        return {k: next(iter(v.values())) for k, v in p2p[phase].items()}
+
+    t = one_size("nic")
+    m["cluster_cf2_vs_cf1"] = per_window(t["cpu_forward:1"], t["cpu_forward:2"])
+    m["cluster_cf2_samenic_vs_cf1"] = per_window(t["cpu_forward:1"], t["cpu_forward_samenic:2"])
+    m["cluster_cf2_onechannel_vs_cf1"] = per_window(t["cpu_forward:1"], t["cpu_forward_onechannel:2"])
+    m["cluster_cf1_over_rate"] = cfg.cluster_p2p_size * 8 / statistics.median(t["cpu_forward:1"]) / _rate_bps(cfg)
+    st = one_size("staging")
+    m["cluster_dd_vs_cf1"] = per_window(st["cpu_forward:1"], st["device_direct"])
+    m["cluster_dd_staged_vs_cf1"] = per_window(st["cpu_forward:1"], st["device_direct_staged"])
+    m["cluster_copy_rate_over_nic_rate"] = cfg.cluster_copy_over_nic
+    cnt = {k: [c for r in ranks for c in r["p2p_counters"]["staging"][k]] for k in st}
+
+    def moved(k, field):
+        return sum(c[field] for c in cnt[k])
+
+    payload = {k: max(1, moved(k, "payload_sent")) for k in cnt}
+    m["cluster_dd_staged_bytes"] = moved("device_direct", "staged_bytes") + moved("device_direct", "copied_bytes")
+    m["cluster_dd_staged_bytes_control"] = (moved("device_direct_staged", "staged_bytes")
+                                            + moved("device_direct_staged", "copied_bytes"))
+    m["cluster_dd_own_memory_bytes_per_payload"] = (moved("device_direct", "wire_bytes")
+                                                    - moved("device_direct", "staged_bytes")) / payload["device_direct"]
+    m["cluster_cf1_engine_bytes_per_payload"] = moved("cpu_forward:1", "engine_bytes") / payload["cpu_forward:1"]
+    alpha, beta = fit_alpha_beta(p2p["fit"]["direct"])
+    m["cluster_direct_alpha_us"], m["cluster_direct_beta_gbit"] = alpha * 1e6, beta * 8 / 1e9
+    if nic:  # bytes each NIC of node 0 sent over the whole run (kernel counters)
+        tx = [n["tx_bytes"] for n in nic["nic_counters"][0]]
+        m["cluster_nic_tx_share"] = [x / max(1, sum(tx)) for x in tx]
+        m["cluster_delay_applied"] = int(nic["shaping"].get("delay_s") is not None)
+    sp = r0["speed"]["step_s"]
+    m["cluster_uneven_vs_even"] = per_window(sp["mixed_even"], sp["mixed_uneven"])
+    m["cluster_uneven_vs_even_rho1"] = per_window(sp["mixed_even_rho1"], sp["mixed_uneven_rho1"])
+    m["cluster_mixed_vs_amd"] = per_window(sp["amd_homog"], sp["mixed_uneven"])
+    m["cluster_mixed_vs_amd_rho1"] = per_window(sp[NV], sp["mixed_uneven_rho1"])
+    m["cluster_mixed_vs_nv"] = per_window(sp[NV], sp["mixed_uneven"])
+    m["cluster_step_s_median"] = {k: statistics.median(v) for k, v in sp.items()}
+    pass_s = {lab: {r["speed"]["stage"]: r["speed"]["pass_s"][lab] for r in ranks} for lab in sp}
+    rho = cfg.cluster_rho
+    m["cluster_rho"] = rho
+    m["cluster_rho_measured"] = (pass_s[NV][1]["F"] / pass_s["amd_homog"][1]["F"])
+    cal = calibrate(pass_s, variants, cfg.cluster_head_layers)
+    c = alpha + act_bytes / beta
+    # calibrated on the two homogeneous windows: pass times per speed, and the per-step cost outside the
+    # pipeline passes (optimizer, gradient-norm and loss all-reduces, barriers); judged on the mixed ones
+    homog = [v for v in variants if v["label"] in HOMOGENEOUS]
+    overhead = statistics.mean(statistics.median(sp[v["label"]]) - predict(v, cal, c, cfg.n_micro) for v in homog)
+    err, err_ctl = {}, {}
+    for v in variants:
+        meas = statistics.median(sp[v["label"]])
+        err[v["label"]] = predict(v, cal, c, cfg.n_micro, overhead=overhead) / meas - 1
+        err_ctl[v["label"]] = predict(v, cal, c, cfg.n_micro, ignore_speed=True, overhead=overhead) / meas - 1
+    held = [v["label"] for v in variants if v["label"] not in HOMOGENEOUS]
+    m["cluster_model_rel_err"] = err
+    m["cluster_model_overhead_ms"] = overhead * 1e3
+    m["cluster_model_max_abs_err"] = max(abs(err[k]) for k in held)
+    m["cluster_model_max_abs_err_control"] = max(abs(err_ctl[k]) for k in held)
+    m["cluster_model_transfer_ms"] = c * 1e3
+    return m
+
+
+def _rate_bps(cfg) -> float:
+    from common.netcluster import parse_rate
+
+    return float(parse_rate(cfg.cluster_rate))
