@@ -11,11 +11,19 @@ Measured in one run, on 28x28 single-channel images (Fashion-MNIST shape, random
 * one FID evaluation at 10k generated vs 10k reference images: feature extraction plus
   torchmetrics' Frechet distance, against a plain numpy/scipy version (scipy.linalg.sqrtm).
 
-    .venv/bin/python benchmarks/bench_acl.py [--batch 64] [--steps 20] [--threads 1]
+* steps/s of the code-only phase (`train.code_step`): the quick default (whitened codes, residual
+  G_c = z + MLP(z)) against the earlier per-dimension standardization with a plain MLP G_c, the
+  reference of what the fix of G_c costs per step (its step count is in config.py).
+
+Sides are interleaved (A, B, A, B, ...) and the load average is recorded before and after; every
+entry gives the median rate and its range over the repeats, ratios from the medians.
+
+    .venv/bin/python benchmarks/bench_acl.py [--batch 64] [--steps 20] [--threads 1] [--repeat 3]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -33,15 +41,17 @@ from papers.acl.nets import Classifier, ConvDecoder, ConvEncoder, batched  # noq
 from papers.acl.train import Hyper, fit_code_model, fit_gan  # noqa: E402
 
 
-def rate(fn, images_per_call: int, repeat: int = 2) -> float:
-    """Best images/s over `repeat` timed calls after one warm-up call."""
-    fn()
-    best = 0.0
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+def interleaved(fns: dict, units_per_call: dict, repeat: int = 3) -> dict:
+    """{name: {"median", "min", "max"}} units/s, every fn warmed up once, then called in turn `repeat` times."""
+    for fn in fns.values():
         fn()
-        best = max(best, images_per_call / (time.perf_counter() - t0))
-    return best
+    times = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(units_per_call[k] / (time.perf_counter() - t0))
+    return {k: {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v))} for k, v in times.items()}
 
 
 def plain_ae(x, batch, steps):
@@ -89,11 +99,32 @@ def plain_fid(a, b):
     return float(((mu1 - mu2) ** 2).sum() + np.trace(s1 + s2 - 2 * covmean.real))
 
 
+def code_phase(whiten: bool, steps: int):
+    """`steps` code-only steps on fixed correlated codes (16-d), quick's batch and MLP sizes."""
+    from papers.acl.acl import CodeGAN
+    from papers.acl.train import code_step
+
+    gen0 = torch.Generator().manual_seed(0)
+    codes = torch.randn(10000, 16, generator=gen0) @ torch.randn(16, 16, generator=gen0) + 3
+    hp = Hyper(code_dim=16, z_dim=16, code_batch=128, code_steps=steps, whiten_codes=whiten, residual_gc=whiten)
+
+    def run():
+        torch.manual_seed(0)
+        acl = CodeGAN(16, 16, 256, 2, residual=hp.residual_gc)
+        acl.set_scale(codes, whiten=hp.whiten_codes)
+        opts = acl.optimizers(hp.code_lr, hp.code_lr)
+        gen = torch.Generator().manual_seed(1)
+        for k in range(steps):
+            code_step(acl, codes, opts, hp, gen, k)
+    return run
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--n-fid", type=int, default=10000)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -112,16 +143,24 @@ def main():
             fit_gan(x, ConvDecoder(16, 1, 28), ConvEncoder(1, 28, 1), hp, seed=0, E=E)
         return run
 
-    res = {"batch": b, "steps": s, "threads": args.threads, "images_per_s": {}}
-    ips = res["images_per_s"]
-    ips["ae_plain"] = rate(plain_ae(x, b, s), b * s)
-    ips["ae_acl"] = rate(acl_ae, b * s)
-    ips["gan_plain"] = rate(plain_gan(x, b, s), b * s)
-    ips["gan_fit_gan"] = rate(gan("gan"), b * s)
-    ips["gan_acl"] = rate(gan("acl"), b * s)
-    res["ratio_ae_acl_vs_plain"] = ips["ae_acl"] / ips["ae_plain"]
-    res["ratio_gan_vs_plain"] = ips["gan_fit_gan"] / ips["gan_plain"]
-    res["ratio_aclgan_vs_plain"] = ips["gan_acl"] / ips["gan_plain"]
+    load_before = os.getloadavg()
+    res = {"batch": b, "steps": s, "threads": args.threads, "repeat": args.repeat,
+           "reference": {"ae_acl": "ae_plain (one nn.Sequential, MSE, one Adam)",
+                         "gan_fit_gan": "gan_plain (a DCGAN-style loop written here)", "gan_acl": "gan_plain",
+                         "code_whitened_residual": "code_diag_plain (the code phase before the G_c fix)",
+                         "fid torchmetrics": "plain numpy/scipy (scipy.linalg.sqrtm)"}}
+    ips = interleaved({"ae_plain": plain_ae(x, b, s), "ae_acl": acl_ae}, {"ae_plain": b * s, "ae_acl": b * s}, args.repeat)
+    ips |= interleaved({"gan_plain": plain_gan(x, b, s), "gan_fit_gan": gan("gan"), "gan_acl": gan("acl")},
+                       {"gan_plain": b * s, "gan_fit_gan": b * s, "gan_acl": b * s}, args.repeat)
+    res["images_per_s"] = ips
+    cs = 200
+    res["code_steps_per_s"] = interleaved({"code_diag_plain": code_phase(False, cs), "code_whitened_residual": code_phase(True, cs)},
+                                          {"code_diag_plain": cs, "code_whitened_residual": cs}, args.repeat)
+    med = {k: v["median"] for k, v in (ips | res["code_steps_per_s"]).items()}
+    res["ratio_ae_acl_vs_plain"] = med["ae_acl"] / med["ae_plain"]
+    res["ratio_gan_vs_plain"] = med["gan_fit_gan"] / med["gan_plain"]
+    res["ratio_aclgan_vs_plain"] = med["gan_acl"] / med["gan_plain"]
+    res["ratio_code_whitened_residual_vs_diag_plain"] = med["code_whitened_residual"] / med["code_diag_plain"]
 
     torch.manual_seed(0)
     net = Classifier(1, 28).eval()
@@ -143,10 +182,12 @@ def main():
         val = run()
         t[name] = {"seconds": time.perf_counter() - t0, "fid": val}
     res["fid_eval_10k"] = t
-    for k, v in ips.items():
-        print(f"{k:>14}: {v:8.0f} images/s")
+    res["loadavg_before"], res["loadavg_after"] = list(load_before), list(os.getloadavg())
+    for k, v in med.items():
+        print(f"{k:>24}: {v:8.0f} /s  (range {ips.get(k, res['code_steps_per_s'].get(k))['min']:.0f}-"
+              f"{ips.get(k, res['code_steps_per_s'].get(k))['max']:.0f})")
     print("FID at", args.n_fid, {k: round(v["seconds"], 2) for k, v in t.items()}, "values agree:",
-          abs(t["torchmetrics"]["fid"] - t["plain_scipy"]["fid"]) < 1e-3 * max(1, t["plain_scipy"]["fid"]))
+          abs(t["torchmetrics"]["fid"] - t["plain_scipy"]["fid"]) < 1e-3 * max(1, t["plain_scipy"]["fid"]), "load", res["loadavg_after"])
     write_benchmark("acl", res)
 
 

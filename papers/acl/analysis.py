@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-SCALARS = ("fid", "kid", "precision", "recall", "density", "coverage", "class_min_frac", "class_kl", "class_tv", "memorization")
+SCALARS = ("fid", "kid", "precision", "recall", "density", "coverage", "class_min_frac", "class_kl", "class_tv", "memorization",
+           "memorization_feat")
 
 
 def image_table(results: list[dict]) -> pd.DataFrame:
@@ -27,10 +28,16 @@ def per_rep(df: pd.DataFrame, study: str, method: str, col: str) -> list[float]:
     return [float(v) for v in sub[col]]
 
 
-def region_ratio(regions: list[dict], key: str = "density") -> float:
-    """Worst shell's value / best shell's value (1 = every region of the prior equally good)."""
-    vals = np.array([r[key] for r in regions], dtype=float)
+def region_ratio(regions: list[dict], key: str = "density", kind: str | None = None) -> float:
+    """Worst region's value / best region's value (1 = every region of the prior equally good), over the
+    regions whose name starts with `kind` ("shell", "orthant"; None: all of them)."""
+    vals = np.array([r[key] for r in regions if kind is None or r.get("region", "shell").startswith(kind)], dtype=float)
     return float(vals.min() / vals.max()) if vals.max() > 0 else float("nan")
+
+
+def region_worst(regions: list[dict], key: str = "density") -> float:
+    """The worst region's value (over shells and orthants)."""
+    return float(min(r[key] for r in regions))
 
 
 def pooled_sd(a, b) -> float:

@@ -5,9 +5,10 @@ https://arxiv.org/abs/2001.11539
 
 smoke: 8x8 digits, tiny step counts, seconds. quick: 2-D mixtures (5 paired replicates of every
 model) plus a 10k-image Fashion-MNIST subset: 4 paired replicates of the autoencoder comparison, 2
-of the classifier one (decided by a margin of ~180 FID), 2 of GAN / ACL-GAN, whose image claims
-only `full` (5 replicates) can decide (timing and reasons: papers/acl/README.md). full: MNIST (or
-`-p dataset=cifar10`) at paper-like step counts, on a GPU.
+of the classifier one, 3 of GAN / ACL-GAN (comparison claims are pooled over the seeds, so three
+seeds give 6 and 9 pairs; timing and reasons: papers/acl/README.md). full: MNIST (or
+`-p dataset=cifar10`) at paper-like step counts, on a GPU. Development seeds (100 and up) and the
+development mixtures ring6 / grid16 chose the defaults; the claims are judged on seeds 0, 1, 2.
 Every unknown of the reconstructed method (loss, weights, alternation) is a key here.
 """
 from __future__ import annotations
@@ -36,8 +37,11 @@ _COMMON = dict(
     hidden=256, depth=2,    # G_c / D_c MLPs
     lr=1e-3, lr_g=2e-4, lr_d=2e-4, batch=64, code_batch=256,
     code_lr=1e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-classifier / ACL-GAN
-    code_lr_final=1.0,      # image code-only phase: lr decays linearly to code_lr_final * code_lr (1: constant)
-    syn_code_lr_final=0.1,  # the same for the 2-D mixtures (decay needed there, harmful on images: README)
+    # code-only phase, chosen on development seeds (100, 101) by the held-out code two-sample test
+    # (README "Why G_c did not match the codes"): whitened codes, G_c(z) = z + MLP(z) (it starts at the
+    # fitted Gaussian), lr decaying linearly to code_lr_final * code_lr
+    whiten_codes=True, residual_gc=True, code_lr_final=0.1,
+    syn_code_lr_final=0.1, syn_whiten_codes=True, syn_residual_gc=True,  # the same for the 2-D mixtures (development mixtures ring6 / grid16)
     gmm_components=10, gmm_iters=100,  # RAE ex-post density baseline (EM iterations at most)
     # evaluation
     feat_seed=0, prdc_k=5, n_grid=64, n_regions=4,
@@ -54,7 +58,7 @@ PROFILES = {
                   syn_ae_steps=40, syn_code_steps=40, syn_gan_steps=40, syn_eval=500, syn_n=1000, syn_hidden=32, syn_replicates=2,
                   workers=1),
     "quick": dict(_COMMON, dataset="fashion_mnist", n_train=10000, n_eval=3000, n_floor=3000, feat_epochs=1,
-                  replicates=4, cls_replicates=2, gan_replicates=2, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=2000, code_batch=128, cls_steps=200, gmm_iters=40,
+                  replicates=4, cls_replicates=2, gan_replicates=3, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=4000, code_batch=128, cls_steps=200, gmm_iters=40,
                   cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_region=1500, n_mem=1000, kid_subsets=10, kid_subset_size=500,
                   syn_ae_steps=400, syn_code_steps=1500, syn_gan_steps=700),
     "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=4, cls_replicates=4, gan_replicates=5,

@@ -26,9 +26,10 @@ from .acl import untrained_copy
 from .baselines import BASELINES, code_samplers, fit_gaussian
 from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
 from .nets import Classifier, ConvDecoder, ConvEncoder, mlp
-from .regions import shell_noise
+from .regions import orthant_noise, shell_noise
 from .synthetic import mixture, mode_stats, sample_mixture, uniform_like
-from .train import Hyper, acl_sample, encode_all, fit_code_model, fit_gan, gan_sample
+from .train import Hyper, acl_sample, encode_all, fit_code_model, fit_gan, gan_sample, prior_dim
+from .twosample import c2st_accuracy
 
 
 def rep_seed(seed: int, *keys) -> int:
@@ -65,6 +66,26 @@ class Images:
     def info(self) -> dict:
         return {"n_train": len(self.x), "n_test_ref": len(self.test_x), "n_floor": len(self.floor_x),
                 "shape": list(self.x.shape[1:]), "classes": len(self.classes)}
+
+
+SPLIT = ("train: the first n_train images of permutation(seed 0) of the training split; reference: n_eval images "
+         "of permutation(seed 1) of the test split; floor: the next n_floor training images (disjoint from train)")
+
+
+def provenance(cfg, seed: int, images: Images | None = None, featinfo: dict | None = None) -> dict:
+    """What every results file carries: seed, sizes, the split, the evaluation network's hash and accuracy."""
+    out = {"seed": int(seed), "profile_dataset": cfg.dataset if images is not None else "2-D mixtures"}
+    if images is not None:
+        out.update(n_train=len(images.x), n_eval=len(images.test_x), n_floor=len(images.floor_x), split=SPLIT)
+    else:
+        out.update(n_train=int(cfg.syn_n), n_eval=int(cfg.syn_eval), mixtures=list(cfg.syn_mixtures),
+                   split="2-D points drawn fresh per replicate (seeded); scored against the known modes")
+    if featinfo is not None:
+        out.update(featnet_sha256=featinfo["featnet_sha256"], featnet_test_acc=featinfo["featnet_test_acc"])
+    else:
+        out.update(featnet_sha256="none (no evaluation network: 2-D points are scored by distance to the modes)",
+                   featnet_test_acc=None)
+    return out
 
 
 def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
@@ -163,6 +184,25 @@ def gaussian_code_map(encode, x: torch.Tensor):
     return lambda z: mu + z @ a.T
 
 
+def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, seed: int) -> dict:
+    """Classifier two-sample accuracy of each code sampler against held-out codes E(x_test) (`twosample`):
+    G_c ("acl"), the baselines, the untrained G_c, and the floor: training codes vs held-out codes."""
+    held = encode_all(res["encode"], images.test_x.to(images.x.device)).cpu()
+    gen = torch.Generator().manual_seed(seed)
+    fakes = {"acl": res["models"]["acl"].sample(n, gen).cpu(), "untrained_gc": null.sample(n, gen).cpu()}
+    fakes |= {k: sampler(n, np.random.default_rng(seed)) for k, sampler in samplers.items()}
+    train_codes = encode_all(res["encode"], images.x).cpu()
+    fakes["train_codes"] = train_codes[torch.randperm(len(train_codes), generator=gen)[:n]]
+    return {k: c2st_accuracy(held, f, seed=rep_seed(seed, "c2st")) for k, f in fakes.items()}
+
+
+def region_metrics(ev: Evaluator, sample_fn, z_dim: int, cfg, seed: int) -> list[dict]:
+    """Metrics of the samples of every region of the prior: `n_regions` shells of |z|, then 2^m orthants
+    (signs of the first m = log2(n_regions) coordinates), each of equal prior mass."""
+    return [ev.evaluate(x, memorization=False) | {"region": name}
+            for name, x in region_samples(sample_fn, z_dim, cfg.n_regions, cfg.n_region, seed)]
+
+
 def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> dict:
     """One replicate of one image study, in a worker: train (or load), sample, evaluate.
 
@@ -173,10 +213,9 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
 
     cfg = SimpleNamespace(**cfg_dict)
     images = Images(cfg, device=getattr(cfg, "device", "cpu"))
-    ev, _ = evaluator(cfg, images, run_dir)
+    ev, featinfo = evaluator(cfg, images, run_dir)
     gen_seed = rep_seed(seed, "samples", study, r)
-    z_grid = torch.as_tensor(np.random.default_rng(seed).standard_normal((cfg.n_grid, cfg.z_dim)), dtype=torch.float32)
-    out = {"study": study, "replicate": r}
+    out = {"study": study, "replicate": r, "provenance": provenance(cfg, seed, images, featinfo)}
     if study in ("ae", "cls"):
         res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, seed, r, run_dir)
         samplers = fit_baselines(res, images, cfg, gen_seed)
@@ -184,8 +223,9 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
         null = untrained_copy(res["models"]["acl"], rep_seed(seed, "untrained", study, r))
         with torch.no_grad():
             samples["untrained_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))).cpu()
-        zg = z_grid if res["hp"].z_dim == cfg.z_dim else None
+        zg = fixed_noise(seed, cfg.n_grid, res["hp"].z_dim)
         grid = code_model_samples(res, images, cfg.n_grid, samplers, seed, z=zg)
+        out["c2st"] = code_c2st(res, images, samplers, null, cfg.n_eval, gen_seed)
         if study == "cls":
             out["cls_acc"] = res["cls_acc"]
             with torch.no_grad():  # the classifier's own head on the generated codes
@@ -194,29 +234,32 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
             out["own_head_class_frac"] = (np.bincount(lab, minlength=len(images.classes)) / len(lab)).tolist()
     else:
         res = gan_replicate(cfg, images, seed, r, "acl" if study == "aclgan" else "gan", run_dir)
+        zd = prior_dim(res["models"], res["hp"])  # the plain GAN takes code_dim-wide noise, ACL-GAN z_dim
         gen = torch.Generator().manual_seed(gen_seed)
         samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
         if study == "aclgan":  # the null: the same trained G fed an untrained G_c
             null = {"G": res["models"]["G"], "acl": untrained_copy(res["models"]["acl"], rep_seed(seed, "untrained", study, r))}
             with torch.no_grad():
                 samples["untrained_gc"] = gan_sample(null, cfg.n_eval, res["hp"], torch.Generator().manual_seed(gen_seed)).cpu()
-        grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=z_grid).cpu()}
-        shells = region_samples(lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), cfg.z_dim,
-                                cfg.n_regions, cfg.n_region, rep_seed(seed, "regions", r))
-        out["regions"] = [ev.evaluate(x, memorization=False) for x in shells]
+        grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=fixed_noise(seed, cfg.n_grid, zd)).cpu()}
+        out["regions"] = region_metrics(ev, lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), zd, cfg,
+                                        rep_seed(seed, "regions", r))
     out["metrics"] = evaluate_samples(ev, samples, full=True)
     out["grid"] = {k: v.numpy() for k, v in grid.items()}
     out["history"] = res["history"]
     if study == "ae":
-        shells = region_samples(lambda z: acl_sample(res["models"], len(z), z=z).cpu(), cfg.z_dim, cfg.n_regions,
-                                cfg.n_region, rep_seed(seed, "regions", r))
-        out["regions"] = [ev.evaluate(x, memorization=False) for x in shells]
-        gmap = gaussian_code_map(res["encode"], images.x)  # the control: the fitted Gaussian's shells, same decoder
+        rseed = rep_seed(seed, "regions", r)
+        out["regions"] = region_metrics(ev, lambda z: acl_sample(res["models"], len(z), z=z).cpu(), res["hp"].z_dim, cfg, rseed)
+        gmap = gaussian_code_map(res["encode"], images.x)  # the control: the fitted Gaussian's regions, same decoder
         with torch.no_grad():
-            shells = region_samples(lambda z: res["models"]["Dec"](gmap(z).to(images.x.device)).cpu(), cfg.code_dim,
-                                    cfg.n_regions, cfg.n_region, rep_seed(seed, "regions", r))
-        out["regions_gauss"] = [ev.evaluate(x, memorization=False) for x in shells]
+            out["regions_gauss"] = region_metrics(ev, lambda z: res["models"]["Dec"](gmap(z).to(images.x.device)).cpu(),
+                                                  cfg.code_dim, cfg, rseed)
     return out
+
+
+def fixed_noise(seed: int, n: int, dim: int) -> torch.Tensor:
+    """The fixed noise of the sample grids (one per seed and width)."""
+    return torch.as_tensor(np.random.default_rng(seed).standard_normal((n, dim)), dtype=torch.float32)
 
 
 def _save_atomic(obj, path: Path) -> None:
@@ -287,7 +330,8 @@ def _syn_hyper(cfg, which: str) -> Hyper:
     return Hyper(code_dim=cfg.syn_code_dim, z_dim=cfg.syn_code_dim, hidden=cfg.syn_hidden, depth=2, loss=cfg.loss,
                  gp_weight=cfg.gp_weight, n_critic=cfg.n_critic, mode=cfg.mode, enc_adv_weight=cfg.enc_adv_weight,
                  batch=cfg.syn_batch, code_batch=cfg.syn_batch, lr=cfg.syn_lr, lr_g=cfg.syn_lr_g, lr_d=cfg.syn_lr_d,
-                 code_lr=cfg.syn_lr_g, normalize_codes=cfg.normalize_codes,
+                 code_lr=cfg.syn_lr_g, normalize_codes=cfg.normalize_codes, whiten_codes=cfg.syn_whiten_codes,
+                 residual_gc=cfg.syn_residual_gc,
                  ae_steps=cfg.syn_ae_steps, code_steps=cfg.syn_code_steps, gan_steps=cfg.syn_gan_steps,
                  rec_weight=cfg.rec_weight, cycle_weight=cfg.cycle_weight, code_weight=cfg.code_weight,
                  image_grad_to_code=cfg.image_grad_to_code, code_rounds=cfg.code_rounds, code_refit=cfg.code_refit,
@@ -350,10 +394,16 @@ def synthetic_table(results: list[dict]) -> list[dict]:
 # ------------------------------------------------------------------------------------------------
 # quality by region of the prior
 # ------------------------------------------------------------------------------------------------
-def region_samples(sample_fn, z_dim: int, n_regions: int, n: int, seed: int) -> list[torch.Tensor]:
-    """Samples from each of `n_regions` shells of |z| with equal prior mass (shell k: quantiles k/K..(k+1)/K)."""
+def region_samples(sample_fn, z_dim: int, n_regions: int, n: int, seed: int) -> list[tuple[str, torch.Tensor]]:
+    """(name, samples) of each region of the prior: `n_regions` shells of |z| with equal prior mass
+    (shell k: chi quantiles k/K..(k+1)/K), then the 2^m orthants of the first m = floor(log2 n_regions)
+    coordinates (at most z_dim), also of equal mass."""
     out = []
     for k in range(n_regions):
         z = shell_noise(n, z_dim, k / n_regions, (k + 1) / n_regions, np.random.default_rng(rep_seed(seed, "shell", k)))
-        out.append(sample_fn(torch.as_tensor(z, dtype=torch.float32)))
+        out.append((f"shell{k}", sample_fn(torch.as_tensor(z, dtype=torch.float32))))
+    m = max(1, min(z_dim, int(np.log2(n_regions))))
+    for k in range(2 ** m):
+        z = orthant_noise(n, z_dim, k, m, np.random.default_rng(rep_seed(seed, "orthant", k)))
+        out.append((f"orthant{k}", sample_fn(torch.as_tensor(z, dtype=torch.float32))))
     return out

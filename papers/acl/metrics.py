@@ -7,8 +7,8 @@ The Inception network behind published FIDs cannot be downloaded here, so the fe
 small CNN trained on the training split only (its weights are hashed and the hash is recorded with
 every result). Numbers computed on these features are NOT comparable with published Inception FIDs.
 Frechet distance and KID come from torchmetrics (custom feature network), precision / recall /
-density / coverage from `prdc` (Naeem et al. 2020); the class histogram, the memorization ratio and
-the real-vs-real floor are computed here.
+density / coverage from `prdc` (Naeem et al. 2020); the class histogram, the memorization ratio (in
+pixels and in the evaluation features) and the real-vs-real floor are computed here.
 """
 from __future__ import annotations
 
@@ -94,9 +94,11 @@ def nn_distance(queries: torch.Tensor, reference: torch.Tensor, batch: int = 500
     return torch.cat(out).numpy()
 
 
-def memorization_ratio(samples: torch.Tensor, train: torch.Tensor, heldout: torch.Tensor) -> float:
-    """median NN distance (samples -> train) / median NN distance (held-out -> train), pixel space.
-    About 1 for a model that generalises like fresh data; well below 1 flags copies of training images."""
+def memorization_ratio(samples, train, heldout) -> float:
+    """median NN distance (samples -> train) / median NN distance (held-out -> train), in the space of
+    the rows given (pixels, or the evaluation network's features). About 1 for a model that generalises
+    like fresh data; well below 1 flags copies of training images."""
+    samples, train, heldout = (torch.as_tensor(np.asarray(a) if not torch.is_tensor(a) else a) for a in (samples, train, heldout))
     return float(np.median(nn_distance(samples, train)) / np.median(nn_distance(heldout, train)))
 
 
@@ -174,4 +176,11 @@ class Evaluator:
         if memorization:
             m = min(self.n_mem, len(samples), len(self.real_x))
             out["memorization"] = memorization_ratio(samples[:m], self.train_x, self.real_x[:m])
+            out["memorization_feat"] = memorization_ratio(feats[:m], self.train_features(), self.real[:m])
         return out
+
+    def train_features(self) -> np.ndarray:
+        """Features of the training images (computed once): the reference of the feature-space memorization."""
+        if getattr(self, "_train_feats", None) is None:
+            self._train_feats = self.features(self.train_x)
+        return self._train_feats

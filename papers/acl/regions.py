@@ -4,7 +4,8 @@ Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2
 https://arxiv.org/abs/2001.11539 -- the abstract claims ACL generates "meaningful codes and images
 from any part of the prior". For z ~ N(0, I_d), |z| follows a chi distribution with d degrees of
 freedom and z/|z| is uniform on the sphere, independent of |z|; shell k of K holds the z whose |z|
-lies between the chi quantiles k/K and (k+1)/K.
+lies between the chi quantiles k/K and (k+1)/K. Orthant regions split the prior by the signs of its
+first coordinates instead (equal mass too), so a region is a direction of z rather than a radius.
 """
 from __future__ import annotations
 
@@ -21,3 +22,15 @@ def shell_noise(n: int, d: int, q_lo: float, q_hi: float, rng: np.random.Generat
     direction = rng.standard_normal((n, d))
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     return direction * radius[:, None]
+
+
+def orthant_noise(n: int, d: int, k: int, n_sign_dims: int, rng: np.random.Generator) -> np.ndarray:
+    """n draws of N(0, I_d) conditioned on the signs of its first `n_sign_dims` coordinates being the
+    bits of k (bit j set: z_j < 0): one of 2^n_sign_dims orthant regions, each of prior mass
+    2^-n_sign_dims, sampled exactly (|z_j| is half-normal and independent of the other coordinates)."""
+    if not 1 <= n_sign_dims <= d or not 0 <= k < 2 ** n_sign_dims:
+        raise ValueError(f"need 1 <= n_sign_dims <= d and 0 <= k < 2^n_sign_dims, got {n_sign_dims}, {d}, {k}")
+    z = rng.standard_normal((n, d))
+    signs = np.array([-1.0 if (k >> j) & 1 else 1.0 for j in range(n_sign_dims)])
+    z[:, :n_sign_dims] = np.abs(z[:, :n_sign_dims]) * signs
+    return z

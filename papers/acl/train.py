@@ -45,6 +45,8 @@ class Hyper:
     lr_d: float = 2e-4           # D_c and image D
     code_lr: float = 1e-3        # G_c / D_c of ACL-AE and ACL-classifier (Adam)
     normalize_codes: bool = True  # ACL-AE / -classifier: G_c, D_c see standardized codes
+    whiten_codes: bool = False   # code-only phase: standardize by the full covariance's root, not per dimension
+    residual_gc: bool = False    # G_c(z) = z + MLP(z) in standardized units (with whitening: starts at the fitted Gaussian)
     cls_steps: int = 0           # classifier phase (ACL-classifier only)
     ae_steps: int = 500          # reconstruction phase
     code_steps: int = 1000       # code-only phase (G_c / D_c on the cached codes)
@@ -128,7 +130,7 @@ def cached_codes(encode, x: torch.Tensor, acl: CodeGAN, hp: Hyper, first: bool) 
     exact statistics of these final codes (a resumed run has them in the checkpointed buffers)."""
     codes = encode_all(encode, x)
     if hp.normalize_codes and first:
-        acl.set_scale(codes)
+        acl.set_scale(codes, whiten=hp.whiten_codes)
     return codes
 
 
@@ -171,7 +173,7 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
     if code_dim != hp.code_dim:
         raise UserError(f"code_dim={hp.code_dim} does not match the encoder's output size {code_dim}; set code_dim={code_dim}")
     torch.manual_seed(seed)
-    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight).to(dev)
+    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev)
     models = nn.ModuleDict({"E": encoder, "Dec": decoder, "acl": acl})
     opts = Optimizers(acl.optimizers(hp.code_lr, hp.code_lr))
     rec_params = list(decoder.parameters()) + (list(encoder.parameters()) if objective == "ae" else [])
@@ -245,7 +247,7 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
     hp.check()
     dev = x.device
     torch.manual_seed(seed)
-    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight).to(dev) if E is not None else None
+    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev) if E is not None else None
     models = nn.ModuleDict({"G": G, "Dx": Dx} | ({"E": E, "acl": acl} if E is not None else {}))
     betas = (0.5, 0.999) if hp.loss == "ns" else (0.5, 0.9)
     gen_params = list(G.parameters()) + (list(E.parameters()) if E is not None else [])
@@ -286,7 +288,7 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
         lg = g_loss(hp.loss, Dx(G(c if E is None or hp.image_grad_to_code else c.detach())))
         loss = lg
         if E is not None:
-            loss = loss + hp.code_weight * g_loss(hp.loss, acl.D((c - acl.mu) / acl.sd))
+            loss = loss + hp.code_weight * g_loss(hp.loss, acl.D(acl.standardize(c)))
             rec = sq_norm(G(cx) - xb)  # ||x - G(E(x))||^2 per image, batch mean
             loss = loss + hp.rec_weight * rec
             if hp.cycle_weight > 0:
@@ -323,18 +325,27 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
     return {"models": models, "history": history, "steps": total}
 
 
+def prior_dim(models: nn.ModuleDict, hp: Hyper) -> int:
+    """Width of the prior noise a trained GAN / ACL-GAN consumes: z_dim for ACL-GAN (z -> G_c -> G),
+    code_dim for the plain GAN (z straight into G, whose input is code_dim wide)."""
+    return hp.z_dim if "acl" in models else hp.code_dim
+
+
 @torch.no_grad()
 def gan_sample(models: nn.ModuleDict, n: int, hp: Hyper, gen=None, z: torch.Tensor | None = None) -> torch.Tensor:
-    """Images (or points) from a trained GAN / ACL-GAN, in eval mode."""
+    """Images (or points) from a trained GAN / ACL-GAN, in eval mode; z, when given, is
+    (n, prior_dim(models, hp))."""
     G = models["G"]
     was = G.training
     G.eval()
     dev = next(G.parameters()).device
+    d = prior_dim(models, hp)
+    z = torch.randn(n, d, generator=gen) if z is None else z
+    if z.shape[-1] != d:
+        raise ValueError(f"noise of width {z.shape[-1]} for a generator that takes {d} (prior_dim)")
     if "acl" in models:
-        z = torch.randn(n, hp.z_dim, generator=gen) if z is None else z
         out = G(models["acl"].code(z.to(dev)))
     else:
-        z = torch.randn(n, hp.code_dim, generator=gen) if z is None else z
         out = G(z.to(dev))
     G.train(was)
     return out

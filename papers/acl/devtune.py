@@ -1,0 +1,103 @@
+"""How the code-phase and synthetic defaults were chosen: development seeds (100 and up) and the
+development mixtures ring6 / grid16 only, never the reported seeds 0-2 or the ring / grid of the claims.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539
+
+    python -m papers.acl.devtune codes --seeds 100 101     # G_c variants on one trained AE's cached codes
+    python -m papers.acl.devtune synthetic --seeds 100 101 # ACL-AE on ring6 / grid16, old vs new code phase
+
+`codes`: trains one quick-profile autoencoder per seed (reconstruction phase only), caches E(x) of the
+training subset and of the held-out test images, then fits G_c / D_c variants on the cached codes and
+reports the held-out classifier two-sample accuracy (`twosample.c2st_accuracy`) against E(x_test),
+beside the fitted Gaussian's, the GMM's and N(0, I)'s. Results: results/acl/dev/<what>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+
+from common import paths
+from common.io import atomic_write_json
+
+CODE_VARIANTS = {  # name: Hyper overrides of the code-only phase (quick profile otherwise)
+    "diag-plain-const-2000": dict(whiten_codes=False, residual_gc=False, code_lr_final=1.0, code_steps=2000),
+    "diag-plain-decay-2000": dict(whiten_codes=False, residual_gc=False, code_lr_final=0.1, code_steps=2000),
+    "whiten-plain-decay-2000": dict(whiten_codes=True, residual_gc=False, code_lr_final=0.1, code_steps=2000),
+    "whiten-residual-const-2000": dict(whiten_codes=True, residual_gc=True, code_lr_final=1.0, code_steps=2000),
+    "whiten-residual-decay-2000": dict(whiten_codes=True, residual_gc=True, code_lr_final=0.1, code_steps=2000),
+    "whiten-residual-decay-4000": dict(whiten_codes=True, residual_gc=True, code_lr_final=0.1, code_steps=4000),
+}
+
+
+def tune_codes(seed: int) -> dict:
+    from .acl import CodeGAN
+    from .baselines import code_samplers
+    from .config import get_config
+    from .experiments import Images, rep_seed
+    from .nets import ConvDecoder, ConvEncoder
+    from .train import Hyper, code_step, encode_all, fit_code_model
+    from .twosample import c2st_accuracy
+
+    cfg = get_config("quick")
+    images = Images(cfg)
+    rs = rep_seed(seed, "ae", 0)
+    torch.manual_seed(rs)
+    E, D = ConvEncoder(1, 28, cfg.code_dim, cfg.width), ConvDecoder(cfg.code_dim, 1, 28, cfg.width)
+    fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_steps=0), seed=rs)
+    tr, te = encode_all(E, images.x), encode_all(E, images.test_x)
+    n = len(te)
+    samplers = code_samplers(tr.numpy(), cfg.gmm_components, 0, cfg.gmm_iters)
+    out = {k: c2st_accuracy(te, s(n, np.random.default_rng(0)), seed=1) for k, s in samplers.items()}
+    out["train_codes"] = c2st_accuracy(te, tr[torch.randperm(len(tr), generator=torch.Generator().manual_seed(0))[:n]], seed=1)
+    z = torch.randn(n, cfg.z_dim, generator=torch.Generator().manual_seed(5))
+    for name, over in CODE_VARIANTS.items():
+        t0 = time.perf_counter()
+        hp = Hyper.from_cfg(cfg, **over)
+        torch.manual_seed(7)
+        acl = CodeGAN(cfg.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
+        acl.set_scale(tr, whiten=hp.whiten_codes)
+        opts = acl.optimizers(hp.code_lr, hp.code_lr)
+        gen = torch.Generator().manual_seed(3)
+        for k in range(hp.code_steps):
+            code_step(acl, tr, opts, hp, gen, k)
+        out[name] = c2st_accuracy(te, acl.sample(n, z=z), seed=1)
+        print(f"seed {seed} {name}: c2st {out[name]:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return out
+
+
+def tune_synthetic(seed: int, replicates: int = 3) -> dict:
+    from . import analysis, experiments
+    from .config import get_config
+    from .synthetic import DEV_MIXTURES
+
+    out = {}
+    for name, over in (("diag-plain", dict(syn_whiten_codes=False, syn_residual_gc=False)), ("whiten-residual", {})):
+        cfg = get_config("quick", **over)
+        cfg.syn_mixtures = list(DEV_MIXTURES)
+        res = [experiments.synthetic_task(vars(cfg), m, r, seed, "ae") for m in DEV_MIXTURES for r in range(replicates)]
+        met = analysis.synthetic_metrics(experiments.synthetic_table(res), DEV_MIXTURES)
+        out[name] = {k: v for k, v in met.items() if k.endswith(("_hq", "_modes")) and ("acl_ae" in k or "gmm" in k)}
+        print(f"seed {seed} {name}:", json.dumps(out[name]), flush=True)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("codes", "synthetic"))
+    ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101])
+    args = ap.parse_args(argv)
+    if min(args.seeds) < 100:
+        raise SystemExit("error: development seeds are 100 and up (0-2 are the reported seeds)")
+    torch.set_num_threads(1)
+    fn = tune_codes if args.what == "codes" else tune_synthetic
+    res = {str(s): fn(s) for s in args.seeds}
+    atomic_write_json(paths.results_root() / "acl" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "results": res})
+
+
+if __name__ == "__main__":
+    main()

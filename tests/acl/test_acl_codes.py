@@ -1,0 +1,104 @@
+"""The code generator's parametrization (whitened codes, residual G_c), the held-out code two-sample
+test, orthant regions, provenance, and the plain GAN with code_dim != z_dim (regression)."""
+import numpy as np
+import pytest
+import torch
+
+from papers.acl.acl import CodeGAN, untrained_copy
+from papers.acl.metrics import memorization_ratio
+from papers.acl.regions import orthant_noise
+from papers.acl.twosample import c2st_accuracy
+
+
+def correlated_codes(n=4000, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((d, d))
+    return torch.as_tensor(rng.standard_normal((n, d)) @ a + np.array([3.0, -5.0, 1.0][:d]), dtype=torch.float32)
+
+
+def test_whitened_residual_gc_with_zero_mlp_is_the_fitted_gaussian():
+    codes = correlated_codes()
+    acl = CodeGAN(3, 3, hidden=8, depth=1, residual=True)
+    acl.set_scale(codes, whiten=True)
+    with torch.no_grad():
+        acl.G[-1].weight.zero_()
+        acl.G[-1].bias.zero_()
+    z = torch.randn(5, 3)
+    c = codes.double() - codes.double().mean(0)
+    cov = c.T @ c / len(c)
+    assert torch.allclose((acl.T.double() @ acl.T.double()), cov, atol=1e-4)       # T is the covariance's root
+    assert torch.allclose(acl.sample(5, z=z), z @ acl.T + codes.mean(0), atol=1e-5)  # mu + z T exactly
+    assert torch.allclose(acl.standardize(acl.sample(5, z=z)), z, atol=1e-4)          # standardize inverts it
+    # without whitening T is diag(sd): the per-dimension standardization of before
+    acl.set_scale(codes)
+    assert torch.allclose(acl.T, torch.diag(codes.std(0)))
+
+
+def test_residual_pads_or_cuts_the_noise_to_the_code_width():
+    for z_dim, code_dim in ((2, 4), (6, 4)):
+        acl = CodeGAN(code_dim, z_dim, hidden=8, depth=1, residual=True)
+        with torch.no_grad():
+            acl.G[-1].weight.zero_()
+            acl.G[-1].bias.zero_()
+        z = torch.randn(3, z_dim)
+        k = min(z_dim, code_dim)
+        out = acl.generate(z)
+        assert torch.equal(out[:, :k], z[:, :k]) and torch.equal(out[:, k:], torch.zeros(3, code_dim - k))
+
+
+def test_untrained_copy_keeps_the_whitening():
+    acl = CodeGAN(3, 3, hidden=8, depth=1, residual=True)
+    acl.set_scale(correlated_codes(), whiten=True)
+    null = untrained_copy(acl, seed=1)
+    assert torch.equal(null.T, acl.T) and torch.equal(null.mu, acl.mu)
+    assert not torch.equal(null.G[0].weight, acl.G[0].weight)
+
+
+def test_c2st_chance_for_one_distribution_and_one_for_separated_ones():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2000, 4)), rng.standard_normal((2000, 4))
+    assert abs(c2st_accuracy(a, b, seed=0) - 0.5) < 0.05
+    assert c2st_accuracy(a, b + np.array([4.0, 0, 0, 0]), seed=0) > 0.97
+    assert c2st_accuracy(a, b, seed=3) == c2st_accuracy(a, b, seed=3)               # deterministic
+    with torch.no_grad():                                                           # callable under no_grad
+        assert c2st_accuracy(torch.as_tensor(a), torch.as_tensor(b) * 3, seed=0) > 0.7
+    with pytest.raises(ValueError):
+        c2st_accuracy(a, b[:, :3])
+
+
+def test_orthant_noise_has_the_signs_of_its_region():
+    rng = np.random.default_rng(0)
+    for k in range(4):
+        z = orthant_noise(2000, 5, k, 2, rng)
+        assert (np.sign(z[:, 0]) == (-1 if k & 1 else 1)).all() and (np.sign(z[:, 1]) == (-1 if k & 2 else 1)).all()
+        assert abs(np.median(np.abs(z[:, 0])) - 0.6745) < 0.05                    # half-normal magnitude
+        assert abs(z[:, 2:].mean()) < 0.05                                         # the rest untouched
+    with pytest.raises(ValueError):
+        orthant_noise(3, 2, 4, 2, rng)
+
+
+def test_memorization_ratio_in_any_space():
+    train = np.array([[0.0, 0.0], [10.0, 0.0]])
+    copies = np.array([[0.0, 0.0], [10.0, 0.0]])                 # distance 0 to train
+    held = np.array([[0.0, 1.0], [10.0, 2.0]])                   # distances 1 and 2 -> median 1.5
+    near = np.array([[0.0, 0.75], [10.0, 0.75]])                 # median 0.75
+    assert memorization_ratio(copies, train, held) == 0.0
+    assert memorization_ratio(near, train, held) == pytest.approx(0.5)
+    assert memorization_ratio(torch.as_tensor(near), torch.as_tensor(train), held) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("study", ["gan", "aclgan"])
+def test_gan_image_task_with_code_dim_not_z_dim(tmp_path, study):
+    """Regression: with code_dim != z_dim the plain GAN's grid and regions were fed z_dim-wide noise
+    ('mat1 and mat2 shapes cannot be multiplied (16x8 and 4x128)'); each result carries provenance."""
+    from papers.acl import experiments
+    from papers.acl.config import get_config
+
+    cfg = get_config("smoke", code_dim=4, z_dim=8, gan_steps=3, code_steps=3, n_eval=120, n_region=60,
+                     n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2)
+    out = experiments.image_task(vars(cfg), str(tmp_path), 0, 0, study)
+    assert out["grid"][study].shape == (cfg.n_grid, 1, 8, 8)
+    assert [r["region"] for r in out["regions"]] == ["shell0", "shell1", "orthant0", "orthant1"]
+    prov = out["provenance"]
+    assert prov["seed"] == 0 and prov["n_eval"] == 120 and len(prov["featnet_sha256"]) == 64
+    assert 0 <= prov["featnet_test_acc"] <= 1 and "test split" in prov["split"]
