@@ -27,8 +27,8 @@ _SHARED = {
     "ref_tolerance": 1e-5,
     "projection_models": ["llama3-8b", "qwen2-7b"],
     # the emulated cluster (notebook 05): 2 nodes x 2 tbf-shaped NICs; no netem here, so no added latency
-    "cluster_rate": "200mbit", "cluster_delay": "100us", "cluster_p2p_size": 2 * MiB, "cluster_staging_size": MiB // 2,
-    "cluster_p2p_iters": 2,
+    "cluster_rate": "100mbit", "cluster_delay": "100us", "cluster_p2p_size": 2 * MiB, "cluster_staging_size": MiB // 2,
+    "cluster_p2p_iters": 1,
     "cluster_p2p_windows": 6,
     "cluster_copy_over_nic": 0.8,     # staging copy engine at 0.8 x the NIC rate (PCIe 20 GB/s : RDMA NIC 25 GB/s, as in perfmodel)
     "cluster_rho": 0.7,               # emulated AMD compute speed / NVIDIA's
