@@ -112,17 +112,59 @@ def storage_bits(grid: str, bits: int) -> int:
 def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     """Nearest level of each entry of v (levels sorted ascending), without a levels x weights tensor.
 
-    The midpoints between neighbouring levels are the decision thresholds, so a binary search
-    (`torch.bucketize`) gives the level index in O(n log L) time and O(n) memory.
+    The midpoints between neighbouring levels are the decision thresholds. Every grid here has
+    dyadic levels (multiples of 2^-15 or coarser), so their midpoints are multiples of 2^-K with
+    K <= 16 and the nearest level is a table look-up, exact and ties included:
+
+        level(v) = T[ceil(v * 2^K)],  T[c] = levels[#{midpoints m : m * 2^K <= c - 1}]
+
+    (a midpoint m lies below v exactly when m * 2^K <= ceil(v * 2^K) - 1, m * 2^K an integer).
+    Other level sets go through a binary search (`torch.bucketize`), O(n log L).
     """
-    return levels[project_index(v, levels)]
+    table = _lookup(levels, v.dtype, values=True)
+    if table is None:
+        return levels.to(v.dtype)[project_index(v, levels)]
+    return _look_up(v, *table)
 
 
 def project_index(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     """Index into `levels` of the nearest level of each entry of v (ties go to the lower level)."""
+    table = _lookup(levels, v.dtype, values=False)
+    if table is not None:
+        return _look_up(v, *table)
     levels = levels.to(v.dtype)
     mids = (levels[1:] + levels[:-1]) / 2                                 # decision thresholds
     return torch.bucketize(v, mids)
+
+
+_MAX_TABLE_BITS = 16
+_TABLES: dict = {}
+
+
+def _lookup(levels: torch.Tensor, dtype: torch.dtype, values: bool):
+    """(K, table) for dyadic levels within [-1, 1] (cached per level set), else None."""
+    if dtype not in (torch.float32, torch.float64) or levels.numel() < 2 or levels.device.type != "cpu":
+        return None
+    key = (tuple(levels.double().tolist()), dtype, values)
+    if key not in _TABLES:
+        lv = levels.double()
+        mids = (lv[1:] + lv[:-1]) / 2
+        table = None
+        if float(lv.abs().max()) <= 1.0 and bool((lv[1:] > lv[:-1]).all()):
+            for K in range(_MAX_TABLE_BITS + 1):
+                scaled = mids * 2.0**K
+                if torch.equal(scaled, scaled.round()):
+                    c = torch.arange(-2**K, 2**K + 1, dtype=torch.float64)
+                    index = torch.searchsorted(scaled, c - 1, right=True)   # #{m : m 2^K <= c - 1}
+                    table = (K, levels.to(dtype)[index] if values else index)
+                    break
+        _TABLES[key] = table
+    return _TABLES[key]
+
+
+def _look_up(v: torch.Tensor, K: int, table: torch.Tensor) -> torch.Tensor:
+    c = torch.ceil(v * 2.0**K).clamp_(-2.0**K, 2.0**K).add_(2.0**K)    # exact: a power-of-two scale
+    return torch.index_select(table, 0, c.reshape(-1).to(torch.int32)).reshape(v.shape)
 
 
 def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64, levels: torch.Tensor | None = None) -> torch.Tensor:

@@ -46,34 +46,48 @@ def _sample_shape(x: torch.Tensor) -> tuple:
     return (x.shape[0],) + (1,) * (x.dim() - 1)
 
 
+def _row_dots(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """sum over all but the first dimension of a * b, shape (n, 1, ..., 1), without the product tensor."""
+    n = a.shape[0]
+    return torch.einsum("bi,bi->b", a.reshape(n, -1), b.reshape(n, -1)).reshape(_sample_shape(a))
+
+
 class LSQFunction(torch.autograd.Function):
-    """x_hat = clamp(round(x / (s * beta)), Qn, Qp) * s * beta with the LSQ/ASQ gradients."""
+    """x_hat = clamp(round(x / (s * beta)), Qn, Qp) * s * beta with the LSQ/ASQ gradients.
+
+    The forward keeps what the backward needs and nothing more: the mask of the range and
+    d x_hat / d s_a (one float and one bool tensor, computed in place), so the backward is two
+    passes (the straight-through mask and one dot product per sample or channel).
+    """
 
     @staticmethod
     def forward(ctx, x, s, beta, qn: float, qp: float, grad_scale: float):
         step = s if beta is None else s * beta                         # s_a = s * beta
         v = x / step
-        q = torch.clamp(v, qn, qp).round()                             # x_int = clamp(round(x/s_a))
-        ctx.save_for_backward(v, q, s, beta)
-        ctx.qn, ctx.qp, ctx.grad_scale = qn, qp, grad_scale
-        return q * step                                                # x_hat = x_int * s_a
+        q = torch.clamp(v, qn, qp)
+        inside = q == v                                                # Qn <= x/s_a <= Qp
+        q.round_()                                                     # x_int = round(clamp(x/s_a))
+        out = q * step                                                 # x_hat = x_int * s_a
+        dstep = torch.sub(q, v.mul_(inside), out=v)                    # d x_hat / d s_a: q - v inside, Qn / Qp outside
+        ctx.save_for_backward(dstep, inside, s, beta)
+        ctx.grad_scale = grad_scale
+        return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        v, q, s, beta = ctx.saved_tensors
-        inside = (v >= ctx.qn) & (v <= ctx.qp)
-        dstep = torch.where(inside, q - v, q)                          # d x_hat / d s_a: q - v inside, Qn / Qp outside (q is clamped)
-        gs = grad_out * dstep
+        dstep, inside, s, beta = ctx.saved_tensors
         grad_x = grad_out * inside                                     # straight-through mask
         grad_beta = None
+        if beta is None and s.numel() > 1 and s.shape != _sample_shape(dstep):
+            return grad_x, _reduce_to(grad_out * dstep, s.shape) * ctx.grad_scale, None, None, None, None
+        rows = _row_dots(grad_out, dstep)                              # G_b (or G_c per channel)
         if beta is None and s.numel() > 1:
-            grad_s = _reduce_to(gs, s.shape) * ctx.grad_scale          # per-channel LSQ: g * sum G
+            grad_s = rows * ctx.grad_scale                             # per-channel LSQ: g * sum G
         else:
-            per_sample = _reduce_to(gs, _sample_shape(v))              # G_b
-            weighted = per_sample if beta is None else per_sample * beta
+            weighted = rows if beta is None else rows * beta
             grad_s = _reduce_to(weighted, s.shape) * ctx.grad_scale    # g * sum_b beta_b G_b
             if beta is not None and ctx.needs_input_grad[2]:
-                grad_beta = per_sample * s                             # s * G_b
+                grad_beta = rows * s                                   # s * G_b
         return grad_x, grad_s, grad_beta, None, None, None
 
 
@@ -91,17 +105,21 @@ class GridFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, w, alpha, levels, grad_scale: float):
         v = w / alpha
-        q = project(torch.clamp(v, -1.0, 1.0), levels.to(w.dtype))    # nearest level
-        ctx.save_for_backward(v, q, alpha)
+        vc = torch.clamp(v, -1.0, 1.0)
+        inside = vc == v
+        q = project(vc, levels.to(w.dtype))                            # nearest level
+        dalpha = torch.sub(q, v.mul_(inside), out=v)                   # P(v) - v inside, P(v) outside
+        ctx.save_for_backward(dalpha, inside, alpha)
         ctx.grad_scale = grad_scale
         return q * alpha
 
     @staticmethod
     def backward(ctx, grad_out):
-        v, q, alpha = ctx.saved_tensors
-        inside = v.abs() <= 1.0
-        dalpha = torch.where(inside, q - v, q)
-        grad_alpha = _reduce_to(grad_out * dalpha, alpha.shape) * ctx.grad_scale
+        dalpha, inside, alpha = ctx.saved_tensors
+        if alpha.shape == _sample_shape(dalpha):                       # per output channel
+            grad_alpha = _row_dots(grad_out, dalpha) * ctx.grad_scale
+        else:
+            grad_alpha = _reduce_to(grad_out * dalpha, alpha.shape) * ctx.grad_scale
         return grad_out * inside, grad_alpha, None, None
 
 

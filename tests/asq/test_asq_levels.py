@@ -94,3 +94,32 @@ def test_weight_mse_post_beats_pot_at_4_bits_on_gaussian():
 def test_bad_grid_or_bits_raise_user_error(grid, bits):
     with pytest.raises(UserError):
         level_set(grid, bits)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_table_projection_equals_binary_search_on_every_grid_ties_included(dtype):
+    # the look-up table must agree with bucketize over the exact midpoints, on them and one ulp
+    # either side, inside and outside [-1, 1]
+    from papers.asq.levels import GRID_BITS, _lookup, project_index
+
+    gen = torch.Generator().manual_seed(5)
+    for grid in GRIDS:
+        for bits in GRID_BITS[grid]:
+            lv = level_set(grid, bits)
+            assert _lookup(lv, dtype, values=True) is not None       # every grid here is dyadic
+            lvd = lv.to(dtype)
+            mids = (lvd[1:] + lvd[:-1]) / 2
+            v = torch.cat([mids, torch.nextafter(mids, torch.full_like(mids, 2.0)),
+                           torch.nextafter(mids, torch.full_like(mids, -2.0)), lvd,
+                           torch.rand(3000, generator=gen, dtype=torch.float64).to(dtype) * 2.4 - 1.2])
+            assert torch.equal(project(v, lv), lvd[torch.bucketize(v, mids)]), (grid, bits)
+            assert torch.equal(project_index(v, lv), torch.bucketize(v, mids)), (grid, bits)
+
+
+def test_non_dyadic_levels_fall_back_to_binary_search():
+    from papers.asq.levels import _lookup
+
+    lv = torch.tensor([-1.0, -1 / 3, 0.0, 0.3, 1.0], dtype=torch.float64)
+    assert _lookup(lv, torch.float64, values=True) is None
+    v = torch.tensor([-0.7, -0.6, -0.1, 0.14, 0.16, 0.64, 0.66], dtype=torch.float64)
+    assert project(v, lv).tolist() == [-1.0, -1 / 3, 0.0, 0.0, 0.3, 0.3, 1.0]
