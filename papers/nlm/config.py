@@ -23,6 +23,9 @@ _SHARED = {
     "sweep_boot": 200,                             # bootstrap replicates of Acc_S, Acc_T, E_AAI per P
     "sweep_freeze_at": 1.8,                        # a sweep model stops learning at dt(1+||J||)^2 = 1.8 (Euler limit 2)
     "denoise_fraction": 0.25, "denoise_steps": 450, "denoise_dt": 0.05,
+    # denoising by the NLM trained with its own rule on the 10 patterns: updates, then T = 1 Langevin
+    # steps from each corrupted input (images averaged over them), noise replicas (set on seeds 100-103)
+    "denoise_nlm_updates": 1000, "denoise_nlm_steps": 500, "denoise_reps": 8,
     "second_dataset": "fashion14",
 }
 
@@ -34,6 +37,7 @@ PROFILES = {
         "sweep_sizes": [5, 20, 60], "sweep_replicates": 1, "sweep_updates": 20, "sweep_lr": 5e-3, "sweep_boot": 20, "avg_steps": 50, "sweep_gen": 30, "sweep_gen_steps": 50,
         "ooe_p": 60, "ooe_updates": 20, "ooe_rdm_k": 20, "ooe_gen_steps": 100, "ooe_times": 6, "ooe_gen": 40, "ooe_boot": 20,
         "explore_steps": 500, "explore_every": 10, "explore_burn": 100, "explore_chains": 4,
+        "denoise_nlm_updates": 30, "denoise_nlm_steps": 50, "denoise_reps": 2,
         "grad_grid": 81, "ep_chains": 200, "ep_steps": 100, "ep_burn": 300, "quench_steps": 50,
     }),
     "quick": dict(_SHARED, **{
@@ -59,6 +63,7 @@ PROFILES = {
         "sweep_gen": 1000, "sweep_gen_steps": 50_000,
         "ooe_p": 10_000, "ooe_updates": 120_000, "ooe_rdm_k": 500, "ooe_gen_steps": 25_000, "ooe_times": 20, "ooe_gen": 1000, "ooe_n_test": 1000,
         "explore_steps": 150_000, "explore_every": 100, "explore_burn": 30_000, "explore_chains": 8,
+        "denoise_nlm_updates": 20_000,
         "grad_grid": 401, "ep_chains": 10_000, "ep_steps": 4000, "ep_burn": 1000,
     }),
 }

@@ -473,8 +473,37 @@ def denoising(cfg, seed: int) -> dict:
     out = dn.denoise(x, cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed)
     out["metrics"].update(dn.controls(x, cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed, gain=cfg.gain,
                                       fitted=(out["J"], out["b"])))
+    out["metrics"].update(denoising_by_nlm(cfg, seed, x))
     out["shape"] = (8, 8)
     return out
+
+
+def denoising_by_nlm(cfg, seed: int, x) -> dict:
+    """The same 10 patterns learned by the NLM rule itself (PCD-k, the profile's optimizer), then the
+    same corrupted inputs restored by the model's own T = 1 Langevin dynamics (images averaged over
+    `denoise_nlm_steps` steps, `denoise_reps` noise replicas each). Nulls: the untrained network the
+    training started from, and J = 0, b = 0, run the same way. The trained model's noiseless flow is
+    logged too (it lands on fixed points E = 0 off the data)."""
+    X = torch.as_tensor(x, dtype=torch.float32)
+    tcfg = train_config(cfg, freeze_at=cfg.sweep_freeze_at)
+    tr = Trainer(X, [len(X)], tcfg, seed=int(seed) + 4242)
+    J0, b0 = tr.params()
+    tr.train(int(cfg.denoise_nlm_updates), desc="train NLM on the 10 patterns")
+    J, b = tr.params()
+    x0 = dn.corrupt(x, cfg.denoise_fraction, seed)
+    target = phi(X)
+    steps, reps = int(cfg.denoise_nlm_steps), int(cfg.denoise_reps)
+    m = {}
+    for name, (Jm, bm) in (("nlm", (J[0], b[0])), ("nlm_untrained", (J0[0], b0[0])),
+                           ("nlm_j0", (torch.zeros_like(J0[0]), torch.zeros_like(b0[0])))):
+        r = dn.langevin_restore(x0, Jm, bm, target, steps, cfg.dt, cfg.T, reps, seed)["ratio"]
+        m[f"denoise_{name}_ratio_median"] = float(np.median(r))
+        m[f"denoise_{name}_n_good"] = float((r <= 0.3).sum(1).mean())       # of 10, mean over the replicas
+    rf = dn.flow_ratio(x0, J[0], b[0], target, int(round(cfg.denoise_steps * cfg.denoise_dt / cfg.dt)), cfg.dt)
+    m["denoise_nlm_flow_ratio_median"] = float(np.median(rf))
+    m["denoise_nlm_flow_n_good"] = int((rf <= 0.3).sum())
+    m["denoise_nlm_euler_stability"] = float(cfg.dt * (1.0 + torch.linalg.matrix_norm(J[0].double(), ord=2)) ** 2)
+    return m
 
 
 # ---- notebook 06: the learning rule, reversibility, spectrum --------------------------------------------------
@@ -498,7 +527,8 @@ def rule_checks(cfg, seed: int) -> dict:
          "rule_asymmetry_hebbian": float((hJ - hJ.T).norm() / hJ.norm()),
          "sigma_nlm": ep["sigma_nlm"], "sigma_nlm_se": ep["sigma_nlm_se"], "sigma_rnn": ep["sigma_rnn"],
          "sigma_rnn_se": ep["sigma_rnn_se"], "sigma_nlm_abs_z": abs(ep["sigma_nlm"]) / ep["sigma_nlm_se"],
-         "sigma_nlm_euler_loop": ep["sigma_nlm_euler_loop"], "sigma_nlm_euler_loop_se": ep["sigma_nlm_euler_loop_se"]}
+         "sigma_nlm_euler_loop": ep["sigma_nlm_euler_loop"], "sigma_nlm_euler_loop_se": ep["sigma_nlm_euler_loop_se"],
+         **{k: v for k, v in ep.items() if k.startswith("rev_")}}
     return {"rule": rule.numpy(), "fd": fd.numpy(), "metrics": m}
 
 

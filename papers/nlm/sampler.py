@@ -47,14 +47,15 @@ NOISE_BLOCK = 1 << 23   # Gaussian increments drawn per call: as many steps as f
 
 
 def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, snap_at=(), check_every: int = 100,
-             where: str = "langevin", show_progress: bool = False, gemm_dtype=None):
+             where: str = "langevin", show_progress: bool = False, gemm_dtype=None, stepper=None):
     """Run `steps` Euler-Maruyama steps from x (not modified). Returns (x, {step: φ(x) copy}).
 
     `snap_at`: step counts (0..steps) at which to keep a copy of the image φ(x). The Gaussian
     increments are drawn for a block of steps at once (one generator call per block, not per step).
     `gemm_dtype=torch.bfloat16`: the two matrix products of each step take bf16 operands (fp32
     accumulation, bf16 result); x, the force and the noise stay in x's dtype (tested: the stationary
-    moments agree with fp32 within their error).
+    moments agree with fp32 within their error). `stepper`: a `_Stepper` subclass in place of the
+    sampler's own step (only the deliberately broken steppers of `thermo` use it, as controls).
     """
     check_temperature(T)
     x = x.clone()
@@ -68,7 +69,7 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
     if show_progress:
         from common.progress import progress
         prog = iter(progress(range(steps), total=steps, desc=where))
-    step = _Stepper(J, b, x, gemm_dtype)
+    step = (stepper or _Stepper)(J, b, x, gemm_dtype)
     s = 0
     while s < steps:
         n = min(block, steps - s)

@@ -89,6 +89,9 @@ def test_denoising_nulls_repair_nothing_and_the_rate_flow_raises_the_energy():
     m = denoising(resolve(PROFILES, "smoke"), seed=0)["metrics"]     # ten digit patterns, as in notebook 05
     assert m["denoise_n_good_untrained"] == 0 and m["denoise_ratio_median_untrained"] > 1.0
     assert m["denoise_n_good_input"] == 0
+    # the nulls of the NLM-trained denoising (untrained network, J = 0) restore nothing by their dynamics
+    assert m["denoise_nlm_untrained_n_good"] == 0 and m["denoise_nlm_j0_n_good"] == 0
+    assert m["denoise_nlm_j0_ratio_median"] > 1.0
     assert m["denoise_energy_max_rise"] <= 1e-12 < 1e-6 < m["denoise_energy_max_rise_rate_flow"]
     # the null's flow is a real -grad E flow of another network: its energy falls too
     x = np.arctanh(np.where(np.random.default_rng(2).random((4, 16)) < 0.5, 0.97, -0.97))
@@ -116,3 +119,33 @@ def test_untrained_null_of_the_ooe_windows_is_flat():
     m0 = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=40, seed=0)
     assert math.isclose(m0["rdm_minus_pcd_late_rise"], m["rdm_minus_pcd_late_rise"])
     assert "pcd_late_minus_near_k" in m0
+
+
+def test_time_reversal_asymmetry_passes_the_sampler_and_fails_both_broken_steppers():
+    """Measured on sampler.langevin trajectories: ~0 for the sampler's own step (within 4 SEs), far above
+    that for a stepper without the Onsager term and for one with a neuron-dependent noise scale."""
+    g = torch.Generator().manual_seed(3)
+    n = 6
+    J = torch.randn(n, n, generator=g, dtype=torch.float64) * 2 / math.sqrt(n); J.fill_diagonal_(0.0)
+    b = torch.zeros(n, dtype=torch.float64)
+    x0 = torch.randn(600, n, generator=g, dtype=torch.float64)
+    a, se = thermo.time_reversal_asymmetry(J, b, x0, 1.0, 0.01, 300, 400, 50, generator=g)
+    assert abs(a) < 4 * se and se > 0
+    for name, stepper in thermo.BROKEN_STEPPERS.items():
+        ab, se_b = thermo.time_reversal_asymmetry(J, b, x0, 1.0, 0.01, 300, 400, 50, generator=g, stepper=stepper)
+        assert ab > 4 * se + 4 * se_b, name
+
+
+def test_broken_steppers_do_what_their_names_say():
+    from papers.nlm.sampler import _Stepper
+    g = torch.Generator().manual_seed(4)
+    J = torch.randn(4, 4, generator=g, dtype=torch.float64); J.fill_diagonal_(0.0)
+    b = torch.randn(4, generator=g, dtype=torch.float64)
+    x = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    y = x.clone(); thermo.NoOnsagerStepper(J, b, x).euler(y, 0.1)
+    assert torch.allclose(y, x + 0.1 * velocity(x, J, b))
+    y = x.clone(); _Stepper(J, b, x).euler(y, 0.1)
+    assert torch.allclose(y, x + 0.1 * force(x, J, b))
+    xi = torch.ones(3, 4, dtype=torch.float64)
+    y = x.clone(); thermo.AnisotropicNoiseStepper(J, b, x).euler(y, 0.1, xi.clone(), 1.0)
+    assert torch.allclose(y - (x + 0.1 * force(x, J, b)), torch.tensor([0.5, 1.5, 0.5, 1.5], dtype=torch.float64).expand(3, 4))
