@@ -44,7 +44,7 @@ class CodeGAN(nn.Module):
         if whiten:
             c = codes.double() - codes.double().mean(0)
             w, v = torch.linalg.eigh(c.T @ c / len(c))
-            w = w.clamp_min(1e-12)
+            w = w.clamp_min(1e-6 * float(w.max()))  # dead directions (e.g. ReLU features) stay bounded
             self.T.copy_((v * w.sqrt()) @ v.T)
             self.T_inv.copy_((v / w.sqrt()) @ v.T)
         else:

@@ -41,7 +41,9 @@ _COMMON = dict(
     # (README "Why G_c did not match the codes"): whitened codes, G_c(z) = z + MLP(z) (it starts at the
     # fitted Gaussian), lr decaying linearly to code_lr_final * code_lr
     whiten_codes=True, residual_gc=True, code_lr_final=0.1,
-    syn_code_lr_final=0.1, syn_whiten_codes=True, syn_residual_gc=True,  # the same for the 2-D mixtures (development mixtures ring6 / grid16)
+    # 2-D mixtures: on the development mixtures ring6 / grid16 (seeds 100, 101) whitening + residual G_c
+    # lowered ACL-AE's HQ fraction (a 4-d code of 6-25 modes is far from one Gaussian), so they stay off
+    syn_code_lr_final=0.1, syn_whiten_codes=False, syn_residual_gc=False,
     gmm_components=10, gmm_iters=100,  # RAE ex-post density baseline (EM iterations at most)
     # evaluation
     feat_seed=0, prdc_k=5, n_grid=64, n_regions=4,
@@ -59,7 +61,7 @@ PROFILES = {
                   workers=1),
     "quick": dict(_COMMON, dataset="fashion_mnist", n_train=10000, n_eval=3000, n_floor=3000, feat_epochs=1,
                   replicates=4, cls_replicates=2, gan_replicates=3, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=4000, code_batch=128, cls_steps=200, gmm_iters=40,
-                  cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_region=1500, n_mem=1000, kid_subsets=10, kid_subset_size=500,
+                  cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_region=1000, n_mem=1000, kid_subsets=10, kid_subset_size=500,
                   syn_ae_steps=400, syn_code_steps=1500, syn_gan_steps=700),
     "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=4, cls_replicates=4, gan_replicates=5,
                  code_dim=32, z_dim=32, width=64, ae_steps=30000, code_steps=30000, cls_steps=10000,

@@ -31,6 +31,8 @@ CODE_VARIANTS = {  # name: Hyper overrides of the code-only phase (quick profile
     "whiten-residual-const-2000": dict(whiten_codes=True, residual_gc=True, code_lr_final=1.0, code_steps=2000),
     "whiten-residual-decay-2000": dict(whiten_codes=True, residual_gc=True, code_lr_final=0.1, code_steps=2000),
     "whiten-residual-decay-4000": dict(whiten_codes=True, residual_gc=True, code_lr_final=0.1, code_steps=4000),
+    "diag-plain-wgan-gp-5critic-2000": dict(whiten_codes=False, residual_gc=False, code_lr_final=1.0, code_steps=2000,
+                                            loss="wgan-gp", n_critic=5, code_lr=1e-4),
 }
 
 
