@@ -32,7 +32,8 @@ def available() -> bool:
 
 
 if njit is not None:
-    @njit(cache=True, fastmath=True, nogil=True)
+    # reassociation (vector lanes) and fused multiply-add only: NaN and inf keep their meaning
+    @njit(cache=True, fastmath={"reassoc", "contract"}, nogil=True)
     def _pair(J, a, b, oa, ob):  # pragma: no cover - compiled
         """oa = J a, ob = J b, each row of J loaded once; eight rows per sweep of a and b."""
         n, m = J.shape
