@@ -168,6 +168,13 @@ def time_average(x, J, b, cfg, seed, key, steps: int, every: int = 10):
     return x, acc / n
 
 
+def _nearest_other(a) -> np.ndarray:
+    """Distance of each row of a to its nearest other row."""
+    d = metrics.pairwise(a, a)
+    d.fill_diagonal_(float("inf"))
+    return d.min(1).values.numpy()
+
+
 def memorization_sweep(cfg, seed: int) -> dict:
     """Stacked PCD training over P × replicates (shared initial J per replicate), generate, average, quench.
 
@@ -190,6 +197,10 @@ def memorization_sweep(cfg, seed: int) -> dict:
     tr.train(cfg.sweep_updates, desc=f"P-sweep ({len(per_model)} stacked models)")
     J, b = tr.params()
     x, _ = _gen(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep")
+    # the model's persistent chains, continued at the final (J, b) as long as the chains from noise run:
+    # samples of the basins training left them in (chains from noise at quick length do not find those)
+    gp = torch_generator(int(seed), "generate", "sweep-persistent")
+    xp, _ = langevin(tr.chains, J, b, cfg.sweep_gen_steps, cfg.dt, cfg.T, gp, where="sweep persistent chains", show_progress=True)
     x_end, avg = time_average(x, J, b, cfg, seed, "sweep", cfg.avg_steps)
     xq, _ = flow(x, J, b, cfg.quench_steps, cfg.dt)
     # the null: each replicate's untrained network (its shared J0, b = 0), sampled and averaged the same way
@@ -238,7 +249,9 @@ def memorization_sweep(cfg, seed: int) -> dict:
     # secondary diagnostic: the same measure on the time-averaged images (each chain's basin centre)
     acc_avg = sweep_accuracies(sizes, per_model, {k: avg[k].numpy() for k in range(len(per_model))},
                                {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, 50, seed, "_avg")
-    m.update(acc); m.update(acc_u); m.update(acc_avg)
+    acc_p = sweep_accuracies(sizes, per_model, {k: phi(xp[k]).numpy() for k in range(len(per_model))},
+                             {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "_pcd")
+    m.update(acc); m.update(acc_u); m.update(acc_avg); m.update(acc_p)
     for i, p in enumerate(sizes):                                      # one scalar per P (for the README tables)
         for nm in ("acc_s", "acc_t", "e_aai"):
             for ref in ("train", "test"):
@@ -246,7 +259,7 @@ def memorization_sweep(cfg, seed: int) -> dict:
                 m[f"sweep_p{p}_{nm}_{ref}_se"] = acc[f"sweep_{nm}_{ref}_se"][i]
     m["sweep_frozen_at"] = [int(f) for f in tr.frozen_at]
     # the claims in the paper's terms (smallest / largest P)
-    for tag in ("", "_untrained"):
+    for tag in ("", "_untrained", "_pcd"):
         m[f"mem_acc_small_p{tag}"] = m[f"sweep{tag}_acc_max_train"][0]
         m[f"mem_acc_small_p{tag}_se"] = m[f"sweep{tag}_acc_max_train_se"][0]
         m[f"e_aai_test_large_p{tag}_se"] = m[f"sweep{tag}_e_aai_test_se"][-1]
@@ -255,6 +268,20 @@ def memorization_sweep(cfg, seed: int) -> dict:
         m[f"gen_acc_dev_large_p{tag}_se"] = m[f"sweep{tag}_acc_s_test_se"][-1] if dev_s >= dev_t else m[f"sweep{tag}_acc_t_test_se"][-1]
     m["e_aai_test_large_p"] = m["sweep_e_aai_test"][-1]
     m["e_aai_test_large_p_untrained"] = m["sweep_untrained_e_aai_test"][-1]
+    m["e_aai_test_large_p_pcd"] = m["sweep_pcd_e_aai_test"][-1]
+    for i, p in enumerate(sizes):                                      # persistent-chain samples, per P
+        for nm in ("acc_s", "acc_t"):
+            for ref in ("train", "test"):
+                m[f"sweep_pcd_p{p}_{nm}_{ref}"] = acc_p[f"sweep_pcd_{nm}_{ref}"][i]
+    # why large P is told apart from held-out images: nearest distances of samples vs held-out images
+    for tag, X in (("", x), ("_pcd", xp)):
+        k = len(per_model) - 1                                          # the largest P, replicate 1 last
+        p_, r_ = per_model[k]
+        tr_img, smp = np.tanh(lists[r_][:p_]), phi(X[k]).numpy()[: len(test_img)]
+        m[f"large_p{tag}_d_sample_train_median"] = float(np.median(metrics.nearest_distance(smp, tr_img)))
+        m[f"large_p{tag}_d_sample_sample_median"] = float(np.median(_nearest_other(smp)))
+    m["large_p_d_test_train_median"] = float(np.median(metrics.nearest_distance(test_img, np.tanh(lists[per_model[-1][1]][:per_model[-1][0]]))))
+    m["large_p_d_test_test_median"] = float(np.median(_nearest_other(test_img)))
     n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
     for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
         m[key + "_se"] = binomial_se(m[key], n_samples)
