@@ -5,6 +5,7 @@ Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2
 https://arxiv.org/abs/2001.11539
 
     python -m papers.acl.devtune codes --seeds 100 101     # G_c variants on one trained AE's cached codes
+    python -m papers.acl.devtune cls-codes --seeds 100     # the same on a trained classifier's features
     python -m papers.acl.devtune synthetic --seeds 100 101 # ACL-AE on ring6 / grid16, old vs new code phase
 
 `codes`: trains one quick-profile autoencoder per seed (reconstruction phase only), caches E(x) of the
@@ -36,7 +37,14 @@ CODE_VARIANTS = {  # name: Hyper overrides of the code-only phase (quick profile
 }
 
 
-def tune_codes(seed: int) -> dict:
+CLS_VARIANTS = {  # the classifier's ReLU features: the earlier code phase against the autoencoder's choice
+    "diag-plain-const-2000": CODE_VARIANTS["diag-plain-const-2000"],
+    "diag-plain-decay-4000": dict(whiten_codes=False, residual_gc=False, code_lr_final=0.1, code_steps=4000),
+    "whiten-residual-decay-4000": CODE_VARIANTS["whiten-residual-decay-4000"],
+}
+
+
+def tune_codes(seed: int, objective: str = "ae") -> dict:
     from .acl import CodeGAN
     from .baselines import code_samplers
     from .config import get_config
@@ -47,21 +55,30 @@ def tune_codes(seed: int) -> dict:
 
     cfg = get_config("quick")
     images = Images(cfg)
-    rs = rep_seed(seed, "ae", 0)
+    rs = rep_seed(seed, objective, 0)
     torch.manual_seed(rs)
-    E, D = ConvEncoder(1, 28, cfg.code_dim, cfg.width), ConvDecoder(cfg.code_dim, 1, 28, cfg.width)
-    fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_steps=0), seed=rs)
-    tr, te = encode_all(E, images.x), encode_all(E, images.test_x)
+    if objective == "ae":
+        E, D = ConvEncoder(1, 28, cfg.code_dim, cfg.width), ConvDecoder(cfg.code_dim, 1, 28, cfg.width)
+        fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_steps=0), seed=rs)
+        enc, variants = E, CODE_VARIANTS
+    else:
+        from .nets import Classifier
+        E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
+        D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
+        fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_dim=cfg.cls_feat_dim, code_steps=0), seed=rs,
+                       y=images.y, objective="classifier")
+        enc, variants = E.features, CLS_VARIANTS
+    tr, te = encode_all(enc, images.x), encode_all(enc, images.test_x)
     n = len(te)
     samplers = code_samplers(tr.numpy(), cfg.gmm_components, 0, cfg.gmm_iters)
     out = {k: c2st_accuracy(te, s(n, np.random.default_rng(0)), seed=1) for k, s in samplers.items()}
     out["train_codes"] = c2st_accuracy(te, tr[torch.randperm(len(tr), generator=torch.Generator().manual_seed(0))[:n]], seed=1)
     z = torch.randn(n, cfg.z_dim, generator=torch.Generator().manual_seed(5))
-    for name, over in CODE_VARIANTS.items():
+    for name, over in variants.items():
         t0 = time.perf_counter()
         hp = Hyper.from_cfg(cfg, **over)
         torch.manual_seed(7)
-        acl = CodeGAN(cfg.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
+        acl = CodeGAN(tr.shape[1], hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
         acl.set_scale(tr, whiten=hp.whiten_codes)
         opts = acl.optimizers(hp.code_lr, hp.code_lr)
         gen = torch.Generator().manual_seed(3)
@@ -90,13 +107,13 @@ def tune_synthetic(seed: int, replicates: int = 3) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("codes", "synthetic"))
+    ap.add_argument("what", choices=("codes", "cls-codes", "synthetic"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101])
     args = ap.parse_args(argv)
     if min(args.seeds) < 100:
         raise SystemExit("error: development seeds are 100 and up (0-2 are the reported seeds)")
     torch.set_num_threads(1)
-    fn = tune_codes if args.what == "codes" else tune_synthetic
+    fn = {"codes": tune_codes, "cls-codes": lambda s: tune_codes(s, "classifier"), "synthetic": tune_synthetic}[args.what]
     res = {str(s): fn(s) for s in args.seeds}
     atomic_write_json(paths.results_root() / "acl" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "results": res})
 

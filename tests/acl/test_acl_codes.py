@@ -52,6 +52,10 @@ def test_untrained_copy_keeps_the_whitening():
     null = untrained_copy(acl, seed=1)
     assert torch.equal(null.T, acl.T) and torch.equal(null.mu, acl.mu)
     assert not torch.equal(null.G[0].weight, acl.G[0].weight)
+    # no residual skip: the null is not the fitted Gaussian (mu + z T) plus noise
+    assert not null.residual and acl.residual
+    z = torch.randn(4, 3)
+    assert torch.allclose(null.sample(4, z=z), null.G(z) @ null.T + null.mu)
 
 
 def test_c2st_chance_for_one_distribution_and_one_for_separated_ones():
