@@ -178,7 +178,12 @@ def lyapunov_comparison(N, nets, steps, discard, repeats, experiments, pmap, one
             if "ours_unfused" in lam:
                 per_g[str(g)]["lambda_unfused_minus_fused_max"] = float(np.max(np.abs(
                     lam["ours_unfused"][i * nets:(i + 1) * nets] - o)))
-        out[name] = {"g": gs, "tasks": len(gs) * nets, **rows,
+        # both sides are bound by reading J: bytes of J per network step, and the rate they reach
+        n_steps_all = len(gs) * nets * steps
+        traffic = {"reference_J_bytes_per_step": 2 * N * N * 8, "ours_J_bytes_per_step": N * N * 8,
+                   "reference_GB_per_s": 2 * N * N * 8 * n_steps_all / min(rows["reference_s"]) / 1e9,
+                   "ours_GB_per_s": N * N * 8 * n_steps_all / min(rows["ours_s"]) / 1e9}
+        out[name] = {"g": gs, "tasks": len(gs) * nets, **rows, "J_traffic": traffic,
                      "speedup": {k: {"min": min(v), "max": max(v), "each": v} for k, v in ratio.items()},
                      "lambda": per_g}
         shown = ", ".join(f"{k} x{min(v):.2f}-{max(v):.2f}" for k, v in ratio.items())
