@@ -28,7 +28,7 @@ from . import paths
 from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PROJECTION, REPRODUCED, format_control, format_measured, \
     headline, load_paper, read_claims_table, summary
 from .errors import user_errors_exit
-from .io import atomic_write_text, read_json
+from .io import atomic_write_text, read_json, sha256_file
 from .stamp import changed_since, stamp, staleness
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
@@ -186,6 +186,36 @@ def render(spec: str, paper: str | None, old: str = "") -> list[str] | None:
     raise ValueError(f"unknown generated block {kind!r}; use claims, metrics or overview")
 
 
+KEPT_STALE = "**Stale (kept block):**"
+
+
+def kept_body(body: str, paper: str | None) -> str:
+    """A kept block's text, with one line saying so when the code changed since the run its stamp names
+    (the stamp's `git <sha>`); a block without a stamp is kept as it is."""
+    lines = [line for line in body.splitlines(keepends=True) if not line.startswith(KEPT_STALE)]
+    rev = re.search(r"\(git ([0-9a-f]{7,40})\b", body)
+    if paper is None or rev is None:
+        return "".join(lines)
+    changed = changed_since(rev.group(1), paper)
+    recorded = re.search(r"claims\.yaml sha256 ([0-9a-f]{12})", body)
+    claims = paths.PAPERS / paper / "claims.yaml"
+    claims_changed = bool(recorded and claims.exists() and not sha256_file(claims).startswith(recorded.group(1)))
+    why = []
+    if changed is None:
+        why.append("its run's revision is not one of this checkout")
+    else:
+        if changed:
+            why.append(f"the code changed after that run in {len(changed)} file{'s' * (len(changed) > 1)} "
+                       f"({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''})")
+        if claims_changed:
+            why.append(f"papers/{paper}/claims.yaml is not the one it was judged with")
+    if not why:
+        return "".join(lines)
+    at = 1 if lines and lines[0].startswith("*Generated") else 0
+    note = f"{KEPT_STALE} no run of this block in this `results/`; {'; '.join(why)}: rerun it.\n"
+    return "".join(lines[:at] + [note] + lines[at:])
+
+
 def rewrite(path: Path, paper: str | None) -> tuple[str, list[str]]:
     """(the file's new text, notices)."""
     notices = []
@@ -198,7 +228,7 @@ def rewrite(path: Path, paper: str | None) -> tuple[str, list[str]]:
             raise ValueError(f"{path}: {err}") from None
         if lines is None:
             notices.append(f"{_show(path)}: no complete run for '{m.group('spec')}'; block kept")
-            return m.group(0)
+            return m.group(1) + kept_body(m.group("body"), paper) + m.group(4)
         return m.group(1) + "\n".join(lines) + "\n" + m.group(4)
 
     return BLOCK.sub(sub, old), notices
@@ -238,7 +268,7 @@ def main(argv=None) -> int:
                 raise UserError(str(err)) from None
             for n in notices:
                 print(n)
-            stale += [path] if "**Stale:**" in new or "**stale:**" in new else []
+            stale += [path] if "**Stale:**" in new or "**stale:**" in new or KEPT_STALE in new else []
             if new != path.read_text():
                 changed.append(path)
                 if not args.check:
