@@ -163,13 +163,14 @@ def test_ctrl_c_cancels_the_fan_out_and_keeps_partial_runs_as_failed(toy_repo, l
     from conftest import PARAMS, make_notebook
 
     make_notebook(paths.NOTEBOOKS / "toy" / "01-toy.ipynb", PARAMS,
-                  "import time\nfrom common.runs import Run\nRun.open('toy', profile, run_dir=run_dir, seed=seed)\ntime.sleep(6)")
+                  "import time\nfrom common.runs import Run\nRun.open('toy', profile, run_dir=run_dir, seed=seed)\ntime.sleep(20)")
     monkeypatch.delenv("REPRO_CLUSTER", raising=False)
     monkeypatch.setenv("PATH", os.environ["PATH"])
     monkeypatch.setenv("REPRO_PROFILE", os.environ.get("REPRO_PROFILE", "quick"))
     parent = paths.results_root() / "toy"
 
-    def interrupt_once_started():  # Ctrl-C as soon as both seeds run on the workers
+    def interrupt_once_started():  # Ctrl-C as soon as both seeds run on the workers (each sleeps 20 s, so that a
+        # slow second start on a loaded machine still finds the first one running)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if len(list(parent.glob(".smoke.staging-*/.seed-*.attempt-*/manifest.json"))) == 2:

@@ -140,7 +140,7 @@ def test_sigint_during_a_cluster_launch_leaves_nothing_behind(tmp_path):
         assert len(ranks) >= 2, "the ranks never started in the cluster"
         time.sleep(1.0)
         child.send_signal(signal.SIGINT)
-        out = child.communicate(timeout=60)[0].decode(errors="replace")
+        out = child.communicate(timeout=180)[0].decode(errors="replace")
     finally:
         if child.poll() is None:
             child.kill()
