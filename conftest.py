@@ -13,6 +13,14 @@ if "REPRO_RESULTS" not in os.environ:
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("REPRO_PROGRESS", "0")
 
+# A shell starts background jobs (`make test &`, nohup) with SIGINT ignored, and children inherit
+# that: the Ctrl-C tests would then test nothing. Tests (and the processes they start) get Python's
+# own Ctrl-C back.
+import signal  # noqa: E402
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 import pytest  # noqa: E402
 
