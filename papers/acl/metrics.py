@@ -26,6 +26,11 @@ from common.progress import progress
 
 from .nets import Classifier, batched
 
+# sklearn's pairwise distances (inside prdc) warn that joblib's `delayed` is not sklearn's; harmless here
+# (no sklearn configuration to propagate). A per-call catch_warnings missed some of them in the worker
+# processes, so the filter is set for every process that imports this module.
+warnings.filterwarnings("ignore", message=".*sklearn.utils.parallel.delayed.*", category=UserWarning)
+
 
 class Precomputed(nn.Module):
     """Identity 'feature network' for torchmetrics: features are extracted once, outside."""

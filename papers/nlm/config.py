@@ -47,9 +47,14 @@ PROFILES = {
         "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 2, "sweep_updates": 2000,
         "sweep_lr": 2e-3,  # 5e-3 grows ||J|| at P = 5 past the Euler limit dt(1+||J||)^2 < 2 by 2000 updates
         "sweep_gen": 150, "sweep_gen_steps": 3000,
-        "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_rdm_updates": 600, "ooe_gen_steps": 10_000, "ooe_times": 14,
+        # Rdm-100 for 2400 updates (12x the PCD run's Langevin budget): on development seeds 100-102
+        # (`python -m papers.nlm.devtune ooe`) E_AAI(late) - E_AAI(near k) was 3.0-4.0 SEs above 0 at 600
+        # updates, 4.9-6.4 at 1200, 7.0-8.4 at 2400 (+17 s per run against 600)
+        "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_rdm_updates": 2400, "ooe_gen_steps": 10_000, "ooe_times": 14,
         "ooe_gen": 300, "ooe_n_test": 300,  # 300 vs 300 halves both parts of the E_AAI variance (150 test images gave SE 0.013 per window difference)
-        "explore_steps": 50_000, "explore_every": 50, "explore_burn": 10_000, "explore_chains": 8,
+        # 10^5 steps: on development seeds 100-102 (`python -m papers.nlm.devtune explore`) 5*10^4 steps put
+        # the mean transitions 2.8-8.1 SEs above the claim's 3, 10^5 steps 7.2-12.3 SEs (5 s per run)
+        "explore_steps": 100_000, "explore_every": 50, "explore_burn": 10_000, "explore_chains": 8,
         "grad_grid": 241, "ep_chains": 2000, "ep_steps": 1000, "ep_burn": 600,
     }),
     "full": dict(_SHARED, **{
