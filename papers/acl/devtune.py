@@ -6,6 +6,7 @@ https://arxiv.org/abs/2001.11539
 
     python -m papers.acl.devtune codes --seeds 100 101     # G_c variants on one trained AE's cached codes
     python -m papers.acl.devtune cls-codes --seeds 100     # the same on a trained classifier's features
+    python -m papers.acl.devtune cls-fid --seeds 100 101   # the classifier's code phase, chosen by FID
     python -m papers.acl.devtune synthetic --seeds 100 101 # ACL-AE on ring6 / grid16, old vs new code phase
 
 `codes`: trains one quick-profile autoencoder per seed (reconstruction phase only), caches E(x) of the
@@ -23,7 +24,9 @@ import numpy as np
 import torch
 
 from common import paths
+from common.errors import UserError, user_errors_exit
 from common.io import atomic_write_json
+from common.runs import git_state, now
 
 CODE_VARIANTS = {  # name: Hyper overrides of the code-only phase (quick profile otherwise)
     "diag-plain-const-2000": dict(whiten_codes=False, residual_gc=False, code_lr_final=1.0, code_steps=2000),
@@ -89,6 +92,59 @@ def tune_codes(seed: int, objective: str = "ae") -> dict:
     return out
 
 
+CLS_FID_VARIANTS = {  # the classifier's code phase (cls_* keys), quick's 4000 code steps
+    "whiten-residual-decay": dict(cls_whiten_codes=True, cls_residual_gc=True, cls_code_lr_final=0.1),
+    "diag-plain-decay": dict(cls_whiten_codes=False, cls_residual_gc=False, cls_code_lr_final=0.1),
+    "diag-plain-const": dict(cls_whiten_codes=False, cls_residual_gc=False, cls_code_lr_final=1.0),
+}
+
+
+def tune_cls_fid(seed: int) -> dict:
+    """The classifier's code phase chosen by FID: one quick classifier + inversion decoder per seed, then
+    each code-phase variant on its cached features; FID of Dec(G_c(z)) beside the fitted Gaussian's and
+    the GMM's on the same decoder (the claims' competitors), on the quick evaluation set."""
+    from .acl import CodeGAN
+    from .baselines import code_samplers
+    from .config import get_config
+    from .experiments import Images, cls_hyper, evaluator, rep_seed
+    from .nets import Classifier, ConvDecoder
+    from .train import code_step, encode_all, fit_code_model
+
+    cfg = get_config("quick")
+    images = Images(cfg)
+    dev_dir = paths.results_root() / "acl" / "dev"
+    ev, _ = evaluator(cfg, images, dev_dir)
+    rs = rep_seed(seed, "cls", 0)
+    torch.manual_seed(rs)
+    E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
+    D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
+    fit_code_model(images.x, E, D, cls_hyper(cfg, code_steps=0), seed=rs, y=images.y, objective="classifier")
+    tr = encode_all(E.features, images.x)
+    n = cfg.n_eval
+    out = {}
+    with torch.no_grad():
+        for name, sampler in code_samplers(tr.numpy(), cfg.gmm_components, 0, cfg.gmm_iters).items():
+            c = torch.as_tensor(sampler(n, np.random.default_rng(0)), dtype=torch.float32)
+            out[name] = {"fid": ev.evaluate(D(c), memorization=False, full=False)["fid"]}
+    z = torch.randn(n, cfg.z_dim, generator=torch.Generator().manual_seed(5))
+    for name, over in CLS_FID_VARIANTS.items():
+        t0 = time.perf_counter()
+        hp = cls_hyper(get_config("quick", **over))
+        torch.manual_seed(7)
+        acl = CodeGAN(tr.shape[1], hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
+        acl.set_scale(tr, whiten=hp.whiten_codes)
+        opts = acl.optimizers(hp.code_lr, hp.code_lr)
+        gen = torch.Generator().manual_seed(3)
+        for k in range(hp.code_steps):
+            code_step(acl, tr, opts, hp, gen, k)
+        with torch.no_grad():
+            fid = ev.evaluate(D(acl.sample(n, z=z)), memorization=False, full=False)["fid"]
+        out[name] = {"fid": fid, "minus_gauss": fid - out["gauss"]["fid"], "seconds": time.perf_counter() - t0}
+        print(f"seed {seed} {name}: FID {fid:.1f} (fitted Gaussian {out['gauss']['fid']:.1f}, "
+              f"GMM {out['gmm']['fid']:.1f}; {time.perf_counter() - t0:.0f} s)", flush=True)
+    return out
+
+
 def tune_synthetic(seed: int, replicates: int = 3) -> dict:
     from . import analysis, experiments
     from .config import get_config
@@ -107,15 +163,17 @@ def tune_synthetic(seed: int, replicates: int = 3) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("codes", "cls-codes", "synthetic"))
+    ap.add_argument("what", choices=("codes", "cls-codes", "cls-fid", "synthetic"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101])
     args = ap.parse_args(argv)
-    if min(args.seeds) < 100:
-        raise SystemExit("error: development seeds are 100 and up (0-2 are the reported seeds)")
-    torch.set_num_threads(1)
-    fn = {"codes": tune_codes, "cls-codes": lambda s: tune_codes(s, "classifier"), "synthetic": tune_synthetic}[args.what]
-    res = {str(s): fn(s) for s in args.seeds}
-    atomic_write_json(paths.results_root() / "acl" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "results": res})
+    with user_errors_exit():
+        if min(args.seeds) < 100:
+            raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
+        torch.set_num_threads(1)
+        fn = {"codes": tune_codes, "cls-codes": lambda s: tune_codes(s, "classifier"), "cls-fid": tune_cls_fid,
+              "synthetic": tune_synthetic}[args.what]
+        res = {str(s): fn(s) for s in args.seeds}
+        atomic_write_json(paths.results_root() / "acl" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "git": git_state(), "when": now(), "results": res})
 
 
 if __name__ == "__main__":

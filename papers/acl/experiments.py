@@ -133,10 +133,17 @@ def ae_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dict:
     return out
 
 
+def cls_hyper(cfg, **over) -> Hyper:
+    """The classifier variant's settings: its feature size and its own code phase (`cls_*` keys)."""
+    vals = dict(code_dim=cfg.cls_feat_dim, whiten_codes=cfg.cls_whiten_codes, residual_gc=cfg.cls_residual_gc,
+                code_lr_final=cfg.cls_code_lr_final)
+    return Hyper.from_cfg(cfg, **(vals | over))
+
+
 def classifier_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dict:
     """Train (or load) replicate r of a standard classifier, its feature-inversion decoder and ACL."""
     rs = rep_seed(seed, "cls", r)
-    hp = Hyper.from_cfg(cfg, code_dim=cfg.cls_feat_dim)
+    hp = cls_hyper(cfg)
     torch.manual_seed(rs)
     dev = images.x.device
     C = Classifier(images.channels, images.size, len(images.classes), cfg.width // 2, cfg.cls_feat_dim).to(dev)

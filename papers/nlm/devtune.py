@@ -25,6 +25,7 @@ import torch
 from common import paths
 from common.errors import UserError, user_errors_exit
 from common.io import atomic_write_json
+from common.runs import git_state, now
 
 EXPLORE_VARIANTS = {  # name: profile overrides of notebook 04
     "8x50k": dict(explore_chains=8, explore_steps=50_000),
@@ -93,7 +94,7 @@ def main(argv=None):
         torch.set_num_threads(1)
         fn = {"explore": tune_explore, "ooe": tune_ooe}[args.what]
         res = {str(s): fn(s) for s in args.seeds}
-        atomic_write_json(paths.results_root() / "nlm" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "results": res})
+        atomic_write_json(paths.results_root() / "nlm" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "git": git_state(), "when": now(), "results": res})
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ class TrainConfig:
     weight_decay: float = 5e-7 # adam/sgd: L2 on J in the gradient; gd: λ in J ← (1 − λ)J per update
     bias: bool = True          # train b (the paper's v2 model); the released training script has none
     gemm_dtype: str = "float32"  # "bfloat16": bf16 operands in the Langevin matrix products (fp32 accumulation)
+    noise_threads: int = 1     # > 1: the Langevin increments drawn on that many threads (sampler.fill_normal; another stream)
     freeze_at: float = 0.0     # > 0: a model whose dt(1+||J||_2)^2 reaches this (< 2) stops learning (logged); 0: stop the run
     batch: int = 200
     dt: float = 0.01
@@ -49,6 +50,8 @@ class TrainConfig:
             raise UserError(f"optimizer must be 'gd' (released), 'sgd' or 'adam', got {self.optimizer!r}")
         if self.gemm_dtype not in ("float32", "bfloat16"):
             raise UserError(f"gemm_dtype must be 'float32' or 'bfloat16', got {self.gemm_dtype!r}")
+        if not (isinstance(self.noise_threads, int) and self.noise_threads >= 1):
+            raise UserError(f"noise_threads must be an integer >= 1, got {self.noise_threads!r}")
         if not 0.0 <= self.freeze_at < 2.0:
             raise UserError(f"freeze_at must be in [0, 2) (a fraction of the Euler limit 2), got {self.freeze_at!r}")
         if self.k < 1 or self.n_chains < 1 or self.batch < 1 or not self.lr > 0:
@@ -111,7 +114,8 @@ class Trainer:
         if cfg.mode == "rdm":
             self.chains = torch.randn(self.chains.shape, generator=self.gen, dtype=self.dtype)
         self.chains, _ = langevin(self.chains, J, b, cfg.k, cfg.dt, cfg.T, self.gen, check_every=0,
-                                  gemm_dtype=torch.bfloat16 if cfg.gemm_dtype == "bfloat16" else None)
+                                  gemm_dtype=torch.bfloat16 if cfg.gemm_dtype == "bfloat16" else None,
+                                  noise_threads=cfg.noise_threads)
         if not torch.isfinite(self.chains).all() or self.step_count % 10 == 0:
             guard(self.chains, f"training update {self.step_count}")
         gJ, gb = likelihood_gradient(x_data, self.chains, J, b, cfg.T, w)

@@ -169,3 +169,25 @@ def test_a_kept_block_says_when_its_code_or_claims_changed_and_the_note_is_not_r
     other = fresh.replace(good, "0" * 12)
     assert "claims.yaml is not the one it was judged with" in readme.kept_body(other, "toy")
     assert readme.kept_body("typed by hand\n", "toy") == "typed by hand\n"       # no stamp: kept as it is
+
+
+def test_bench_block_shows_the_benchmark_figures_with_their_stamp_and_is_kept_without_one(toy_repo, monkeypatch):
+    from common.io import atomic_write_json
+
+    monkeypatch.setattr(readme, "changed_since", lambda sha, paper, specs=None: [])
+    text = "# Toy\n\n<!-- generated: bench toy a.t b.n -->\nkept: no bench\n<!-- /generated -->\n"
+    (paths.PAPERS / "toy" / "README.md").write_text(text)
+    assert readme.main(["toy"]) == 0                                              # no results/bench/toy.json: kept
+    assert "kept: no bench" in (paths.PAPERS / "toy" / "README.md").read_text()
+    atomic_write_json(paths.results_root() / "bench" / "toy.json",
+                      {"name": "toy", "when": "2026-12-02T04:00:00+00:00", "git": {"sha": "0123456789abcdef", "dirty": False},
+                       "results": {"load_average_before": [0.5, 0.25, 0.125], "a": {"t": {"median": 0.25, "min": 0.125, "max": 0.5}},
+                                   "b": {"n": 3}}})
+    assert readme.main(["toy"]) == 0
+    out = (paths.PAPERS / "toy" / "README.md").read_text()
+    assert "kept: no bench" not in out
+    assert "(git 0123456789ab, finished 2026-12-02T04:00:00+00:00; load average before 0.50, 0.25, 0.12, after not recorded)" in out
+    assert "| `a.t` | 0.25 (0.125–0.5) |" in out and "| `b.n` | 3 |" in out and "**Stale:**" not in out
+    monkeypatch.setattr(readme, "changed_since", lambda sha, paper, specs=None: ["papers/toy/model.py"])
+    assert readme.main(["toy"]) == 0
+    assert "**Stale:** the code changed after this benchmark in papers/toy/model.py" in (paths.PAPERS / "toy" / "README.md").read_text()

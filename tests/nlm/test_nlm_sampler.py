@@ -70,14 +70,14 @@ def test_guards_and_bad_steps():
     assert log_times(1000, 4) == [1, 10, 100, 1000]
 
 
-def _stationary_moments(J, b, gemm_dtype, seed, chains=2000, burn=300, blocks=10, every=25):
+def _stationary_moments(J, b, gemm_dtype, seed, chains=2000, burn=300, blocks=10, every=25, noise_threads=1):
     """Per-coordinate <x> and <x^2> (time-averaged per chain) and their SEs over chains."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(chains, J.shape[0], generator=g)
-    x, _ = langevin(x, J, b, burn, 0.01, 1.0, g, gemm_dtype=gemm_dtype)
+    x, _ = langevin(x, J, b, burn, 0.01, 1.0, g, gemm_dtype=gemm_dtype, noise_threads=noise_threads)
     s1, s2 = torch.zeros_like(x), torch.zeros_like(x)
     for _ in range(blocks):
-        x, _ = langevin(x, J, b, every, 0.01, 1.0, g, gemm_dtype=gemm_dtype)
+        x, _ = langevin(x, J, b, every, 0.01, 1.0, g, gemm_dtype=gemm_dtype, noise_threads=noise_threads)
         s1 += x; s2 += x * x
     per = torch.cat([s1, s2], 1) / blocks                         # (chains, 2N): chains are independent
     return per.mean(0), per.std(0) / math.sqrt(chains)
@@ -97,3 +97,37 @@ def test_bf16_gemms_keep_the_stationary_moments():
     m_alt, se_alt = _stationary_moments(1.15 * J, b, None, seed=3)
     z_alt = ((m_alt - m32) / torch.sqrt(se32 ** 2 + se_alt ** 2)).abs()
     assert float((z_alt ** 2).mean()) > 4.0                           # the test resolves a 15 % change of J
+
+
+def test_noise_on_two_threads_is_deterministic_standard_normal_and_independent():
+    from papers.nlm.sampler import fill_normal
+
+    def draw(threads, seed=5, n=1 << 20):
+        buf = torch.empty(n)
+        fill_normal(buf, torch.Generator().manual_seed(seed), threads)
+        return buf
+
+    a, b = draw(2), draw(2)
+    assert torch.equal(a, b)                                          # same seed, same threads: same numbers
+    h = len(a) // 2
+    one = draw(1)
+    assert not torch.equal(one[:h], a[:h]) and not torch.equal(one[h:], a[h:])   # another stream than threads = 1
+    for part in (a[:h], a[h:]):
+        se = 1 / math.sqrt(len(part))
+        assert abs(float(part.mean())) < 5 * se and abs(float(part.var()) - 1) < 5 * math.sqrt(2) * se
+    corr = float(torch.corrcoef(torch.stack([a[:h], a[h:]]))[0, 1])
+    assert abs(corr) < 5 / math.sqrt(h)                                # the two slices are uncorrelated
+    small = torch.empty(1000)
+    fill_normal(small, torch.Generator().manual_seed(5), 2)           # small buffers: one call, as threads = 1
+    assert torch.equal(small, draw(1, n=1000))
+
+
+def test_noise_on_two_threads_keeps_the_stationary_moments():
+    g = torch.Generator().manual_seed(11)
+    n = 24
+    J = torch.randn(n, n, generator=g) * 2.0 / math.sqrt(n); J.fill_diagonal_(0.0)
+    b = 0.3 * torch.randn(n, generator=g)
+    m1, se1 = _stationary_moments(J, b, None, seed=1)
+    m2, se2 = _stationary_moments(J, b, None, seed=4, noise_threads=2)
+    z = ((m2 - m1) / torch.sqrt(se1 ** 2 + se2 ** 2)).abs()
+    assert float(z.max()) < 4.5 and float((z ** 2).mean()) < 2.0
