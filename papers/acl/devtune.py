@@ -47,13 +47,28 @@ CLS_VARIANTS = {  # the classifier's ReLU features: the earlier code phase again
 }
 
 
-def tune_codes(seed: int, objective: str = "ae") -> dict:
+def fit_code_phase(codes: torch.Tensor, hp):
+    """G_c / D_c alone on cached codes for hp.code_steps (the code-only phase), at fixed seeds, so
+    that variants differ only by their settings."""
     from .acl import CodeGAN
+    from .train import code_step
+
+    torch.manual_seed(7)
+    acl = CodeGAN(codes.shape[1], hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
+    acl.set_scale(codes, whiten=hp.whiten_codes)
+    opts = acl.optimizers(hp.code_lr, hp.code_lr)
+    gen = torch.Generator().manual_seed(3)
+    for k in range(hp.code_steps):
+        code_step(acl, codes, opts, hp, gen, k)
+    return acl
+
+
+def tune_codes(seed: int, objective: str = "ae") -> dict:
     from .baselines import code_samplers
     from .config import get_config
     from .experiments import Images, rep_seed
     from .nets import ConvDecoder, ConvEncoder
-    from .train import Hyper, code_step, encode_all, fit_code_model
+    from .train import Hyper, encode_all, fit_code_model
     from .twosample import c2st_accuracy
 
     cfg = get_config("quick")
@@ -80,13 +95,7 @@ def tune_codes(seed: int, objective: str = "ae") -> dict:
     for name, over in variants.items():
         t0 = time.perf_counter()
         hp = Hyper.from_cfg(cfg, **over)
-        torch.manual_seed(7)
-        acl = CodeGAN(tr.shape[1], hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
-        acl.set_scale(tr, whiten=hp.whiten_codes)
-        opts = acl.optimizers(hp.code_lr, hp.code_lr)
-        gen = torch.Generator().manual_seed(3)
-        for k in range(hp.code_steps):
-            code_step(acl, tr, opts, hp, gen, k)
+        acl = fit_code_phase(tr, hp)
         out[name] = c2st_accuracy(te, acl.sample(n, z=z), seed=1)
         print(f"seed {seed} {name}: c2st {out[name]:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
     return out
@@ -103,12 +112,11 @@ def tune_cls_fid(seed: int) -> dict:
     """The classifier's code phase chosen by FID: one quick classifier + inversion decoder per seed, then
     each code-phase variant on its cached features; FID of Dec(G_c(z)) beside the fitted Gaussian's and
     the GMM's on the same decoder (the claims' competitors), on the quick evaluation set."""
-    from .acl import CodeGAN
     from .baselines import code_samplers
     from .config import get_config
     from .experiments import Images, cls_hyper, evaluator, rep_seed
     from .nets import Classifier, ConvDecoder
-    from .train import code_step, encode_all, fit_code_model
+    from .train import encode_all, fit_code_model
 
     cfg = get_config("quick")
     images = Images(cfg)
@@ -130,13 +138,7 @@ def tune_cls_fid(seed: int) -> dict:
     for name, over in CLS_FID_VARIANTS.items():
         t0 = time.perf_counter()
         hp = cls_hyper(get_config("quick", **over))
-        torch.manual_seed(7)
-        acl = CodeGAN(tr.shape[1], hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
-        acl.set_scale(tr, whiten=hp.whiten_codes)
-        opts = acl.optimizers(hp.code_lr, hp.code_lr)
-        gen = torch.Generator().manual_seed(3)
-        for k in range(hp.code_steps):
-            code_step(acl, tr, opts, hp, gen, k)
+        acl = fit_code_phase(tr, hp)
         with torch.no_grad():
             fid = ev.evaluate(D(acl.sample(n, z=z)), memorization=False, full=False)["fid"]
         out[name] = {"fid": fid, "minus_gauss": fid - out["gauss"]["fid"], "seconds": time.perf_counter() - t0}
