@@ -4,7 +4,9 @@ A run's manifest records the git revision it ran at (and the tracked files that 
 `staleness` compares that with the working tree now, over the files that decide a paper's numbers:
 `papers/<id>/` and `notebooks/<id>/` and `common/`, leaving out prose (`*.md`), the modules that
 only present or orchestrate a run (`PRESENTATION`: the report, these stamps, the runner, whose
-parameters and executed notebooks the manifest records), and what decides the verdicts rather than
+parameters and executed notebooks the manifest records), a paper's development-seed tuner
+(`papers/<id>/devtune.py`, which no notebook runs; what it chose is in the paper's config), and
+what decides the verdicts rather than
 the numbers: the claims file (its sha256 is in the manifest) and the judging code `common/claims.py`.
 Those are flagged on their own, and `--rejudge` mends them without a rerun.
 """
@@ -18,17 +20,18 @@ from .io import sha256_file
 
 PRESENTATION = ("common/report.py", "common/readme.py", "common/stamp.py", "common/reproduce.py", "common/cluster.py")
 JUDGING = "common/claims.py"
+TUNING = "devtune.py"   # papers/<id>/devtune.py: development-seed runs; no notebook imports it (its choices live in config.py)
 
 
 def code_paths(paper: str) -> list[str]:
     """The pathspecs whose change can change a paper's numbers."""
     return [f"papers/{paper}", f"notebooks/{paper}", "common", ":(exclude)*.md", f":(exclude)papers/{paper}/claims.yaml",
-            f":(exclude){JUDGING}", *(f":(exclude){f}" for f in PRESENTATION)]
+            f":(exclude)papers/{paper}/{TUNING}", f":(exclude){JUDGING}", *(f":(exclude){f}" for f in PRESENTATION)]
 
 
 def _numbers_file(f: str, paper: str) -> bool:
     return (f.startswith((f"papers/{paper}/", f"notebooks/{paper}/", "common/")) and not f.endswith(".md")
-            and f not in (f"papers/{paper}/claims.yaml", JUDGING, *PRESENTATION))
+            and f not in (f"papers/{paper}/claims.yaml", f"papers/{paper}/{TUNING}", JUDGING, *PRESENTATION))
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:

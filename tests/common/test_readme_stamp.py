@@ -118,11 +118,12 @@ def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, monke
 
 
 def test_presentation_and_judging_code_do_not_stale_the_numbers(tmp_path, monkeypatch):
-    sha, git = _repo(tmp_path, ("common/report.py", "common/claims.py", "common/parallel.py"))
+    sha, git = _repo(tmp_path, ("common/report.py", "common/claims.py", "common/parallel.py", "papers/toy/devtune.py"))
     monkeypatch.setattr(paths, "REPO", tmp_path)
     monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
     (tmp_path / "common/report.py").write_text("2\n")
-    assert stamp.staleness({"git": {"sha": sha, "dirty": False, "dirty_files": []}}, "toy") == []
+    (tmp_path / "papers/toy/devtune.py").write_text("2\n")            # the development-seed tuner: no notebook runs it
+    assert stamp.staleness({"git": {"sha": sha, "dirty": False, "dirty_files": ["papers/toy/devtune.py"]}}, "toy") == []
     (tmp_path / "common/claims.py").write_text("2\n")                   # verdicts, not numbers: re-judge
     why = stamp.staleness({"git": {"sha": sha, "dirty": False, "dirty_files": []}, "profile": "quick"}, "toy")
     assert len(why) == 1 and why[0].startswith("the judging code (common/claims.py) changed") and "--rejudge" in why[0]
