@@ -23,10 +23,12 @@ JUDGING = "common/claims.py"
 TUNING = "devtune.py"   # papers/<id>/devtune.py: development-seed runs; no notebook imports it (its choices live in config.py)
 
 
-def code_paths(paper: str) -> list[str]:
-    """The pathspecs whose change can change a paper's numbers."""
+def code_paths(paper: str, tuning: bool = False) -> list[str]:
+    """The pathspecs whose change can change a paper's numbers (`tuning`: of its development-seed runs,
+    so its devtune.py counts too)."""
     return [f"papers/{paper}", f"notebooks/{paper}", "common", ":(exclude)*.md", f":(exclude)papers/{paper}/claims.yaml",
-            f":(exclude)papers/{paper}/{TUNING}", f":(exclude){JUDGING}", *(f":(exclude){f}" for f in PRESENTATION)]
+            *([] if tuning else [f":(exclude)papers/{paper}/{TUNING}"]), f":(exclude){JUDGING}",
+            *(f":(exclude){f}" for f in PRESENTATION)]
 
 
 def _numbers_file(f: str, paper: str) -> bool:
@@ -81,12 +83,14 @@ def staleness(manifest: dict, paper: str) -> list[str]:
     return why
 
 
-def stamp(manifest: dict) -> str:
-    """'git 1a2b3c4d5e6f (dirty), claims.yaml sha256 0123456789ab, finished 2026-12-01T...'."""
+def stamp(manifest: dict, claims: bool = True) -> str:
+    """'git 1a2b3c4d5e6f (dirty), claims.yaml sha256 0123456789ab, finished 2026-12-01T...' (without the
+    claims part when `claims` is False: benchmarks and development runs judge no claims)."""
     git = manifest.get("git") or {}
     sha = str(git.get("sha") or "unknown")[:12]
-    claims = str(manifest.get("claims_sha256") or "not recorded")[:12]
-    text = f"git {sha}{' (uncommitted changes)' if git.get('dirty') else ''}, claims.yaml sha256 {claims}"
+    text = f"git {sha}{' (uncommitted changes)' if git.get('dirty') else ''}"
+    if claims:
+        text += f", claims.yaml sha256 {str(manifest.get('claims_sha256') or 'not recorded')[:12]}"
     if manifest.get("finished"):
         text += f", finished {manifest['finished']}"
     if (manifest.get("rejudged") or {}).get("at"):
