@@ -109,7 +109,7 @@ def _bench_stack(sizes, reps, n, m, updates, rounds):
     torch.manual_seed(0)
     data = torch.randn(max(sizes), n) * 0.8
     all_sizes = list(sizes) * reps
-    cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100)
+    cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100, gemm_dtype=GEMM)
     stack = Trainer(data, all_sizes, cfg, seed=0)
     singles = [Trainer(data, [p], cfg, seed=i) for i, p in enumerate(all_sizes)]
     stack.train(2, show_progress=False)                       # warm-up

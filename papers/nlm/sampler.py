@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from common import fastops
 from common.errors import UserError
 
 from .model import check_temperature, energy, phi
@@ -44,29 +45,17 @@ def check_step(dt: float, J=None) -> None:
 
 
 NOISE_BLOCK = 1 << 23   # Gaussian increments drawn per call: as many steps as fit in 2^23 numbers (32 MB)
-_POOLS: dict = {}
 
 
 def fill_normal(buf, generator=None, threads: int = 1) -> None:
-    """buf ~ N(0, 1) in place. threads = 1: one call of `generator` (a CPU generator draws on one core).
-    threads > 1 (CPU only): the flattened buffer is cut into `threads` slices; the first is drawn by
-    `generator`, the others, at the same time on worker threads, by generators seeded from `generator`
-    (one draw per extra slice). Deterministic for a given seed and `threads`; a different stream from
-    threads = 1. For big buffers only (the full-size update draws 7.8 M numbers per update)."""
-    if threads <= 1 or buf.device.type != "cpu" or buf.numel() < (1 << 16):
+    """buf ~ N(0, 1) in place. On CPU: the Philox stream (`fastops.normal_`) of a key drawn from
+    `generator` (one draw per call), filled on `threads` threads with the same numbers for any thread
+    count. Elsewhere: torch's normal_ with `generator`."""
+    if buf.device.type != "cpu":
         buf.normal_(generator=generator)
         return
-    from concurrent.futures import ThreadPoolExecutor
-
-    flat = buf.view(-1)
-    seeds = torch.randint(0, 2 ** 62, (threads - 1,), generator=generator).tolist()
-    cut = [flat.numel() * i // threads for i in range(threads + 1)]
-    pool = _POOLS.get(threads - 1) or _POOLS.setdefault(threads - 1, ThreadPoolExecutor(threads - 1, thread_name_prefix="nlm-noise"))
-    jobs = [pool.submit(flat[cut[i]:cut[i + 1]].normal_, generator=torch.Generator().manual_seed(int(sd)))
-            for i, sd in enumerate(seeds, start=1)]
-    flat[: cut[1]].normal_(generator=generator)
-    for job in jobs:
-        job.result()
+    key = int(torch.randint(0, 2 ** 63 - 1, (1,), generator=generator))
+    fastops.normal_(buf, key, threads)
 
 
 def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, snap_at=(), check_every: int = 100,
@@ -79,9 +68,14 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
     accumulation, bf16 result); x, the force and the noise stay in x's dtype (tested: the stationary
     moments agree with fp32 within their error). `stepper`: a `_Stepper` subclass in place of the
     sampler's own step (only the deliberately broken steppers of `thermo` use it, as controls).
-    `noise_threads`: the increments of a block drawn on that many threads (`fill_normal`).
+    `noise_threads`: the increments of a block drawn on that many threads (`fill_normal`; the same
+    numbers for any count).
     """
     check_temperature(T)
+    if x.dim() == 3 and x.shape[0] == 1:                 # a stack of one model: the 2-D path (fastops.linear)
+        x1, snaps = langevin(x[0], J[0] if J.dim() == 3 else J, b[0] if b.dim() == 2 else b, steps, dt, T, generator,
+                             snap_at, check_every, where, show_progress, gemm_dtype, stepper, noise_threads)
+        return x1.unsqueeze(0), {k: v.unsqueeze(0) for k, v in snaps.items()}
     x = x.clone()
     noise = math.sqrt(2.0 * T * dt)
     snaps, want = {}, set(int(s) for s in snap_at)
@@ -114,7 +108,11 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
 
 
 class _Stepper:
-    """x += dt·F(x) (+ noise) in place: two (batched) matrix products, one tanh, five elementwise passes."""
+    """x += dt·F(x) (+ noise) in place: two matrix products, one tanh, six elementwise passes.
+
+    One model (x: (M, N)): the products go through `fastops.linear` (oneDNN on CPU for N ≥ 128); a
+    stack (x: (K, M, N)): batched products. `self.J`, `self.Jt`, `self.b` (broadcastable to x) stay
+    available to subclasses."""
 
     def __init__(self, J, b, x, gemm_dtype=None):
         self.J = J.expand(*x.shape[:-2], *J.shape[-2:]) if J.dim() < x.dim() else J
@@ -122,6 +120,7 @@ class _Stepper:
         dt_ = gemm_dtype if self.lowp else self.J.dtype
         self.Jt = self.J.transpose(-1, -2).to(dt_).contiguous()
         self.J = self.J.to(dt_).contiguous()
+        self.b1 = b                                                  # (N,) for one model
         self.b = b.unsqueeze(-2).expand(*x.shape[:-2], 1, b.shape[-1]) if b.dim() < x.dim() else b
         self.gemm_dtype = dt_
         self.batched = x.dim() == 3
@@ -129,20 +128,64 @@ class _Stepper:
     def _mm(self, a, B):
         return torch.bmm(a, B) if self.batched else a @ B
 
+    def _products(self, t, x):
+        """(e, g): e = Jφ(x) + b − x, g_i = (Jᵀe)_i, for the rows of x."""
+        if self.batched:
+            if self.lowp:
+                e = torch.bmm(t.to(self.gemm_dtype), self.Jt).float().add_(self.b).sub_(x)
+                return e, torch.bmm(e.to(self.gemm_dtype), self.J).float()
+            e = torch.baddbmm(self.b, t, self.Jt).sub_(x)
+            return e, torch.bmm(e, self.J)
+        if self.lowp:                                                # W = J gives φJᵀ; W = Jᵀ gives eJ
+            e = fastops.linear(t.to(self.gemm_dtype), self.J).float().add_(self.b1).sub_(x)
+            return e, fastops.linear(e.to(self.gemm_dtype), self.Jt).float()
+        e = fastops.linear(t, self.J, self.b1).sub_(x)
+        return e, fastops.linear(e, self.Jt)
+
     def euler(self, x, dt, xi=None, noise: float = 0.0):
-        t = torch.tanh(x)
-        if self.lowp:
-            e = self._mm(t.to(self.gemm_dtype), self.Jt).float().add_(self.b).sub_(x)   # e = Jφ(x) + b − x
-            g = self._mm(e.to(self.gemm_dtype), self.J).float()                          # (Jᵀe)_i
-        else:
-            e = (torch.baddbmm(self.b, t, self.Jt) if self.batched else torch.addmm(self.b, t, self.Jt)).sub_(x)
-            g = self._mm(e, self.J)
+        t = fastops.tanh(x)
+        e, g = self._products(t, x)
         # F = e − φ'(x)·Jᵀe = e − g + φ²·g
+        if xi is not None and _fused_tail(x, e, g, t, xi, dt, noise):
+            return
         e.sub_(g).addcmul_(t.mul_(t), g)
         if xi is None:
             x.add_(e, alpha=dt)
         else:
             x.add_(xi.mul_(noise).add_(e, alpha=dt))
+
+
+FUSED_MAX = 1 << 18   # the fused tail (one thread) for at most this many values per step, or on one torch thread
+
+
+def _fused_tail(x, e, g, t, xi, dt, noise) -> bool:
+    """x += dt·(e − g + t²·g) + noise·ξ in one pass (numba), where it pays: contiguous CPU float tensors
+    of one dtype, small (below FUSED_MAX values) or torch on one thread; else False (the caller's five
+    torch passes, multi-threaded)."""
+    if _euler_tail is None or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
+        return False
+    if x.numel() > FUSED_MAX and torch.get_num_threads() > 1:
+        return False
+    arrs = (x, e, g, t, xi)
+    if any(a.dtype != x.dtype or not a.is_contiguous() or a.shape != x.shape for a in arrs):
+        return False
+    _euler_tail(*(a.detach().view(-1).numpy() for a in arrs), float(dt), float(noise))
+    return True
+
+
+try:
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def _euler_tail(x, e, g, t, xi, dt, noise):  # pragma: no cover - compiled
+        d = x.dtype.type(dt)
+        s = x.dtype.type(noise)
+        for i in range(x.shape[0]):
+            gi = g[i]
+            ti = t[i]
+            x[i] += s * xi[i] + d * ((e[i] - gi) + ti * ti * gi)
+except ImportError:  # pragma: no cover - numba absent: the torch passes
+    _euler_tail = None
 
 
 def flow(x, J, b, steps: int, dt: float, record_energy: bool = False, record_every: int = 1):
