@@ -34,7 +34,7 @@ class TrainConfig:
     weight_decay: float = 5e-7 # adam/sgd: L2 on J in the gradient; gd: λ in J ← (1 − λ)J per update
     bias: bool = True          # train b (the paper's v2 model); the released training script has none
     gemm_dtype: str = "float32"  # "bfloat16": bf16 operands in the Langevin matrix products (fp32 accumulation)
-    noise_threads: int = 1     # > 1: the Langevin increments drawn on that many threads (sampler.fill_normal; another stream)
+    noise_threads: int = 1     # > 1: the Langevin increments drawn on that many threads (sampler.fill_normal; the same numbers)
     freeze_at: float = 0.0     # > 0: a model whose dt(1+||J||_2)^2 reaches this (< 2) stops learning (logged); 0: stop the run
     batch: int = 200
     dt: float = 0.01
