@@ -7,16 +7,22 @@ The reference below is written for this benchmark. It keeps what sets the speed 
 training loop, with its own kinds of calls and dtype (fp32): column-major states (N, M), tanh and its
 derivative recomputed as new tensors at every Langevin step, the force assembled out of place, the
 noise drawn step by step, and the released update J <- (1 - lambda) J + eta (data - model) (no bias,
-no Adam). Ours (`Trainer`, optimizer="gd", bias=False, the same rule): row-major chains, a fused
-in-place Euler step (two GEMMs, one tanh, five elementwise passes), the noise for all k steps drawn
-in one call; the same with bf16 operands in the Langevin GEMMs (gemm_dtype="bfloat16", fp32
-accumulation, state and statistics in fp32; tests/nlm checks the stationary moments); and that with
-the increments drawn on two threads (noise_threads=2, another random stream; moments tested too).
+no Adam). Ours (`Trainer`, optimizer="gd", bias=False, the same rule): row-major chains, the products
+through `common.fastops.linear` (oneDNN's fp32 kernel; torch's default, MKL sgemm, runs at less than
+half its speed on AMD processors), numpy's SIMD tanh, the Euler tail fused in one pass, the Gaussian
+increments of all k steps from one Philox call, and the data and model phases of the rule in one pair
+of products. Sides: fp32; fp32 with the increments on two threads (noise_threads=2, the same numbers);
+bf16 operands in the Langevin products (gemm_dtype="bfloat16", fp32 accumulation, state and statistics
+in fp32; tests/nlm checks the stationary moments); bf16 with noise_threads=2.
 
-Target from the task: at N = 784, 1000 chains, 10 Langevin steps, batch 1000: <= 0.15 s per update.
-The machine is shared: the sides are interleaved round by round, each round's ratio is reported with
-the median and range over rounds, and the load average is recorded before and after. Nothing here
-asserts a time. `python benchmarks/bench_nlm.py` (`--quick` for fewer rounds).
+Targets from the task: at N = 784, 1000 chains, 10 Langevin steps, batch 1000: <= 0.15 s per update;
+the stacked P-sweep (14 models, N = 64) >= 3x the one-at-a-time throughput in every round. The stack is
+timed in fp32 and bf16, on one thread (as the notebooks run it) and two; `stack_parts` splits the fp32
+one-thread stack's update into its matrix products and the rest, and measures the one-at-a-time side's
+per-model cost, to show what bounds the ratio. The machine is shared: the sides are interleaved round by
+round, each round's ratio is reported with the median and range over rounds, and the load average is
+recorded before and after. Nothing here asserts a time. `python benchmarks/bench_nlm.py` (`--quick` for
+fewer rounds).
 """
 from __future__ import annotations
 
@@ -63,6 +69,10 @@ def _summary(v):
     return {"median": statistics.median(v), "min": min(v), "max": max(v), "rounds": [round(a, 4) for a in v]}
 
 
+SIDES = (("ours_fp32", "float32", 1), ("ours_fp32_noise2", "float32", 2), ("ours_bf16", "bfloat16", 1),
+         ("ours_bf16_noise2", "bfloat16", 2))
+
+
 def bench_released(n=784, m=1000, batch=1000, k=10, rounds=5, per_round=2):
     torch.manual_seed(0)
     data_rows = torch.randn(batch, n) * 0.8
@@ -71,7 +81,7 @@ def bench_released(n=784, m=1000, batch=1000, k=10, rounds=5, per_round=2):
     st = {"J": J.clone(), "x": torch.randn(n, m)}
     data_cols = data_rows.T.contiguous()
     sides = {"reference": lambda: reference_update(st, data_cols)}
-    for name, gd, nt in (("ours_fp32", "float32", 1), ("ours_bf16", "bfloat16", 1), ("ours_bf16_noise2", "bfloat16", 2)):
+    for name, gd, nt in SIDES:
         tr = Trainer(data_rows, [batch], TrainConfig(n_chains=m, k=k, optimizer="gd", lr=5e-4, weight_decay=2e-6,
                                                      bias=False, batch=batch, gemm_dtype=gd, noise_threads=nt),
                      seed=0, init=(J, torch.zeros(n)))
@@ -86,30 +96,30 @@ def bench_released(n=784, m=1000, batch=1000, k=10, rounds=5, per_round=2):
     out = {"n": n, "chains": m, "k": k, "batch": batch, "updates_per_round": per_round, "goal_s_per_update": 0.15}
     for name, v in times.items():
         out[f"{name}_s_per_update"] = _summary(v)
-    for name in ("ours_fp32", "ours_bf16", "ours_bf16_noise2"):
+    for name, _, _ in SIDES:
         ratio = [a / b for a, b in zip(times["reference"], times[name])]
         out[f"speedup_{name}"] = _summary(ratio)
         out[f"{name}_meets_goal_median"] = statistics.median(times[name]) <= 0.15
     return out
 
 
-def bench_stack(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, updates=40, rounds=3, threads=1):
+def bench_stack(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, updates=40, rounds=3, threads=1, gemm="float32"):
     """The stacked P-sweep (one Trainer, 14 models in one tensor) against the same 14 models trained one
     at a time; the sides alternate within every round (order rotating), a ratio per round. Both sides on
     `threads` threads (the notebooks run the sweep on one: `torch.set_num_threads(1)`)."""
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        return _bench_stack(sizes, reps, n, m, updates, rounds) | {"threads": threads}
+        return _bench_stack(sizes, reps, n, m, updates, rounds, gemm) | {"threads": threads, "gemm_dtype": gemm}
     finally:
         torch.set_num_threads(before)
 
 
-def _bench_stack(sizes, reps, n, m, updates, rounds):
+def _bench_stack(sizes, reps, n, m, updates, rounds, gemm):
     torch.manual_seed(0)
     data = torch.randn(max(sizes), n) * 0.8
     all_sizes = list(sizes) * reps
-    cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100, gemm_dtype=GEMM)
+    cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100, gemm_dtype=gemm)
     stack = Trainer(data, all_sizes, cfg, seed=0)
     singles = [Trainer(data, [p], cfg, seed=i) for i, p in enumerate(all_sizes)]
     stack.train(2, show_progress=False)                       # warm-up
@@ -135,6 +145,50 @@ def _bench_stack(sizes, reps, n, m, updates, rounds):
             "goal_ratio": 3.0, "meets_goal_every_round": min(ratio) >= 3.0}
 
 
+def stack_parts(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, updates=30):
+    """One thread, fp32: the stack's update split into its 22 matrix products (20 Langevin, 2 for the
+    rule, at the Trainer's shapes), its Gaussian increments, and the rest; and the one-at-a-time side's
+    cost per model-update. The products' rate against this core's fp32 peak bounds how far the stack can
+    get ahead of models whose per-call overhead is what stacking removes."""
+    from papers.nlm.sampler import fill_normal
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torch.manual_seed(0)
+        data = torch.randn(max(sizes), n) * 0.8
+        all_sizes = list(sizes) * reps
+        K = len(all_sizes)
+        cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100)
+        stack = Trainer(data, all_sizes, cfg, seed=0)
+        singles = [Trainer(data, [p], cfg, seed=i) for i, p in enumerate(all_sizes)]
+        stack.train(2, show_progress=False)
+        for t in singles:
+            t.train(2, show_progress=False)
+        t_update = _time(lambda: stack.train(updates, show_progress=False), 1) / updates
+        t_single = _time(lambda: [t.train(updates, show_progress=False) for t in singles], 1) / (updates * K)
+        x, J, b = torch.randn(K, m, n), torch.randn(K, n, n), torch.randn(K, 1, n)
+        xs, ds = torch.randn(K, 2 * m, n), torch.randn(K, n, 2 * m)
+
+        def products():
+            for _ in range(10):
+                torch.bmm(torch.baddbmm(b, x, J), J)
+            torch.bmm(ds, xs)                              # the rule's product over data + model rows
+            torch.baddbmm(b, xs, J)                        # and its field
+
+        t_products = _time(products, updates)
+        buf = torch.empty(10, K, m, n)
+        t_noise = _time(lambda: fill_normal(buf, torch.Generator().manual_seed(0)), updates)
+        flops = 2 * K * n * n * (20 * m + 2 * 2 * m)
+        return {"models": K, "n": n, "chains": m, "stack_s_per_update": t_update, "stack_products_s": t_products,
+                "stack_products_gflops": flops / t_products / 1e9, "stack_noise_s": t_noise,
+                "stack_rest_s": t_update - t_products - t_noise, "products_share": t_products / t_update,
+                "one_at_a_time_s_per_model_update": t_single, "stack_s_per_model_update": t_update / K,
+                "ratio": t_single * K / t_update}
+    finally:
+        torch.set_num_threads(before)
+
+
 def main():
     quick = "--quick" in sys.argv
     torch.set_num_threads(min(2, os.cpu_count() or 1))
@@ -142,9 +196,13 @@ def main():
     res = {"load_average_before": load(), "threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     res["released_settings"] = bench_released(rounds=3 if quick else 6)
     print("released settings:", res["released_settings"])
-    for threads, key in ((1, "p_sweep_stack"), (2, "p_sweep_stack_2threads")):
-        res[key] = bench_stack(updates=10 if quick else 40, rounds=2 if quick else 4, threads=threads)
-        print(f"P-sweep stack, {threads} thread(s):", res[key])
+    for gemm, suffix in (("float32", ""), ("bfloat16", "_bf16")):
+        for threads, tkey in ((1, ""), (2, "_2threads")):
+            key = f"p_sweep_stack{suffix}{tkey}"
+            res[key] = bench_stack(updates=10 if quick else 40, rounds=2 if quick else 4, threads=threads, gemm=gemm)
+            print(f"P-sweep stack, {gemm}, {threads} thread(s):", res[key])
+    res["stack_parts"] = stack_parts(updates=10 if quick else 30)
+    print("stack parts (fp32, one thread):", res["stack_parts"])
     res["load_average_after"] = load()
     write_benchmark("nlm", res)
 

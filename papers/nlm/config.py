@@ -14,6 +14,10 @@ _SHARED = {
     # gradient step (full) needs tens of thousands.
     "optimizer": "adam", "weight_decay": 5e-7, "bias": True,
     "k": 10,                                       # PCD-k Langevin steps per update
+    # training's Langevin products: "float32", or "bfloat16" operands with fp32 accumulation, state, noise
+    # and statistics (1.5x per update at N = 784, 1.6x for the stacked sweep; benchmarks/bench_nlm.py);
+    # noise_threads > 1 draws the increments on that many threads (the same numbers for any count)
+    "gemm_dtype": "float32", "noise_threads": 1,
     "n_test": 150,
     "ooe_n_test": 150,                             # held-out images for the E_AAI curves of notebook 03
     "ooe_boot": 200,                               # bootstrap replicates for the window differences
@@ -87,7 +91,8 @@ def preflight(profile: str, params: dict) -> None:
     from .train import TrainConfig
 
     TrainConfig(n_chains=cfg.n_chains, k=cfg.k, optimizer=cfg.optimizer, lr=cfg.lr, batch=cfg.batch,
-                dt=cfg.dt, T=cfg.T, gain=cfg.gain, weight_decay=cfg.weight_decay, bias=cfg.bias).validate()
+                dt=cfg.dt, T=cfg.T, gain=cfg.gain, weight_decay=cfg.weight_decay, bias=cfg.bias,
+                gemm_dtype=cfg.gemm_dtype, noise_threads=cfg.noise_threads).validate()
     check_temperature(cfg.T)
     check_step(cfg.denoise_dt)
     if not cfg.sweep_lr > 0:

@@ -23,7 +23,8 @@ from .train import Trainer, TrainConfig, load_state
 
 def train_config(cfg, **over) -> TrainConfig:
     base = dict(n_chains=cfg.n_chains, k=cfg.k, mode="pcd", optimizer=cfg.optimizer, lr=cfg.lr,
-                weight_decay=cfg.weight_decay, bias=cfg.bias, batch=cfg.batch, dt=cfg.dt, T=cfg.T, gain=cfg.gain)
+                weight_decay=cfg.weight_decay, bias=cfg.bias, batch=cfg.batch, dt=cfg.dt, T=cfg.T, gain=cfg.gain,
+                gemm_dtype=cfg.gemm_dtype, noise_threads=cfg.noise_threads)
     base.update(over)
     return TrainConfig(**base)
 
