@@ -180,8 +180,12 @@ def stack_parts(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, update
         buf = torch.empty(10, K, m, n)
         t_noise = _time(lambda: fill_normal(buf, torch.Generator().manual_seed(0)), updates)
         flops = 2 * K * n * n * (20 * m + 2 * 2 * m)
+        from common.fastops import linear
+        big, w = torch.randn(1024, 1024), torch.randn(1024, 1024)
+        t_big = _time(lambda: linear(big, w), 10)           # what one core reaches on a large fp32 product
         return {"models": K, "n": n, "chains": m, "stack_s_per_update": t_update, "stack_products_s": t_products,
-                "stack_products_gflops": flops / t_products / 1e9, "stack_noise_s": t_noise,
+                "stack_products_gflops": flops / t_products / 1e9, "large_product_gflops_one_thread": 2 * 1024 ** 3 / t_big / 1e9,
+                "stack_noise_s": t_noise,
                 "stack_rest_s": t_update - t_products - t_noise, "products_share": t_products / t_update,
                 "one_at_a_time_s_per_model_update": t_single, "stack_s_per_model_update": t_update / K,
                 "ratio": t_single * K / t_update}

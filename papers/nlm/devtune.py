@@ -5,12 +5,16 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
 
     python -m papers.nlm.devtune explore --seeds 100 101 102   # exploration: chains x chain length
     python -m papers.nlm.devtune ooe --seeds 100 101 102       # out of equilibrium: Rdm-k training length
+    python -m papers.nlm.devtune precision --seeds 100 101 102 # the P-sweep with fp32 and with bf16 products
 
 `explore`: trains the main model of notebook 01 once per seed (quick settings), then runs
 `experiments.exploration` with each variant of (explore_chains, explore_steps) and reports the
 trained model's transitions (mean, SE over chains), its median classes, and the nulls' values.
 `ooe`: runs `experiments.out_of_equilibrium` with each Rdm-k training length and reports the window
-differences and their bootstrap SEs. A variant is judged by its margin over the claim's threshold in
+differences and their bootstrap SEs. `precision`: runs `experiments.memorization_sweep` (notebook
+02) with gemm_dtype float32 and bfloat16 and reports each sweep claim's metric, its SE, and the bf16
+minus fp32 difference in SEs (`z`): whether the faster bf16 products change what the sweep measures
+(quick keeps float32; bf16 is an option, `-p gemm_dtype=bfloat16`). A variant is judged by its margin over the claim's threshold in
 standard errors (`margin_se`) on every development seed, and by its cost (`seconds`); the choice is
 written in papers/nlm/README.md. Results: results/nlm/dev/<what>.json.
 """
@@ -83,16 +87,41 @@ def tune_ooe(seed: int) -> dict:
     return out
 
 
+SWEEP_KEYS = ("mem_acc_small_p_pcd", "gen_acc_dev_large_p_pcd", "e_aai_test_large_p_pcd", "mem_acc_small_p",
+              "gen_acc_dev_large_p", "e_aai_test_large_p")  # statistical sweep claims (with _se keys)
+
+
+def tune_precision(seed: int) -> dict:
+    from . import experiments as ex
+
+    out = {}
+    for gemm in ("float32", "bfloat16"):
+        t0 = time.perf_counter()
+        m = ex.memorization_sweep(_cfg(gemm_dtype=gemm), seed)["metrics"]
+        row = {"seconds": time.perf_counter() - t0, "p_star_pcd_inside": m.get("p_star_pcd_inside"),
+               "mem_spearman": m.get("mem_spearman")}
+        for key in SWEEP_KEYS:
+            row[key], row[key + "_se"] = m.get(key), m.get(key + "_se")
+        out[gemm] = row
+        print(f"seed {seed} precision {gemm}:", json.dumps(row), flush=True)
+    a, b = out["float32"], out["bfloat16"]
+    out["z"] = {key: (b[key] - a[key]) / (a[key + "_se"] ** 2 + b[key + "_se"] ** 2) ** 0.5 for key in SWEEP_KEYS
+                if a.get(key) is not None and b.get(key) is not None and (a[key + "_se"] or b[key + "_se"])}
+    out["max_abs_z"] = max(abs(v) for v in out["z"].values()) if out["z"] else None
+    out["speedup"] = a["seconds"] / b["seconds"]
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("explore", "ooe"))
+    ap.add_argument("what", choices=("explore", "ooe", "precision"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
     args = ap.parse_args(argv)
     with user_errors_exit():
         if min(args.seeds) < 100:
             raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
         torch.set_num_threads(1)
-        fn = {"explore": tune_explore, "ooe": tune_ooe}[args.what]
+        fn = {"explore": tune_explore, "ooe": tune_ooe, "precision": tune_precision}[args.what]
         res = {str(s): fn(s) for s in args.seeds}
         atomic_write_json(paths.results_root() / "nlm" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "git": git_state(), "when": now(), "results": res})
 
