@@ -302,6 +302,17 @@ def ooe_windows(times, k: int, t_end: int) -> dict:
             "late": bootstrap.window_mask(times, t_end / 2, t_end)}
 
 
+def ooe_snapshot_times(t_end: int, n_log: int, k: int, window_frames: int = 0) -> list[int]:
+    """Generation times at which samples are measured: n_log log-spaced in [k/20, t_end], plus
+    `window_frames` evenly spaced inside each pre-declared window (more frames per window average the
+    samples' fluctuations down; the windows themselves do not move)."""
+    times = set(log_times(t_end, n_log, t_min=max(1, k // 20)))
+    if window_frames > 0:
+        for lo, hi in ((k / 2, 2 * k), (t_end / 20, t_end / 3), (t_end / 2, t_end)):
+            times.update(int(round(v)) for v in np.linspace(math.ceil(lo), math.floor(hi), window_frames))
+    return sorted(t for t in times if 1 <= t <= t_end)
+
+
 def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end: int, n_boot: int, seed: int,
                           null_images=None) -> dict:
     """Window differences of E_AAI with bootstrap SEs (chains and test images resampled jointly).
@@ -358,7 +369,7 @@ def out_of_equilibrium(cfg, seed: int) -> dict:
         tr.train(upd, desc=f"train {name}")
         models[name] = tr.params(); chains[name] = tr.chains[0]
     J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
-    times = log_times(cfg.ooe_gen_steps, cfg.ooe_times, t_min=max(1, k_rdm // 20))
+    times = ooe_snapshot_times(cfg.ooe_gen_steps, cfg.ooe_times, k_rdm, int(cfg.ooe_window_frames))
     _, snaps = _gen(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
     # the null: the untrained network both models started from, generated the same way (its own noise)
     _, null_snaps = _gen(init[0], init[1], cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained", snap_at=times)

@@ -131,3 +131,17 @@ def test_rise_through_locates_the_crossing():
     assert np.isnan(rise_through([5, 10, 20], [0.9, 0.95, 1.0]))
     p = rise_through([10, 100], [0.3, 0.7])
     assert abs(p - math.sqrt(1000)) < 1e-9
+
+
+def test_window_frames_add_times_inside_the_windows_only():
+    from papers.nlm.experiments import ooe_snapshot_times
+
+    assert ooe_snapshot_times(10_000, 14, 100, 0) == log_times(10_000, 14, t_min=5)
+    t8 = ooe_snapshot_times(10_000, 14, 100, 8)
+    extra = sorted(set(t8) - set(log_times(10_000, 14, t_min=5)))
+    win = ooe_windows(extra, 100, 10_000)
+    assert all(any(w[i] for w in win.values()) for i in range(len(extra)))      # every added time is in a window
+    for name, lo, hi in (("near_k", 50, 200), ("mid", 500, 3333), ("late", 5000, 10_000)):
+        inside = [t for t in t8 if lo <= t <= hi]
+        assert len(inside) >= 8 and min(inside) == lo and max(inside) == hi
+    assert t8 == sorted(set(t8)) and t8[-1] == 10_000
