@@ -2,7 +2,9 @@
 
 A run's manifest records the git revision it ran at (and the tracked files that differed from it).
 `staleness` compares that with the working tree now, over the files that decide a paper's numbers:
-`papers/<id>/` and `notebooks/<id>/` and `common/`, leaving out prose (`*.md`), the modules that
+`papers/<id>/` and `notebooks/<id>/` and the modules of `common/` that the paper's code, its notebooks
+or the runner import, directly or through each other (`common_files`: a common module that none of
+them reaches cannot change the paper's numbers), leaving out prose (`*.md`), the modules that
 only present or orchestrate a run (`PRESENTATION`: the report, these stamps, the runner, whose
 parameters and executed notebooks the manifest records), a paper's development-seed tuner
 (`papers/<id>/devtune.py`, which no notebook runs; what it chose is in the paper's config), and
@@ -12,6 +14,8 @@ Those are flagged on their own, and `--rejudge` mends them without a rerun.
 """
 from __future__ import annotations
 
+import ast
+import json
 import subprocess
 
 from . import paths
@@ -23,16 +27,89 @@ JUDGING = "common/claims.py"
 TUNING = "devtune.py"   # papers/<id>/devtune.py: development-seed runs; no notebook imports it (its choices live in config.py)
 
 
+RUNNER = "common.reproduce"   # every paper's notebooks run through it: its imports count for all
+
+
+def _common_imports(source: str, in_common: bool) -> set[str] | None:
+    """Dotted names of the `common` modules a source imports (None: it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name == "common" or a.name.startswith("common."))
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level == 1 and in_common:                     # from . import x / from .x import y
+                base = "common" + (f".{mod}" if mod else "")
+            elif node.level == 0 and (mod == "common" or mod.startswith("common.")):
+                base = mod
+            else:
+                continue
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)   # `from common import x` may name a module
+    return out
+
+
+def _paper_sources(paper: str) -> list[str]:
+    """The Python of a paper's package and of its notebooks' code cells (shell and magic lines dropped)."""
+    out = [p.read_text() for p in sorted((paths.PAPERS / paper).rglob("*.py"))]
+    for nb in sorted((paths.NOTEBOOKS / paper).glob("*.ipynb")):
+        try:
+            cells = json.loads(nb.read_text()).get("cells", [])
+        except (OSError, ValueError):
+            out.append("(")                                       # unreadable: counts as unparsable
+            continue
+        for cell in cells:
+            if cell.get("cell_type") == "code":
+                src = "".join(cell.get("source", []))
+                out.append("\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))))
+    return out
+
+
+def common_files(paper: str) -> list[str]:
+    """The `common/*.py` files (repository-relative) that can change `paper`'s numbers: those its package
+    and notebooks import and those the runner imports, closed under imports between common modules. A
+    source that does not parse makes every common file count."""
+    folder = paths.REPO / "common"
+    mods = {f"common.{p.stem}": f"common/{p.name}" for p in folder.glob("*.py") if p.stem != "__init__"}
+    mods["common"] = "common/__init__.py"
+    every = sorted(mods.values())
+    todo = {RUNNER} & set(mods)
+    for src in _paper_sources(paper):
+        found = _common_imports(src, in_common=False)
+        if found is None:
+            return every
+        todo |= found & set(mods)
+    seen = {"common"}
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            found = _common_imports((paths.REPO / mods[name]).read_text(), in_common=True)
+        except OSError:
+            found = None
+        if found is None:
+            return every
+        todo |= (found & set(mods)) - seen
+    return sorted(mods[m] for m in seen)
+
+
 def code_paths(paper: str, tuning: bool = False) -> list[str]:
     """The pathspecs whose change can change a paper's numbers (`tuning`: of its development-seed runs,
     so its devtune.py counts too)."""
-    return [f"papers/{paper}", f"notebooks/{paper}", "common", ":(exclude)*.md", f":(exclude)papers/{paper}/claims.yaml",
-            *([] if tuning else [f":(exclude)papers/{paper}/{TUNING}"]), f":(exclude){JUDGING}",
-            *(f":(exclude){f}" for f in PRESENTATION)]
+    return [f"papers/{paper}", f"notebooks/{paper}", *common_files(paper), ":(exclude)*.md",
+            f":(exclude)papers/{paper}/claims.yaml", *([] if tuning else [f":(exclude)papers/{paper}/{TUNING}"]),
+            f":(exclude){JUDGING}", *(f":(exclude){f}" for f in PRESENTATION)]
 
 
-def _numbers_file(f: str, paper: str) -> bool:
-    return (f.startswith((f"papers/{paper}/", f"notebooks/{paper}/", "common/")) and not f.endswith(".md")
+def _numbers_file(f: str, paper: str, common: list[str] | None = None) -> bool:
+    in_common = f in (common_files(paper) if common is None else common)
+    return ((f.startswith((f"papers/{paper}/", f"notebooks/{paper}/")) or in_common) and not f.endswith(".md")
             and f not in (f"papers/{paper}/claims.yaml", f"papers/{paper}/{TUNING}", JUDGING, *PRESENTATION))
 
 
@@ -58,7 +135,8 @@ def staleness(manifest: dict, paper: str) -> list[str]:
     """Why a run's numbers may not be what the code computes now (empty when they are)."""
     git = manifest.get("git") or {}
     why = []
-    dirty = [f for f in git.get("dirty_files") or [] if _numbers_file(f, paper)]
+    common = common_files(paper)
+    dirty = [f for f in git.get("dirty_files") or [] if _numbers_file(f, paper, common)]
     if dirty:
         why.append(f"the run had uncommitted changes in {len(dirty)} of its code files ({', '.join(dirty[:3])}"
                    f"{', …' if len(dirty) > 3 else ''})")

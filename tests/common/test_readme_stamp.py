@@ -60,15 +60,16 @@ def test_code_changed_after_the_run_is_stale(toy_repo, monkeypatch):
     assert stamp.staleness({}, "toy") == ["the run's revision is unknown here, so its code cannot be compared with this checkout"]
 
 
-def _repo(tmp_path, files):
-    """A git repository in tmp_path holding `files` (each "1\n") in one commit; returns that commit's sha."""
+def _repo(tmp_path, files, contents=None):
+    """A git repository in tmp_path holding `files` (each "1\n" unless `contents` says) in one commit;
+    returns that commit's sha."""
     def git(*args):
         subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
 
     git("init", "-q")
     for f in files:
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / f).write_text("1\n")
+        (tmp_path / f).write_text((contents or {}).get(f, "1\n"))
     git("add", ".")
     git("commit", "-q", "-m", "one")
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip(), git
@@ -76,14 +77,19 @@ def _repo(tmp_path, files):
 
 def test_changed_since_reads_git_over_the_papers_code_only(tmp_path, monkeypatch):
     sha, _ = _repo(tmp_path, ("papers/toy/model.py", "papers/toy/README.md", "papers/toy/claims.yaml",
-                              "papers/other/model.py", "common/x.py"))
+                              "papers/other/model.py", "common/x.py", "common/unused.py"),
+                   {"papers/toy/model.py": "from common import x\n"})
     monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path / "notebooks")
     assert stamp.changed_since(sha, "toy") == []
     for f in ("papers/toy/README.md", "papers/toy/claims.yaml", "papers/other/model.py"):
         (tmp_path / f).write_text("2\n")                                            # prose, claims, another paper
     assert stamp.changed_since(sha, "toy") == []
+    (tmp_path / "common/unused.py").write_text("2\n")                     # a common module toy never imports
+    assert stamp.changed_since(sha, "toy") == []
     (tmp_path / "common/x.py").write_text("2\n")
-    (tmp_path / "papers/toy/model.py").write_text("2\n")
+    (tmp_path / "papers/toy/model.py").write_text("from common import x  # 2\n")
     assert stamp.changed_since(sha, "toy") == ["common/x.py", "papers/toy/model.py"]
     assert stamp.changed_since("0" * 40, "toy") is None and stamp.changed_since(None, "toy") is None
 
@@ -118,7 +124,8 @@ def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, monke
 
 
 def test_presentation_and_judging_code_do_not_stale_the_numbers(tmp_path, monkeypatch):
-    sha, git = _repo(tmp_path, ("common/report.py", "common/claims.py", "common/parallel.py", "papers/toy/devtune.py"))
+    sha, git = _repo(tmp_path, ("common/report.py", "common/claims.py", "common/parallel.py", "papers/toy/devtune.py",
+                                "papers/toy/model.py"), {"papers/toy/model.py": "from common.parallel import pmap\n"})
     monkeypatch.setattr(paths, "REPO", tmp_path)
     monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
     (tmp_path / "common/report.py").write_text("2\n")
@@ -192,3 +199,29 @@ def test_bench_block_shows_the_benchmark_figures_with_their_stamp_and_is_kept_wi
     monkeypatch.setattr(readme, "changed_since", lambda sha, paper, specs=None: ["papers/toy/model.py"])
     assert readme.main(["toy"]) == 0
     assert "**Stale:** the code changed after this benchmark in papers/toy/model.py" in (paths.PAPERS / "toy" / "README.md").read_text()
+
+
+def test_common_files_are_the_modules_a_paper_or_the_runner_reaches(tmp_path, monkeypatch):
+    """A common module counts for a paper when its package, its notebooks or the runner import it, directly
+    or through other common modules; one that none of them reaches cannot change its numbers."""
+    import json
+
+    files = {"common/__init__.py": "", "common/reproduce.py": "from . import runs\n", "common/runs.py": "from .io import w\n",
+             "common/io.py": "x = 1\n", "common/fast.py": "import common.deep\n", "common/deep.py": "y = 2\n",
+             "common/other.py": "z = 3\n", "papers/toy/model.py": "import numpy\n", "papers/b/model.py": "from common import fast\n"}
+    for f, text in files.items():
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(text)
+    (tmp_path / "notebooks/toy").mkdir(parents=True)
+    cell = {"cell_type": "code", "metadata": {}, "source": ["%matplotlib inline\n", "from common.other import z\n"]}
+    (tmp_path / "notebooks/toy/01.ipynb").write_text(json.dumps({"cells": [cell]}))
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path / "notebooks")
+    runner = ["common/__init__.py", "common/io.py", "common/reproduce.py", "common/runs.py"]
+    assert stamp.common_files("toy") == sorted(runner + ["common/other.py"])                 # notebook import (magic dropped)
+    assert stamp.common_files("b") == sorted(runner + ["common/deep.py", "common/fast.py"])  # transitively
+    assert "common/fast.py" not in stamp.code_paths("toy") and "common/fast.py" in stamp.code_paths("b")
+    assert stamp._numbers_file("common/fast.py", "b") and not stamp._numbers_file("common/fast.py", "toy")
+    (tmp_path / "papers/toy/broken.py").write_text("def (:\n")                            # cannot tell: every file counts
+    assert stamp.common_files("toy") == sorted(runner + ["common/deep.py", "common/fast.py", "common/other.py"])
