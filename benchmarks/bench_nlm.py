@@ -188,7 +188,9 @@ def stack_parts(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, update
                 "stack_noise_s": t_noise,
                 "stack_rest_s": t_update - t_products - t_noise, "products_share": t_products / t_update,
                 "one_at_a_time_s_per_model_update": t_single, "stack_s_per_model_update": t_update / K,
-                "ratio": t_single * K / t_update}
+                "ratio": t_single * K / t_update,
+                # the ratio if the stack's products ran at the large-product rate, nothing else changed
+                "ratio_if_products_at_large_rate": t_single * K / (t_update - t_products + flops / (2 * 1024 ** 3 / t_big))}
     finally:
         torch.set_num_threads(before)
 
@@ -205,6 +207,9 @@ def main():
             key = f"p_sweep_stack{suffix}{tkey}"
             res[key] = bench_stack(updates=10 if quick else 40, rounds=2 if quick else 4, threads=threads, gemm=gemm)
             print(f"P-sweep stack, {gemm}, {threads} thread(s):", res[key])
+    # the bf16 stack against the fp32 one-at-a-time side (the faster way to train one small model here)
+    res["bf16_stack_vs_fp32_one_at_a_time"] = (res["p_sweep_stack"]["one_at_a_time_s"]["median"]
+                                               / res["p_sweep_stack_bf16"]["stacked_s"]["median"])
     res["stack_parts"] = stack_parts(updates=10 if quick else 30)
     print("stack parts (fp32, one thread):", res["stack_parts"])
     res["load_average_after"] = load()

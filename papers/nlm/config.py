@@ -15,7 +15,7 @@ _SHARED = {
     "optimizer": "adam", "weight_decay": 5e-7, "bias": True,
     "k": 10,                                       # PCD-k Langevin steps per update
     # training's Langevin products: "float32", or "bfloat16" operands with fp32 accumulation, state, noise
-    # and statistics (1.5x per update at N = 784, 1.6x for the stacked sweep; benchmarks/bench_nlm.py);
+    # and statistics (faster at N = 784, not for the small stacked models: benchmarks/bench_nlm.py);
     # noise_threads > 1 draws the increments on that many threads (the same numbers for any count)
     "gemm_dtype": "float32", "noise_threads": 1,
     "n_test": 150,
