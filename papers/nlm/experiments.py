@@ -315,87 +315,125 @@ def ooe_snapshot_times(t_end: int, n_log: int, k: int, window_frames: int = 0) -
 
 def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end: int, n_boot: int, seed: int,
                           null_images=None) -> dict:
-    """Window differences of E_AAI with bootstrap SEs (chains and test images resampled jointly).
+    """Window differences of E_AAI, averaged over trained replicates, with their standard errors.
 
-    pcd_images / rdm_images (/ null_images, optional: the untrained network): {t: (n, D) images}.
-    Returns metrics: rdm_late_minus_near_k, rdm_late_minus_mid, pcd_late_minus_mid,
-    pcd_late_minus_near_k, rdm_minus_pcd_late_rise (paired) and, with a null,
-    untrained_late_minus_mid and untrained_minus_pcd_late_rise, each with `_se`.
+    pcd_images / rdm_images (/ null_images, optional: the untrained network): {t: (n, D) images} for one
+    trained model, or a list of such dicts, one per replicate (replicate r of each mode from the same
+    initial network). Metrics: rdm_late_minus_near_k, rdm_late_minus_mid, pcd_late_minus_mid,
+    pcd_late_minus_near_k, rdm_minus_pcd_late_rise (paired by replicate) and, with a null,
+    untrained_late_minus_mid and untrained_minus_pcd_late_rise. For each:
+
+    * `<key>`: the mean over replicates;
+    * `<key>_boot_se`: its bootstrap SE, one resample of the held-out images shared by every replicate (they
+      are one reference set, so their noise does not average out over replicates) and of each model's chains;
+    * `<key>_between_se`: sd over replicates / √R, the variation between trained models (None for R = 1);
+    * `<key>_se`: √(boot² + between²), the SE the claims use (the bootstrap alone for R = 1; the chains' share
+      counts in both terms, so it errs on the wide side);
+    * `<key>_reps`, `<key>_reps_se`: each replicate's value and bootstrap SE.
     """
+    reps = lambda x: list(x) if isinstance(x, (list, tuple)) else [x]   # noqa: E731
+    sets = {"pcd": reps(pcd_images), "rdm": reps(rdm_images), **({"untrained": reps(null_images)} if null_images is not None else {})}
+    R = len(sets["pcd"])
+    if any(len(v) != R for v in sets.values()):
+        raise ValueError(f"every model needs the same number of replicates, got { {k: len(v) for k, v in sets.items()} }")
     win = ooe_windows(times, k, t_end)
     keep = [i for i in range(len(times)) if any(w[i] for w in win.values())]
     kt = [times[i] for i in keep]
-    sets = {"pcd": pcd_images, "rdm": rdm_images, **({"untrained": null_images} if null_images is not None else {})}
-    stack = np.stack([np.asarray(imgs[t]) for imgs in sets.values() for t in kt])
+    order = [(model, r) for model in sets for r in range(R)]             # rows of `stack`: (model, replicate, time)
+    stack = np.stack([np.asarray(sets[model][r][t]) for model, r in order for t in kt])
     est, boot = bootstrap.e_aai_curve(stack, test_img, n_boot=n_boot, seed=seed)
     n = len(kt)
-    order = list(sets)
 
-    def mask(name, model):                                  # rows of `stack`: each model's time points in turn
-        parts = [win[name][keep] if m == model else np.zeros(n, bool) for m in order]
-        return np.concatenate(parts)
+    def rows(model, r, name):                                # the row indices of one window of one replicate
+        j = order.index((model, r))
+        return j * n + np.flatnonzero(win[name][keep])
 
-    m = {}
+    def rise(e, model, r, late, early):                      # window mean difference on the last axis
+        return e[..., rows(model, r, late)].mean(-1) - e[..., rows(model, r, early)].mean(-1)
+
+    def summarize(key, per_rep):                             # per_rep(e): (..., ) difference of replicate r
+        v = [float(per_rep(est, r)) for r in range(R)]
+        b = np.stack([per_rep(boot, r) for r in range(R)])   # (R, n_boot)
+        out = {key: float(np.mean(v)), key + "_reps": v, key + "_reps_se": [float(x) for x in b.std(1, ddof=1)],
+               key + "_boot_se": float(b.mean(0).std(ddof=1)),
+               key + "_between_se": float(np.std(v, ddof=1) / math.sqrt(R)) if R > 1 else None}
+        out[key + "_se"] = float(math.hypot(out[key + "_boot_se"], out[key + "_between_se"] or 0.0))
+        return out
+
+    m = {"ooe_replicates": R}
     pairs = [("rdm_late_minus_near_k", "rdm", "late", "near_k"), ("rdm_late_minus_mid", "rdm", "late", "mid"),
              ("pcd_late_minus_mid", "pcd", "late", "mid"), ("pcd_late_minus_near_k", "pcd", "late", "near_k")]
     if null_images is not None:
         pairs.append(("untrained_late_minus_mid", "untrained", "late", "mid"))
     for key, model, late, early in pairs:
-        m[key], m[key + "_se"] = bootstrap.window_difference(est, boot, mask(late, model), mask(early, model))
-    # paired: (Rdm rise) − (PCD rise) between the decade before the end and the end, same resamples
-    rise = lambda e, model: e[..., mask("late", model)].mean(-1) - e[..., mask("mid", model)].mean(-1)  # noqa: E731
-    for other in [o for o in order if o != "pcd"]:
-        key = f"{other}_minus_pcd_late_rise"
-        m[key] = float(rise(est, other) - rise(est, "pcd"))
-        m[key + "_se"] = float(np.std(rise(boot, other) - rise(boot, "pcd"), ddof=1))
+        m.update(summarize(key, lambda e, r, model=model, late=late, early=early: rise(e, model, r, late, early)))
+    # paired by replicate: (Rdm rise) − (PCD rise) between the decade before the end and the end, same resamples
+    for other in [o for o in sets if o != "pcd"]:
+        m.update(summarize(f"{other}_minus_pcd_late_rise",
+                           lambda e, r, other=other: rise(e, other, r, "late", "mid") - rise(e, "pcd", r, "late", "mid")))
     m.update({f"ooe_window_{name}": [t for t, w in zip(times, win[name]) if w] for name in win})
-    for j, name in enumerate(order):
-        m[f"ooe_boot_se_e_aai_{name}"] = boot[:, j * n:(j + 1) * n].std(0, ddof=1).tolist()
+    for model in sets:                                       # SE of the replicate-mean curve at each time point
+        j0 = order.index((model, 0))
+        m[f"ooe_boot_se_e_aai_{model}"] = boot[:, j0 * n:(j0 + R) * n].reshape(-1, R, n).mean(1).std(0, ddof=1).tolist()
     m["ooe_boot_times"] = kt
     return m
 
 
 def out_of_equilibrium(cfg, seed: int) -> dict:
-    """PCD-k vs Rdm-k' trained with the same Langevin-step budget; E_AAI, E_2 along generation time."""
+    """PCD-k vs Rdm-k' (its own training length), `ooe_replicates` models of each from as many initial
+    networks (replicate r of both modes starts from the same one); E_AAI, E_2 along generation time.
+
+    Curves are replicate means; window differences as in `ooe_window_statistics`, each replicate against
+    the untrained network it started from.
+    """
     data = encoding.load(cfg.dataset, cfg.ooe_n_test, seed)
     encoding.check_sizes(data, [cfg.ooe_p])
+    R = int(cfg.ooe_replicates)
     g = torch.Generator().manual_seed(int(seed) * 31 + 5)
-    init = init_couplings(data.n, cfg.gain, generator=g)
+    init = init_couplings(data.n, cfg.gain, n_models=R, generator=g)
     k_rdm = int(cfg.ooe_rdm_k)
     u_rdm = int(cfg.ooe_rdm_updates) or max(1, cfg.ooe_updates * cfg.k // k_rdm)   # 0: the PCD run's Langevin budget
     models, chains = {}, {}
     for name, over, upd in (("pcd", {}, cfg.ooe_updates), ("rdm", {"mode": "rdm", "k": k_rdm}, u_rdm)):
-        tr = Trainer(data.x_train, [cfg.ooe_p], train_config(cfg, **over), seed=seed, init=init)
-        tr.train(upd, desc=f"train {name}")
-        models[name] = tr.params(); chains[name] = tr.chains[0]
+        tr = Trainer(data.x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init)
+        tr.train(upd, desc=f"train {name} x{R}")
+        models[name] = tr.params(); chains[name] = tr.chains
     J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
     times = ooe_snapshot_times(cfg.ooe_gen_steps, cfg.ooe_times, k_rdm, int(cfg.ooe_window_frames))
     _, snaps = _gen(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
-    # the null: the untrained network both models started from, generated the same way (its own noise)
+    # the null: the untrained networks the replicates started from, generated the same way (their own noise)
     _, null_snaps = _gen(init[0], init[1], cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained", snap_at=times)
     train_img, test_img = data.images("train")[: cfg.ooe_p], data.images("test")
+    row = {"pcd": lambda r: r, "rdm": lambda r: R + r}           # rows of the generated stack
     curves = {}
-    for i, name in enumerate(("pcd", "rdm")):
-        rows = [metrics.quality(snaps[t][i].numpy(), train_img, test_img) for t in times]
-        curves[name] = {"e_aai": np.array([r["e_aai_test"] for r in rows]), "e2": np.array([r["e2_test"] for r in rows])}
+    for name in ("pcd", "rdm"):
+        q = [[metrics.quality(snaps[t][row[name](r)].numpy(), train_img, test_img) for t in times] for r in range(R)]
+        curves[name] = {key: np.mean([[x[f"{key}_test"] for x in qr] for qr in q], axis=0) for key in ("e_aai", "e2")}
     rd, pc = curves["rdm"]["e_aai"], curves["pcd"]["e_aai"]
     i_min = int(np.argmin(rd))
     t_min = times[i_min]
-    m = {"ooe_times": times, "ooe_rdm_k": k_rdm, "ooe_pcd_e_aai": pc.tolist(), "ooe_rdm_e_aai": rd.tolist(),
+    m = {"ooe_times": times, "ooe_rdm_k": k_rdm, "ooe_replicates": R, "ooe_pcd_e_aai": pc.tolist(), "ooe_rdm_e_aai": rd.tolist(),
          "ooe_pcd_e2": curves["pcd"]["e2"].tolist(), "ooe_rdm_e2": curves["rdm"]["e2"].tolist(),
          "pcd_final_e_aai": float(pc[-1]), "ooe_rdm_updates": int(u_rdm),
          # the old estimators, kept for comparison only (no claim): a noisy curve's minimum is biased low
          "rdm_best_time": t_min, "rdm_best_log3_ratio": abs(math.log(t_min / k_rdm)) / math.log(3.0),
          "rdm_best_e_aai": float(rd[i_min]), "rdm_long_excess": float(rd[-1] - rd[i_min]),
          "pcd_long_excess": float(pc[-1] - pc.min())}
-    # does generation from noise reach the distribution of the PCD model's own persistent chains?
-    pq = metrics.quality(phi(chains["pcd"]).numpy(), train_img, test_img)
-    m.update({"ooe_pcd_chains_e_aai_test": pq["e_aai_test"], "ooe_pcd_chains_e2_test": pq["e2_test"],
+    # does generation from noise reach the distribution of the PCD models' own persistent chains? (means over replicates)
+    reach = []
+    for r in range(R):
+        pq = metrics.quality(phi(chains["pcd"][r]).numpy(), train_img, test_img)
+        end = snaps[times[-1]][row["pcd"](r)].numpy()
+        reach.append((pq["e_aai_test"], pq["e2_test"],
+                      metrics.adversarial_accuracy(phi(chains["pcd"][r]).numpy(), end[: len(chains["pcd"][r])])["e_aai"]))
+    reach = np.mean(reach, axis=0)
+    m.update({"ooe_pcd_chains_e_aai_test": float(reach[0]), "ooe_pcd_chains_e2_test": float(reach[1]),
               "ooe_pcd_gen_end_e_aai_test": float(pc[-1]), "ooe_pcd_gen_end_e2_test": float(curves["pcd"]["e2"][-1]),
-              "ooe_pcd_chains_vs_gen_end_e_aai": metrics.adversarial_accuracy(phi(chains["pcd"]).numpy(), snaps[times[-1]][0].numpy()[: len(chains["pcd"])])["e_aai"]})
-    m.update(ooe_window_statistics(times, {t: snaps[t][0].numpy() for t in times}, {t: snaps[t][1].numpy() for t in times},
-                                   test_img, k_rdm, cfg.ooe_gen_steps, cfg.ooe_boot, seed,
-                                   null_images={t: null_snaps[t].numpy() for t in times}))
+              "ooe_pcd_chains_vs_gen_end_e_aai": float(reach[2])})
+    m.update(ooe_window_statistics(times, [{t: snaps[t][row["pcd"](r)].numpy() for t in times} for r in range(R)],
+                                   [{t: snaps[t][row["rdm"](r)].numpy() for t in times} for r in range(R)], test_img, k_rdm,
+                                   cfg.ooe_gen_steps, cfg.ooe_boot, seed,
+                                   null_images=[{t: null_snaps[t][r].numpy() for t in times} for r in range(R)]))
     return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].numpy() for t in times}, "shape": data.shape, "metrics": m}
 
 

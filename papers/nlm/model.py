@@ -78,10 +78,10 @@ def likelihood_gradient(data, model_samples, J, b, T=1.0, data_weights=None):
     M = model_samples.shape[-2]
     if data_weights is None:
         data_weights = torch.full(data.shape[:-1], 1.0 / data.shape[-2], dtype=data.dtype, device=data.device)
-    w = torch.cat([data_weights, torch.full(model_samples.shape[:-1], -1.0 / M, dtype=data.dtype, device=data.device)], -1)
     lead = model_samples.shape[:-2]
     x = torch.cat([data.expand(*lead, *data.shape[-2:]), model_samples], -2)
-    w = torch.cat([data_weights.expand(*lead, data.shape[-2]), w[..., data.shape[-2]:].expand(*lead, M)], -1)
+    w = torch.cat([data_weights.expand(*lead, data.shape[-2]),
+                   torch.full((*lead, M), -1.0 / M, dtype=data.dtype, device=data.device)], -1)
     rate = phi(x)
     if x.dim() == 2 and J.dim() == 2:
         ws = (x - fastops.linear(rate, J, b)).mul_(w.unsqueeze(-1))             # w_m (x − h)_m

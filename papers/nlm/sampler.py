@@ -124,9 +124,7 @@ class _Stepper:
         self.b = b.unsqueeze(-2).expand(*x.shape[:-2], 1, b.shape[-1]) if b.dim() < x.dim() else b
         self.gemm_dtype = dt_
         self.batched = x.dim() == 3
-
-    def _mm(self, a, B):
-        return torch.bmm(a, B) if self.batched else a @ B
+        self._out = self._t = None
 
     def _products(self, t, x):
         """(e, g): e = Jφ(x) + b − x, g_i = (Jᵀe)_i, for the rows of x."""
@@ -134,8 +132,11 @@ class _Stepper:
             if self.lowp:
                 e = torch.bmm(t.to(self.gemm_dtype), self.Jt).float().add_(self.b).sub_(x)
                 return e, torch.bmm(e.to(self.gemm_dtype), self.J).float()
-            e = torch.baddbmm(self.b, t, self.Jt).sub_(x)
-            return e, torch.bmm(e, self.J)
+            if self._out is None or self._out[0].shape != x.shape or self._out[0].dtype != x.dtype:
+                self._out = (torch.empty_like(x), torch.empty_like(x))   # reused every step: no allocation
+            e, g = self._out
+            torch.baddbmm(self.b, t, self.Jt, out=e).sub_(x)
+            return e, torch.bmm(e, self.J, out=g)
         if self.lowp:                                                # W = J gives φJᵀ; W = Jᵀ gives eJ
             e = fastops.linear(t.to(self.gemm_dtype), self.J).float().add_(self.b1).sub_(x)
             return e, fastops.linear(e.to(self.gemm_dtype), self.Jt).float()
@@ -143,7 +144,9 @@ class _Stepper:
         return e, fastops.linear(e, self.Jt)
 
     def euler(self, x, dt, xi=None, noise: float = 0.0):
-        t = fastops.tanh(x)
+        if self._t is None or self._t.shape != x.shape or self._t.dtype != x.dtype:
+            self._t = torch.empty_like(x)
+        t = fastops.tanh(x, out=self._t)                              # φ(x), into a buffer reused every step
         e, g = self._products(t, x)
         # F = e − φ'(x)·Jᵀe = e − g + φ²·g
         if xi is not None and _fused_tail(x, e, g, t, xi, dt, noise):

@@ -145,3 +145,38 @@ def test_window_frames_add_times_inside_the_windows_only():
         inside = [t for t in t8 if lo <= t <= hi]
         assert len(inside) >= 8 and min(inside) == lo and max(inside) == hi
     assert t8 == sorted(set(t8)) and t8[-1] == 10_000
+
+
+def _ooe_case(rng, scales):
+    times = [5, 10, 50, 100, 200, 600, 1000, 2000, 3000, 6000, 10_000]
+    pcd = dict(zip(times, _chains(rng, 60, 4, len(times))))
+    rdm = [dict(zip(times, _chains(rng, 60, 4, len(times), scale=[1.0] * (len(times) - 2) + [s, s]))) for s in scales]
+    return times, pcd, rdm
+
+
+def test_ooe_window_statistics_over_replicates_is_the_mean_with_both_errors():
+    """R replicates: each replicate's value and bootstrap SE are exactly those of a run on it alone (the same
+    resamples); the metric is their mean; the SE adds the spread between replicates (sd/√R) in quadrature
+    to the bootstrap SE of the mean. R copies of one model: the one-model numbers, no spread."""
+    rng = np.random.default_rng(5)
+    times, pcd, rdm = _ooe_case(rng, [1.5, 2.5, 4.0])
+    test = rng.standard_normal((60, 4))
+    kw = dict(k=100, t_end=10_000, n_boot=60, seed=3)
+    many = ooe_window_statistics(times, [pcd] * 3, rdm, test, null_images=[pcd] * 3, **kw)
+    one = [ooe_window_statistics(times, pcd, r, test, null_images=pcd, **kw) for r in rdm]
+    key = "rdm_late_minus_mid"
+    assert many[key + "_reps"] == pytest.approx([o[key] for o in one], abs=1e-12)
+    assert many[key + "_reps_se"] == pytest.approx([o[key + "_se"] for o in one], abs=1e-12)
+    assert many[key] == pytest.approx(np.mean(many[key + "_reps"]), abs=1e-12)
+    assert many[key + "_between_se"] == pytest.approx(np.std(many[key + "_reps"], ddof=1) / np.sqrt(3), abs=1e-12)
+    assert many[key + "_se"] == pytest.approx(np.hypot(many[key + "_boot_se"], many[key + "_between_se"]), abs=1e-12)
+    assert many[key + "_between_se"] > 0.01                                 # the broadening differs between replicates
+    rise = "rdm_minus_pcd_late_rise"
+    assert many[rise + "_reps"] == pytest.approx([o[rise] for o in one], abs=1e-12)
+    same = ooe_window_statistics(times, [pcd] * 2, [rdm[0]] * 2, test, null_images=[pcd] * 2, **kw)
+    for k in ("rdm_late_minus_mid", "pcd_late_minus_mid", rise, "untrained_minus_pcd_late_rise"):
+        assert same[k] == pytest.approx(one[0][k], abs=1e-12) and same[k + "_between_se"] == 0.0
+        assert same[k + "_se"] == pytest.approx(one[0][k + "_se"], abs=1e-12)
+    assert one[0][key + "_between_se"] is None and one[0][key + "_se"] == one[0][key + "_boot_se"]
+    with pytest.raises(ValueError, match="same number of replicates"):
+        ooe_window_statistics(times, [pcd] * 2, rdm, test, **kw)

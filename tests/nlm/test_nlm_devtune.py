@@ -4,7 +4,7 @@ import pytest
 from papers.nlm import devtune
 
 
-@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision"])
+@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates"])
 def test_reported_seeds_are_refused_with_exit_2(what, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     with pytest.raises(SystemExit) as err:
@@ -42,3 +42,46 @@ def test_precision_compares_the_sweep_in_both_dtypes_on_the_same_seed(monkeypatc
     assert set(out["z"]) == set(devtune.SWEEP_KEYS)
     assert out["z"]["mem_acc_small_p_pcd"] == pytest.approx(0.03 / (2 * 0.03 ** 2) ** 0.5)
     assert out["max_abs_z"] == pytest.approx(0.03 / (2 * 0.03 ** 2) ** 0.5)
+
+
+def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypatch):
+    """tune_replicates runs notebook 03 once at quick as it is (its ooe_replicates), and reports each window
+    claim's value, SE parts and signed margins (positive on the claim's side), checked on stand-in metrics;
+    ooe and frames keep one trained model per mode."""
+    from papers.nlm import experiments as ex
+
+    seen = []
+
+    def fake_ooe(cfg, seed):
+        seen.append((cfg.ooe_replicates, cfg.ooe_window_frames))
+        m = {}
+        for key, _, _ in devtune.WINDOW_CLAIMS.values():
+            m |= {key: 0.015, key + "_se": 0.005, key + "_boot_se": 0.004, key + "_between_se": 0.003,
+                  key + "_reps": [0.01, 0.015, 0.02]}
+        return {"metrics": m}
+
+    monkeypatch.setattr(ex, "out_of_equilibrium", fake_ooe)
+    row = devtune.tune_replicates(100)
+    from papers.nlm.config import PROFILES
+    assert seen == [(PROFILES["quick"]["ooe_replicates"], PROFILES["quick"]["ooe_window_frames"])]
+    pcd = row["pcd-does-not-degrade"]                                       # at_most 0.01: 0.015 is 1 SE over
+    assert pcd["margin_se"] == pytest.approx(-1.0) and pcd["margin_boot_se"] == pytest.approx(-1.25)
+    assert row["rdm-degrades-at-long-times"]["margin_se"] == pytest.approx(-1.0)  # at_least 0.02
+    assert row["rdm-best-at-finite-time"]["margin_se"] == pytest.approx(3.0)      # at_least 0
+    assert pcd["reps"] == [0.01, 0.015, 0.02] and pcd["between_se"] == 0.003
+    seen.clear()
+    devtune.tune_frames(100)
+    devtune.tune_ooe(100)
+    assert {r for r, _ in seen} == {1} and len(seen) == len(devtune.FRAME_VARIANTS) + len(devtune.OOE_VARIANTS)
+
+
+def test_window_claims_are_those_of_claims_yaml():
+    """The tuner's margins use each window claim's own metric, comparison and threshold."""
+    from pathlib import Path
+
+    from common.claims import load_claims
+
+    claims = {c.id: c for c in load_claims(Path(devtune.__file__).with_name("claims.yaml"))}
+    for cid, (metric, compare, value) in devtune.WINDOW_CLAIMS.items():
+        c = claims[cid]
+        assert (c.metric, c.compare, c.value, c.se) == (metric, compare, value, metric + "_se")

@@ -138,3 +138,19 @@ def test_models_at_the_euler_limit_freeze_and_the_rest_learn():
     assert torch.equal(t.J.detach()[0], J0) and not torch.equal(t.J.detach()[1], J1)
     with pytest.raises(UserError):
         TrainConfig(freeze_at=2.5).validate()
+
+
+def test_minibatches_draw_each_model_from_its_own_first_p_rows():
+    """Models with P <= batch see their whole set each update (rows 0..P-1, padded with weight 0 and
+    weights 1/P); larger sets draw `batch` rows of their own first P, weight 1/batch each. Checked
+    against the per-model data tensor row by row (per-model data, so a row tells which model it is from)."""
+    K, P_max, N = 3, 12, 4
+    data = torch.arange(K * P_max * N, dtype=torch.float32).reshape(K, P_max, N)
+    tr = Trainer(data, [3, 12, 7], TrainConfig(n_chains=2, k=1, batch=5), seed=0)
+    for _ in range(5):
+        x, w = tr._batch()
+        assert x.shape == (K, 5, N) and w.shape == (K, 5)
+        rows = (x[..., 0] - torch.arange(K)[:, None] * P_max * N) / N     # each row's index in its model's data
+        assert torch.equal(x, data[torch.arange(K)[:, None], rows.long()])
+        assert rows[0].tolist() == [0, 1, 2, 2, 2] and torch.allclose(w[0], torch.tensor([1 / 3] * 3 + [0.0, 0.0]))
+        assert rows[1].max() < 12 and rows[2].max() < 7 and torch.allclose(w[1:], torch.full((2, 5), 0.2))
