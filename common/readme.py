@@ -162,7 +162,7 @@ def overview_block(profile: str, old: str = "") -> list[str]:
                      f"{stamp(run.manifest)} |")
         notes += [f"- `{paper}`: **stale:** {why}." for why in staleness(run.manifest, paper)]
     if total and all(math.isfinite(t) for t in total):
-        which = f"the {len(total)} papers run here" if kept or len(total) < len(registered_papers()) else f"all {len(total)} papers"
+        which = f"the {len(total)} paper{'s' * (len(total) != 1)} run here" if kept or len(total) < len(registered_papers()) else f"all {len(total)} papers"
         lines.append(f"| {which} | | | | | | | | | {sum(total) / 60:.1f} min (sum of the means per seed) | |")
     if kept:
         notes.append(f"- Rows kept from the previous text (no run in this `results/`): {', '.join(f'`{p}`' for p in kept)}; "
