@@ -27,7 +27,7 @@ ifneq ($(UNKNOWN),)
 $(error unknown paper '$(UNKNOWN:reproduce-%=%)'; choose one of: $(PAPERS) (as make reproduce-<id>))
 endif
 
-.PHONY: help setup data reproduce report readme test test-deps bench lab clean distclean $(addprefix reproduce-,$(PAPERS))
+.PHONY: help setup data reproduce report readme test test-deps bench budget lab clean distclean $(addprefix reproduce-,$(PAPERS))
 .DEFAULT_GOAL := help
 
 help: ## list the targets
@@ -78,6 +78,9 @@ test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook valid
 
 bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
 	@set -e; for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f; done
+
+budget: $(STAMP) ## time `make reproduce` end to end (in a temporary results folder) against its 30-minute budget: results/bench/reproduce.json
+	$(PY) benchmarks/reproduce_budget.py
 
 lab: $(STAMP) ## JupyterLab on the venv's kernel
 	$(VENV)/bin/jupyter lab notebooks
