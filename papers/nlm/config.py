@@ -56,8 +56,8 @@ PROFILES = {
         "sweep_lr": 2e-3,  # 5e-3 grows ||J|| at P = 5 past the Euler limit dt(1+||J||)^2 < 2 by 2000 updates
         "sweep_gen": 150, "sweep_gen_steps": 3000,
         # Rdm-100 for 2400 updates (12x the PCD run's Langevin budget): on development seeds 100-102
-        # (`python -m papers.nlm.devtune ooe`) E_AAI(late) - E_AAI(near k) was 3.0-4.0 SEs above 0 at 600
-        # updates, 4.9-6.4 at 1200, 7.0-8.4 at 2400 (+17 s per run against 600)
+        # (`python -m papers.nlm.devtune ooe`) the margin of E_AAI(late) - E_AAI(near k) over 0 grew with the
+        # length on every seed, from 600 to 1200 to 2400 updates (the numbers: the README's dev ooe block)
         "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_rdm_updates": 2400, "ooe_gen_steps": 10_000, "ooe_times": 14,
         # 8 extra frames in each window: on development seeds 100-102 (`python -m papers.nlm.devtune frames`) the
         # window claims' mean SE fell by a third against 0 frames and was within 15 % of 16 frames (chosen: the
@@ -67,9 +67,10 @@ PROFILES = {
         # between seeds by more than their bootstrap SE (the frames block in the README), so the window claims
         # are judged over replicates; 3 is what the 8-minute budget affords (not tuned on any verdict)
         "ooe_replicates": 3,
-        "ooe_gen": 300, "ooe_n_test": 300,  # 300 vs 300 halves both parts of the E_AAI variance (150 test images gave SE 0.013 per window difference)
-        # 10^5 steps: on development seeds 100-102 (`python -m papers.nlm.devtune explore`) 5*10^4 steps put
-        # the mean transitions 2.8-8.1 SEs above the claim's 3, 10^5 steps 7.2-12.3 SEs (5 s per run)
+        "ooe_gen": 300, "ooe_n_test": 300,  # 300 vs 300 halves both parts of the E_AAI variance against 150 vs 150
+        # 10^5 steps: on development seeds 100-102 (`python -m papers.nlm.devtune explore`) the mean transitions'
+        # margin over the claim's 3 was wider at 10^5 steps than at 5*10^4 on every seed (the README's dev
+        # explore block)
         "explore_steps": 100_000, "explore_every": 50, "explore_burn": 10_000, "explore_chains": 8,
         "grad_grid": 241, "ep_chains": 2000, "ep_steps": 1000, "ep_burn": 600,
     }),

@@ -325,7 +325,8 @@ def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end
 
     * `<key>`: the mean over replicates;
     * `<key>_boot_se`: its bootstrap SE, one resample of the held-out images shared by every replicate (they
-      are one reference set, so their noise does not average out over replicates) and of each model's chains;
+      are one reference set, so their noise does not average out over replicates) and of the chains (one
+      index draw for every model, replicate and time; the chains of different models are independent);
     * `<key>_between_se`: sd over replicates / √R, the variation between trained models (None for R = 1);
     * `<key>_se`: √(boot² + between²), the SE the claims use (the bootstrap alone for R = 1; the chains' share
       counts in both terms, so it errs on the wide side);

@@ -105,7 +105,7 @@ class Trainer:
         idx = torch.where(self._full[:, None], self._full_idx, rnd)
         w = torch.where(self._full[:, None], self._full_w, torch.full_like(self._full_w, 1.0 / self._B))
         rows = (idx + self._row0).reshape(-1)                  # rows of the flattened (K·P_max, N) data
-        x = self.data.view(-1, self.N).index_select(0, rows).view(self.K, self._B, self.N)   # 8x faster than gather
+        x = self.data.view(-1, self.N).index_select(0, rows).view(self.K, self._B, self.N)   # one copy, no expanded index
         return x, w
 
     @torch.no_grad()
