@@ -23,7 +23,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.bench import write_benchmark  # noqa: E402
-from common.io import read_json  # noqa: E402
 
 STEPS = (("data", ["-m", "common.download"]), ("papers", ["-m", "common.reproduce", "all", "--profile", "quick"]),
          ("report", ["-m", "common.report"]))
@@ -34,24 +33,19 @@ def summarize(results: Path, step_s: dict, budget_s: float, profile: str = "quic
     manifest records and its verdict counts (None for a paper without a complete run); the steps' and
     the total wall time against `budget_s`; `outside_papers_s`, what the total spends beyond the
     papers' own runs (data, report, start-up of each paper's run)."""
-    from common.claims import read_claims_table, summary
+    from common.claims import summary
+    from common.readme import Run
     from common.reproduce import registered_papers
 
-    papers = {}
-    for paper in registered_papers():
-        run = results / paper / profile
-        manifest = read_json(run / "manifest.json", default=None)
-        ok = manifest is not None and manifest.get("status") == "ok" and (run / "claims.csv").exists()
-        papers[paper] = {"wall_s": manifest.get("wall_s") if ok else None,
-                         "verdicts": summary(read_claims_table(run / "claims.csv")) if ok else None}
+    runs = {paper: Run(paper, profile, root=results) for paper in registered_papers()}
+    papers = {p: {"wall_s": r.manifest["wall_s"], "verdicts": summary(r.table)} if r.ok else {"wall_s": None, "verdicts": None}
+              for p, r in runs.items()}
     total = sum(step_s.values())
-    walls = [p["wall_s"] for p in papers.values()]
-    complete = all(w is not None for w in walls)
+    papers_s = sum(p["wall_s"] for p in papers.values() if p["wall_s"] is not None)
+    complete = all(r.ok for r in runs.values())
     return {"profile": profile, "budget_s": budget_s, "total_s": round(total, 2), "steps_s": step_s,
-            "papers": papers, "all_papers_complete": complete,
-            "papers_s": round(sum(w for w in walls if w is not None), 2),
-            "outside_papers_s": round(total - sum(w for w in walls if w is not None), 2),
-            "within_budget": complete and total <= budget_s}
+            "papers": papers, "all_papers_complete": complete, "papers_s": round(papers_s, 2),
+            "outside_papers_s": round(total - papers_s, 2), "within_budget": complete and total <= budget_s}
 
 
 def main(argv=None) -> int:

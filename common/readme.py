@@ -58,9 +58,10 @@ def _cell(x) -> str:
 class Run:
     """A complete run of a paper at a profile, as the blocks read it (None fields when it is absent)."""
 
-    def __init__(self, paper: str, profile: str):
+    def __init__(self, paper: str, profile: str, root: Path | None = None):
+        """`root`: the results folder the run lies in (default `paths.results_root()`)."""
         self.paper, self.profile = paper, profile
-        self.dir = paths.run_dir(paper, profile)
+        self.dir = root / paper / profile if root is not None else paths.run_dir(paper, profile)
         top = read_json(self.dir / "manifest.json", default=None)
         self.ok = bool(top) and top.get("status", "ok") == "ok" and (self.dir / "claims.csv").exists()
         if not self.ok:
