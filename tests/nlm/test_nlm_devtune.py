@@ -46,8 +46,8 @@ def test_precision_compares_the_sweep_in_both_dtypes_on_the_same_seed(monkeypatc
 
 def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypatch):
     """tune_replicates runs notebook 03 once at quick as it is (its ooe_replicates), and reports each window
-    claim's value, SE parts and signed margins (positive on the claim's side), checked on stand-in metrics;
-    ooe and frames keep one trained model per mode."""
+    claim's value, SE parts and signed margins (positive on the claim's side), its control's, and the whole
+    verdict claims.yaml gives, checked on stand-in metrics; ooe and frames keep one trained model per mode."""
     from papers.nlm import experiments as ex
 
     seen = []
@@ -55,9 +55,12 @@ def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypa
     def fake_ooe(cfg, seed):
         seen.append((cfg.ooe_replicates, cfg.ooe_window_frames))
         m = {}
-        for key, _, _ in devtune.WINDOW_CLAIMS.values():
+        for key in ("rdm_late_minus_near_k", "rdm_late_minus_mid", "pcd_late_minus_mid", "rdm_minus_pcd_late_rise"):
             m |= {key: 0.015, key + "_se": 0.005, key + "_boot_se": 0.004, key + "_between_se": 0.003,
                   key + "_reps": [0.01, 0.015, 0.02]}
+        m["rdm_late_minus_near_k"] = 0.05                                   # 6 SEs over 0.02
+        m |= {"pcd_late_minus_near_k": -0.01, "pcd_late_minus_near_k_se": 0.01,   # 3 SEs under 0.02
+              "untrained_minus_pcd_late_rise": 0.0, "untrained_minus_pcd_late_rise_se": 0.01}
         return {"metrics": m}
 
     monkeypatch.setattr(ex, "out_of_equilibrium", fake_ooe)
@@ -66,8 +69,13 @@ def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypa
     assert seen == [(PROFILES["quick"]["ooe_replicates"], PROFILES["quick"]["ooe_window_frames"])]
     pcd = row["pcd-does-not-degrade"]                                       # at_most 0.01: 0.015 is 1 SE over
     assert pcd["margin_se"] == pytest.approx(-1.0) and pcd["margin_boot_se"] == pytest.approx(-1.25)
+    assert pcd["verdict"] == "inconclusive at this scale"
+    # its control (the Rdm rise, 0.015 +- 0.005) is 1 SE on the claim's side of 0.01: inconclusive too
+    assert pcd["control_margin_se"] == pytest.approx(-1.0) and pcd["control_verdict"] == "inconclusive at this scale"
     assert row["rdm-degrades-at-long-times"]["margin_se"] == pytest.approx(-1.0)  # at_least 0.02
-    assert row["rdm-best-at-finite-time"]["margin_se"] == pytest.approx(3.0)      # at_least 0
+    best = row["rdm-best-at-finite-time"]                                   # at_least 0.02, control PCD
+    assert best["margin_se"] == pytest.approx(6.0) and best["control_margin_se"] == pytest.approx(-3.0)
+    assert (best["verdict"], best["control_verdict"]) == ("reproduced", "not reproduced")
     assert pcd["reps"] == [0.01, 0.015, 0.02] and pcd["between_se"] == 0.003
     seen.clear()
     devtune.tune_frames(100)
