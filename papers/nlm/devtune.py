@@ -200,8 +200,13 @@ def main(argv=None):
         torch.set_num_threads(1)
         fn = {"explore": tune_explore, "ooe": tune_ooe, "frames": tune_frames, "precision": tune_precision,
               "replicates": tune_replicates}[args.what]
+        git = git_state()                    # the code that runs: the tree as it is at the start
         res = {str(s): fn(s) for s in args.seeds}
-        atomic_write_json(paths.results_root() / "nlm" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "git": git_state(), "when": now(), "results": res})
+        end = git_state()
+        out = {"seeds": args.seeds, "git": git, "when": now(), "results": res}
+        if end != git:                       # the tree changed under the run: both states are recorded
+            out["git_at_end"] = end
+        atomic_write_json(paths.results_root() / "nlm" / "dev" / f"{args.what}.json", out)
 
 
 if __name__ == "__main__":

@@ -93,3 +93,17 @@ def test_window_claims_are_those_of_claims_yaml():
     for cid, (metric, compare, value) in devtune.WINDOW_CLAIMS.items():
         c = claims[cid]
         assert (c.metric, c.compare, c.value, c.se) == (metric, compare, value, metric + "_se")
+
+
+def test_the_record_names_the_tree_at_the_start_and_at_the_end_when_it_changed(tmp_path, monkeypatch):
+    """A development run stamps the revision it started from; a tree edited while it ran is recorded too."""
+    import json
+
+    states = iter([{"sha": "a", "dirty": False}, {"sha": "a", "dirty": True, "dirty_files": ["x.py"]}])
+    monkeypatch.setattr(devtune, "git_state", lambda: next(states))
+    monkeypatch.setattr(devtune, "tune_replicates", lambda seed: {"seed": seed})
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
+    devtune.main(["replicates", "--seeds", "100"])
+    out = json.loads((tmp_path / "nlm" / "dev" / "replicates.json").read_text())
+    assert out["git"] == {"sha": "a", "dirty": False} and out["git_at_end"]["dirty_files"] == ["x.py"]
+    assert out["results"] == {"100": {"seed": 100}}
