@@ -118,17 +118,6 @@ def parse_idx(raw: bytes) -> np.ndarray:
     return data.reshape(dims)
 
 
-def idx_bytes(arr) -> bytes:
-    """Encode unsigned bytes as an IDX file, the inverse of `parse_idx` (MNIST's format: a user's own
-    images in the layout the loaders read)."""
-    arr = np.asarray(arr)
-    if arr.dtype != np.uint8:
-        if arr.size and (arr.min() < 0 or arr.max() > 255 or not np.array_equal(arr, np.round(arr))):
-            raise ValueError("IDX unsigned-byte files hold integers 0-255")
-        arr = arr.astype(np.uint8)
-    return bytes([0, 0, 8, arr.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in arr.shape) + arr.tobytes()
-
-
 def _load_idx(name: str, split: str, checksums: dict | None, classes: tuple) -> Dataset:
     prefix = "train" if split == "train" else "t10k"
     stems = [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]

@@ -23,6 +23,11 @@ TINY = dict(  # every size of the full profile cut to seconds; the rule, dataset
 )
 
 
+def _idx(a: np.ndarray) -> bytes:
+    """MNIST's IDX layout: magic 0x0800 + ndim, the dimensions as big-endian uint32, then the bytes."""
+    return np.array([0x800 + a.ndim, *a.shape], dtype=">u4").tobytes() + a.astype(np.uint8).tobytes()
+
+
 def _fake_mnist(root: Path, n_train: int = 90, n_test: int = 60) -> None:
     """Digit-like 28x28 images (a class-dependent stroke plus noise) in MNIST's four IDX files."""
     rng = np.random.default_rng(0)
@@ -33,8 +38,8 @@ def _fake_mnist(root: Path, n_train: int = 90, n_test: int = 60) -> None:
         img = rng.integers(0, 40, (n, 28, 28))
         for i, c in enumerate(y):
             img[i, 4 + c: 24, 10 + c % 4: 14 + c % 4] = 255
-        (d / f"{prefix}-images-idx3-ubyte").write_bytes(cdata.idx_bytes(img))
-        (d / f"{prefix}-labels-idx1-ubyte").write_bytes(cdata.idx_bytes(y))
+        (d / f"{prefix}-images-idx3-ubyte").write_bytes(_idx(img))
+        (d / f"{prefix}-labels-idx1-ubyte").write_bytes(_idx(y))
 
 
 def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypatch):
