@@ -1,4 +1,5 @@
 """Generated README blocks, their revision stamp, and re-judging a run with an edited claims file."""
+import json
 import subprocess
 
 import pytest
@@ -194,8 +195,14 @@ def test_bench_block_shows_the_benchmark_figures_with_their_stamp_and_is_kept_wi
     assert readme.main(["toy"]) == 0
     out = (paths.PAPERS / "toy" / "README.md").read_text()
     assert "kept: no bench" not in out
-    assert "(git 0123456789ab, finished 2026-12-02T04:00:00+00:00; load average before 0.50, 0.25, 0.12, after not recorded)" in out
+    assert ("(git 0123456789ab, finished 2026-12-02T04:00:00+00:00; machine not recorded; load average before 0.50, 0.25, "
+            "0.12, after not recorded)") in out
     assert "| `a.t` | 0.25 (0.125–0.5) |" in out and "| `b.n` | 3 |" in out and "**Stale:**" not in out
+    bench = json.loads((paths.results_root() / "bench" / "toy.json").read_text())
+    bench["machine"] = {"cpus": 2, "model": "AMD EPYC", "family_model": "25/1", "simd": ["avx2"]}
+    atomic_write_json(paths.results_root() / "bench" / "toy.json", bench)
+    assert readme.main(["toy"]) == 0                                              # the CPU the timing was taken on
+    assert "finished 2026-12-02T04:00:00+00:00; 2 CPUs, AMD EPYC (25/1; avx2); load average" in (paths.PAPERS / "toy" / "README.md").read_text()
     monkeypatch.setattr(readme, "changed_since", lambda sha, paper, specs=None: ["papers/toy/model.py"])
     assert readme.main(["toy"]) == 0
     assert "**Stale:** the code changed after this benchmark in papers/toy/model.py" in (paths.PAPERS / "toy" / "README.md").read_text()
