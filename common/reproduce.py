@@ -166,21 +166,33 @@ class NotebookFailed(Exception):
         self.notebook, self.ename, self.evalue = notebook, ename, evalue
 
 
-def execute(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool) -> float:
+# A kernel that never came up: no cell ran, so starting another is safe. Kernels started at the same time
+# (seeds fanned out to threads or workers) can draw the same free port and one dies binding it
+# ("Address already in use"); jupyter_client then reports one of these.
+KERNEL_START_FAILURES = ("Kernel didn't respond", "Kernel died before replying to kernel_info")
+
+
+def execute(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2) -> float:
     import papermill as pm
 
     start = time.perf_counter()
-    try:
-        pm.execute_notebook(
-            str(nb), str(out), parameters=parameters, kernel_name="python3", language="python",
-            cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
-            log_output=False, report_mode=False,
-            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client sends on every shutdown
-        )
-    except pm.PapermillExecutionError as err:
-        raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
-    except Exception as err:  # dead kernel, timeout, ...
-        raise NotebookFailed(nb, type(err).__name__, str(err).strip().splitlines()[0] if str(err).strip() else "") from None
+    for attempt in range(1, attempts + 1):
+        try:
+            pm.execute_notebook(
+                str(nb), str(out), parameters=parameters, kernel_name="python3", language="python",
+                cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
+                log_output=False, report_mode=False,
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client sends on every shutdown
+            )
+            break
+        except pm.PapermillExecutionError as err:
+            raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
+        except Exception as err:  # dead kernel, timeout, ...
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            if attempt < attempts and isinstance(err, RuntimeError) and first.startswith(KERNEL_START_FAILURES):
+                print(f"{nb.name}: the kernel did not start ({first}); starting another", file=sys.stderr, flush=True)
+                continue
+            raise NotebookFailed(nb, type(err).__name__, first) from None
     return time.perf_counter() - start
 
 

@@ -58,13 +58,10 @@ def toy_repo(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.fixture
-def in_process(monkeypatch):
-    """Run notebooks by exec-ing their cells in this process (parameters cell, then the injected values,
-    then the rest), in place of a papermill kernel: the runner's logic, seconds faster."""
+def exec_in_process(calls: list):
+    """A stand-in for `reproduce.execute` that execs the notebook's cells in this process (parameters cell,
+    then the injected values, then the rest), recording (notebook name, parameters) in `calls`."""
     from common import reproduce
-
-    calls = []
 
     def execute(nb, out, parameters, timeout, quiet):
         calls.append((nb.name, dict(parameters)))
@@ -86,7 +83,23 @@ def in_process(monkeypatch):
         nbformat.write(book, out)
         return 0.0
 
-    monkeypatch.setattr(reproduce, "execute", execute)
+    return execute
+
+
+@pytest.fixture
+def in_process_executor():
+    """`exec_in_process`, for a test that runs some notebooks in this process and others in a kernel."""
+    return exec_in_process
+
+
+@pytest.fixture
+def in_process(monkeypatch):
+    """Run notebooks by exec-ing their cells in this process in place of a papermill kernel: the runner's
+    logic, seconds faster."""
+    from common import reproduce
+
+    calls: list = []
+    monkeypatch.setattr(reproduce, "execute", exec_in_process(calls))
     return calls
 
 

@@ -98,12 +98,14 @@ def test_a_worker_killed_mid_sweep_is_rerun_and_changes_nothing(on_cluster, loca
     assert "sweep: 100% (4/4, 0 failed, 1 retried" in err or "sweep: 100% (4/4, 0 failed, 2 retried" in err
 
 
-def test_seeds_fan_out_gives_the_claims_tables_of_a_local_run(toy_repo, local_cluster, monkeypatch):
+def test_seeds_fan_out_gives_the_claims_tables_of_a_local_run(toy_repo, local_cluster, monkeypatch, in_process_executor):
     monkeypatch.delenv("REPRO_CLUSTER", raising=False)
     monkeypatch.setenv("PATH", os.environ["PATH"])  # the runner prepends the interpreter's folder
     monkeypatch.setenv("REPRO_PROFILE", os.environ.get("REPRO_PROFILE", "quick"))
     cmd = ["toy", "--profile", "smoke", "--seeds", "0", "1", "--quiet"]
-    assert reproduce.main([*cmd, "--results", str(toy_repo / "local")]) == 0
+    with monkeypatch.context() as m:   # the local reference in this process; the cluster's runs in real kernels
+        m.setattr(reproduce, "execute", in_process_executor([]))
+        assert reproduce.main([*cmd, "--results", str(toy_repo / "local")]) == 0
     assert reproduce.main([*cmd, "--results", str(toy_repo / "dask"), "--cluster", local_cluster.scheduler_address]) == 0
     local, dask = toy_repo / "local" / "toy" / "smoke", toy_repo / "dask" / "toy" / "smoke"
     for rel in ("claims.csv", "seed-0/claims.csv", "seed-1/claims.csv", "seed-0/metrics.json", "seed-1/metrics.json"):

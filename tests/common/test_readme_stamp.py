@@ -25,7 +25,7 @@ kept: no full run
 """
 
 
-def test_readme_blocks_come_from_the_run(toy_repo, monkeypatch, capsys):
+def test_readme_blocks_come_from_the_run(toy_repo, in_process, monkeypatch, capsys):
     from common import runs
 
     monkeypatch.setattr(stamp, "changed_since", lambda sha, paper, specs=None: [])
@@ -95,7 +95,7 @@ def test_changed_since_reads_git_over_the_papers_code_only(tmp_path, monkeypatch
     assert stamp.changed_since("0" * 40, "toy") is None and stamp.changed_since(None, "toy") is None
 
 
-def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, monkeypatch, capsys):
+def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, in_process, monkeypatch, capsys):
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "--seeds", "1", "2"]) == 0
     final = paths.run_dir("toy", "smoke")
     assert set(read_claims_table(final / "claims.csv").set_index("id")["verdict"].items()) >= {("c-pass", REPRODUCED)}

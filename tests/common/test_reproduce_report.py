@@ -1,4 +1,8 @@
-"""The runner and the report, end to end on a toy paper (one tiny notebook)."""
+"""The runner and the report, end to end on a toy paper (one tiny notebook).
+
+A few runs go through a real papermill kernel (a complete run, a parameter reaching the notebook, a
+failing cell, a UserError raised in the kernel); the rest run the notebook in this process (`in_process`).
+"""
 import re
 import subprocess
 import sys
@@ -44,8 +48,12 @@ def test_toy_paper_runs_and_is_judged(toy_repo, capsys):
     assert "<img src='toy/smoke/figures/line.png'" in html.read_text()
 
 
-def test_failed_run_keeps_previous_complete_run(toy_repo):
-    assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0
+def test_failed_run_keeps_previous_complete_run(toy_repo, monkeypatch, in_process_executor):
+    kernel = reproduce.execute
+    with monkeypatch.context() as m:   # the complete run in this process; the failing one in a real kernel
+        m.setattr(reproduce, "execute", in_process_executor([]))
+        assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0
+    assert reproduce.execute is kernel
     good = paths.run_dir("toy", "smoke")
     before = (good / "metrics.json").read_text()
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "-p", "fail=true", "-p", "x=9"]) == 1
@@ -82,7 +90,7 @@ def test_cli_entry_point_exit_code():
     assert proc.returncode == 2 and proc.stderr.startswith("error: unknown paper") and proc.stderr.count("\n") == 1
 
 
-def test_seeds_run_once_per_seed_with_an_overall_verdict(toy_repo, capsys):
+def test_seeds_run_once_per_seed_with_an_overall_verdict(toy_repo, in_process, capsys):
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "--seeds", "0", "1", "2"]) == 0
     out = paths.run_dir("toy", "smoke")
     for k in (0, 1, 2):
@@ -136,7 +144,7 @@ def test_report_covers_every_profile_and_reads_on_its_own(toy_repo, in_process, 
     assert "A later attempt failed or was interrupted" in page.read_text()
 
 
-def test_report_flags_runs_judged_with_an_older_claims_file(toy_repo, capsys):
+def test_report_flags_runs_judged_with_an_older_claims_file(toy_repo, in_process, capsys):
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0
     recorded = read_json(paths.run_dir("toy", "smoke") / "manifest.json")["claims_sha256"]
     assert len(recorded) == 64

@@ -150,3 +150,42 @@ def test_result_files_are_readable_like_any_file(toy_repo, in_process):
     run = paths.run_dir("toy", "smoke")
     for f in (run / "metrics.json", run / "manifest.json", run / "claims.csv", run / "figures" / "line.png", page):
         assert stat.S_IMODE(f.stat().st_mode) == io.FILE_MODE, f
+
+
+@pytest.mark.parametrize("error,calls,failed", [
+    (RuntimeError("Kernel didn't respond in 60 seconds"), 2, None),          # never came up: one more kernel
+    (RuntimeError("Kernel died before replying to kernel_info"), 2, None),
+    (RuntimeError("Kernel died"), 1, "RuntimeError: Kernel died"),           # died while running: not retried
+    (TimeoutError("Cell execution timed out"), 1, "TimeoutError: Cell execution timed out"),
+])
+def test_a_kernel_that_never_started_is_started_again_once(tmp_path, monkeypatch, capsys, error, calls, failed):
+    import papermill
+
+    seen = []
+
+    def fake(*args, **kwargs):
+        seen.append(args)
+        if len(seen) == 1:
+            raise error
+
+    monkeypatch.setattr(papermill, "execute_notebook", fake)
+    nb = tmp_path / "01-x.ipynb"
+    if failed is None:
+        reproduce.execute(nb, tmp_path / "out.ipynb", {}, 10, quiet=True)
+        assert "01-x.ipynb: the kernel did not start" in capsys.readouterr().err
+    else:
+        with pytest.raises(reproduce.NotebookFailed) as info:
+            reproduce.execute(nb, tmp_path / "out.ipynb", {}, 10, quiet=True)
+        assert str(info.value) == f"01-x.ipynb: {failed}"
+    assert len(seen) == calls
+
+
+def test_a_kernel_that_never_starts_twice_fails_the_run(tmp_path, monkeypatch):
+    import papermill
+
+    def fake(*args, **kwargs):
+        raise RuntimeError("Kernel didn't respond in 60 seconds")
+
+    monkeypatch.setattr(papermill, "execute_notebook", fake)
+    with pytest.raises(reproduce.NotebookFailed, match="Kernel didn't respond"):
+        reproduce.execute(tmp_path / "01-x.ipynb", tmp_path / "out.ipynb", {}, 10, quiet=True)
