@@ -83,16 +83,37 @@ def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypa
     assert {r for r, _ in seen} == {1} and len(seen) == len(devtune.FRAME_VARIANTS) + len(devtune.OOE_VARIANTS)
 
 
-def test_window_claims_are_those_of_claims_yaml():
-    """The tuner's margins use each window claim's own metric, comparison and threshold."""
+def test_window_claims_are_notebook_03s_claims_as_claims_yaml_states_them():
+    """The tuner names the window claims only; each one's metric, comparison, threshold and control come
+    from claims.yaml, and each is a quantity notebook 03 logs with its SE."""
     from pathlib import Path
 
     from common.claims import load_claims
 
     claims = {c.id: c for c in load_claims(Path(devtune.__file__).with_name("claims.yaml"))}
-    for cid, (metric, compare, value) in devtune.WINDOW_CLAIMS.items():
-        c = claims[cid]
-        assert (c.metric, c.compare, c.value, c.se) == (metric, compare, value, metric + "_se")
+    got = devtune._window_claims()
+    assert list(got) == list(devtune.WINDOW_CLAIMS)
+    for cid, c in got.items():
+        assert c.metric == claims[cid].metric and c.value == claims[cid].value and c.compare == claims[cid].compare
+        assert c.control == claims[cid].control and c.se == c.metric + "_se" and c.profiles == ("quick",)
+        assert c.metric.startswith(("rdm_", "pcd_"))
+
+
+def test_frames_margins_use_the_thresholds_of_claims_yaml(monkeypatch):
+    """tune_frames' margin of each window claim is (value - threshold) / SE on the claim's side, with the
+    threshold claims.yaml gives (checked on stand-in metrics: every metric 0.05 +- 0.01)."""
+    from papers.nlm import experiments as ex
+
+    monkeypatch.setattr(ex, "out_of_equilibrium", lambda cfg, seed: {"metrics": {
+        k: (0.01 if k.endswith("_se") else 0.05) for c in devtune._window_claims().values() for k in (c.metric, c.se)}})
+    out = devtune.tune_frames(100)
+    for cid, c in devtune._window_claims().items():
+        want = ((0.05 - c.value) if c.compare == "at_least" else (c.value - 0.05)) / 0.01
+        assert [out[f][cid]["margin_se"] for f in devtune.FRAME_VARIANTS] == [pytest.approx(want)] * 3
+    # rdm-best-at-finite-time: at_least 0.02 -> +3 SEs; pcd-does-not-degrade: at_most 0.01 -> -4 SEs
+    assert out["frames8"]["rdm-best-at-finite-time"]["margin_se"] == pytest.approx(3.0)
+    assert out["frames8"]["pcd-does-not-degrade"]["margin_se"] == pytest.approx(-4.0)
+    assert out["frames8"]["mean_se"] == pytest.approx(0.01) and out["frames8"]["min_abs_margin_se"] == pytest.approx(3.0)
 
 
 def test_the_record_names_the_tree_at_the_start_and_at_the_end_when_it_changed(tmp_path, monkeypatch):
