@@ -8,6 +8,7 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
     python -m papers.nlm.devtune frames --seeds 100 101 102    # out of equilibrium: snapshot frames per window
     python -m papers.nlm.devtune precision --seeds 100 101 102 # the P-sweep with fp32 and with bf16 products
     python -m papers.nlm.devtune replicates --seeds 100 101 102 # out of equilibrium: quick's trained replicates
+    python -m papers.nlm.devtune generalization --seeds 100 101 102 # the P-sweep's largest P: more training?
 
 `explore`: trains the main model of notebook 01 once per seed (quick settings), then runs
 `experiments.exploration` with each variant of (explore_chains, explore_steps) and reports the
@@ -22,7 +23,10 @@ of 16 frames' on every development seed (the power of the measurement, not a ver
 window claim, the replicates' values, the bootstrap and between-replicate parts of its SE and its margin
 in SEs, the same for its control, and the claim's whole verdict (control included) as claims.yaml judges it:
 how much of the uncertainty is the variation between trained models, and whether quick's verdict is the same
-on every development seed. `precision`: runs `experiments.memorization_sweep` (notebook
+on every development seed. `generalization`: the P-sweep of notebook 02 at its smallest and largest P (one
+replicate) as quick runs it and with longer training, a slower rate, more chains, or every training digit as
+the largest P, and each large-P claim's value, SE and margin (claims.yaml's threshold): whether more of any of
+these brings quick's largest P nearer to generalizing (nothing in config.py was chosen from it). `precision`: runs `experiments.memorization_sweep` (notebook
 02) with gemm_dtype float32 and bfloat16 and reports each sweep claim's metric, its SE, and the bf16
 minus fp32 difference in SEs (`z`): whether the faster bf16 products change what the sweep measures
 (quick keeps float32; bf16 is an option, `-p gemm_dtype=bfloat16`). A variant is judged by its margin over the claim's threshold in
@@ -55,6 +59,15 @@ OOE_VARIANTS = {  # name: profile overrides of notebook 03
 FRAME_VARIANTS = {"frames0": 0, "frames8": 8, "frames16": 16}   # ooe_window_frames of notebook 03
 # notebook 03's window claims; their metric, comparison, threshold and control are read from claims.yaml
 WINDOW_CLAIMS = ("rdm-best-at-finite-time", "rdm-degrades-at-long-times", "pcd-does-not-degrade", "rdm-degrades-more-than-pcd")
+GENERALIZATION_VARIANTS = {  # name: overrides of notebook 02 (trained at its smallest and largest P only)
+    "quick": {},
+    "updates4x": dict(sweep_updates=8000),
+    "updates4x_lr5e-4": dict(sweep_updates=8000, sweep_lr=5e-4),
+    "updates16x_lr5e-4": dict(sweep_updates=32_000, sweep_lr=5e-4),
+    "chains4x": dict(n_chains=400),
+    "every_digit": dict(largest_p=546 - 150),   # every digit not held out (n_test = 150) as the largest P
+}
+GENERALIZATION_CLAIMS = ("generalization-large-p", "test-aai-large-p")
 EXPLORE_THRESHOLD = 3.0   # claim exploration-transitions: mean transitions >= 3
 
 
@@ -123,15 +136,43 @@ def _margin(v, se, compare, value):
     return ((v - value) if compare == "at_least" else (value - v)) / se if se else float("nan")
 
 
-def _window_claims() -> dict:
-    """The window claims as claims.yaml states them (criterion and control), testable at quick for judging."""
+def _claims(ids) -> dict:
+    """These claims as claims.yaml states them (criterion and control), testable at quick for judging."""
     from dataclasses import replace
     from pathlib import Path
 
     from common.claims import load_claims
 
     claims = {c.id: c for c in load_claims(Path(__file__).with_name("claims.yaml"))}
-    return {cid: replace(claims[cid], profiles=("quick",)) for cid in WINDOW_CLAIMS}
+    return {cid: replace(claims[cid], profiles=("quick",)) for cid in ids}
+
+
+def _window_claims() -> dict:
+    return _claims(WINDOW_CLAIMS)
+
+
+def tune_generalization(seed: int) -> dict:
+    """Notebook 02's sweep at its smallest and largest P, one replicate, per variant: each large-P claim's
+    value, SE and margin in SEs (positive on the claim's side), the held-out accuracies of the samples
+    (persistent chains continued at the final J, b) and the largest-P model's spectral norm."""
+    from . import experiments as ex
+
+    base = _cfg()
+    out = {}
+    for name, over in GENERALIZATION_VARIANTS.items():
+        over = dict(over)
+        sizes = [min(base.sweep_sizes), over.pop("largest_p", max(base.sweep_sizes))]
+        t0 = time.perf_counter()
+        m = ex.memorization_sweep(_cfg(sweep_sizes=sizes, sweep_replicates=1, **over), seed)["metrics"]
+        row = {"seconds": time.perf_counter() - t0, "sizes": sizes,
+               "acc_s_test": m["sweep_pcd_acc_s_test"][-1], "acc_t_test": m["sweep_pcd_acc_t_test"][-1],
+               "spectral_norm": m["sweep_spectral_norm"][-1]}
+        for cid, claim in _claims(GENERALIZATION_CLAIMS).items():
+            v, se = m[claim.metric], m[claim.se]
+            row[cid] = {"value": v, "se": se, "margin_se": _margin(v, se, claim.compare, claim.value)}
+        out[name] = row
+        print(f"seed {seed} generalization {name}:", json.dumps(row), flush=True)
+    return out
 
 
 def tune_replicates(seed: int) -> dict:
@@ -187,7 +228,7 @@ def tune_precision(seed: int) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("explore", "ooe", "frames", "precision", "replicates"))
+    ap.add_argument("what", choices=("explore", "ooe", "frames", "precision", "replicates", "generalization"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
     args = ap.parse_args(argv)
     with user_errors_exit():
@@ -195,7 +236,7 @@ def main(argv=None):
             raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
         torch.set_num_threads(1)
         fn = {"explore": tune_explore, "ooe": tune_ooe, "frames": tune_frames, "precision": tune_precision,
-              "replicates": tune_replicates}[args.what]
+              "replicates": tune_replicates, "generalization": tune_generalization}[args.what]
         git = git_state()                    # the code that runs: the tree as it is at the start
         res = {str(s): fn(s) for s in args.seeds}
         end = git_state()

@@ -4,7 +4,7 @@ import pytest
 from papers.nlm import devtune
 
 
-@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates"])
+@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates", "generalization"])
 def test_reported_seeds_are_refused_with_exit_2(what, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     with pytest.raises(SystemExit) as err:
@@ -128,3 +128,33 @@ def test_the_record_names_the_tree_at_the_start_and_at_the_end_when_it_changed(t
     out = json.loads((tmp_path / "nlm" / "dev" / "replicates.json").read_text())
     assert out["git"] == {"sha": "a", "dirty": False} and out["git_at_end"]["dirty_files"] == ["x.py"]
     assert out["results"] == {"100": {"seed": 100}}
+
+
+def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measures_against_claims_yaml(monkeypatch):
+    """tune_generalization runs notebook 02's sweep at the smallest and largest P (one replicate) once per
+    variant, with only that variant's settings changed, and reports each large-P claim's margin from the
+    threshold claims.yaml gives (checked on stand-in metrics)."""
+    from papers.nlm import experiments as ex
+    from papers.nlm.config import PROFILES
+
+    seen = []
+
+    def fake_sweep(cfg, seed):
+        seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_lr, cfg.n_chains))
+        return {"metrics": {"gen_acc_dev_large_p_pcd": 0.4, "gen_acc_dev_large_p_pcd_se": 0.03,
+                            "e_aai_test_large_p_pcd": 0.09, "e_aai_test_large_p_pcd_se": 0.01,
+                            "sweep_pcd_acc_s_test": [1.0, 0.6], "sweep_pcd_acc_t_test": [1.0, 0.9], "sweep_spectral_norm": [9.0, 6.0]}}
+
+    monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
+    out = devtune.tune_generalization(100)
+    q = PROFILES["quick"]
+    lo, hi = min(q["sweep_sizes"]), max(q["sweep_sizes"])
+    assert seen[0] == (100, [lo, hi], 1, q["sweep_updates"], q["sweep_lr"], q["n_chains"])   # quick as it runs
+    assert seen[1] == (100, [lo, hi], 1, 8000, q["sweep_lr"], q["n_chains"])
+    assert seen[-1] == (100, [lo, 546 - q["n_test"]], 1, q["sweep_updates"], q["sweep_lr"], q["n_chains"])
+    assert list(out) == list(devtune.GENERALIZATION_VARIANTS)
+    row = out["quick"]
+    # at_most 0.1: 0.4 is 10 SEs on the wrong side; at_most 0.05: 0.09 is 4 SEs on the wrong side
+    assert row["generalization-large-p"]["margin_se"] == pytest.approx(-10.0)
+    assert row["test-aai-large-p"]["margin_se"] == pytest.approx(-4.0)
+    assert (row["acc_s_test"], row["acc_t_test"], row["spectral_norm"], row["sizes"]) == (0.6, 0.9, 6.0, [lo, hi])
