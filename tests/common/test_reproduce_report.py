@@ -59,7 +59,10 @@ def test_failed_run_keeps_previous_complete_run(toy_repo, monkeypatch, in_proces
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "-p", "fail=true", "-p", "x=9"]) == 1
     assert (good / "metrics.json").read_text() == before
     failed = good.with_name("smoke-failed")
-    assert read_json(failed / "manifest.json")["status"] == "failed"
+    man = read_json(failed / "manifest.json")
+    assert man["status"] == "failed"
+    # the kernel ran the notebook and its cell failed (not a kernel that never started)
+    assert man["notebooks"][0]["error"] == "AssertionError: asked to fail"
     assert not list(good.parent.glob(".smoke.staging-*"))
 
 

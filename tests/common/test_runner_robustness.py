@@ -189,3 +189,16 @@ def test_a_kernel_that_never_starts_twice_fails_the_run(tmp_path, monkeypatch):
     monkeypatch.setattr(papermill, "execute_notebook", fake)
     with pytest.raises(reproduce.NotebookFailed, match="Kernel didn't respond"):
         reproduce.execute(tmp_path / "01-x.ipynb", tmp_path / "out.ipynb", {}, 10, quiet=True)
+
+
+def test_the_retried_messages_are_those_jupyter_client_raises_before_a_kernel_is_ready():
+    """The prefixes match what the installed jupyter_client raises while waiting for a new kernel (and only
+    there): an upstream rewording would silently turn the retry off."""
+    import inspect
+
+    from jupyter_client import client
+
+    ready = inspect.getsource(client.KernelClient._async_wait_for_ready)
+    whole = inspect.getsource(client)
+    for prefix in reproduce.KERNEL_START_FAILURES:
+        assert prefix in ready and whole.count(prefix) == ready.count(prefix), prefix
