@@ -24,8 +24,9 @@ window claim, the replicates' values, the bootstrap and between-replicate parts 
 in SEs, the same for its control, and the claim's whole verdict (control included) as claims.yaml judges it:
 how much of the uncertainty is the variation between trained models, and whether quick's verdict is the same
 on every development seed. `generalization`: the P-sweep of notebook 02 at its smallest and largest P (one
-replicate) as quick runs it and with longer training, a slower rate, more chains, or every training digit as
-the largest P, and each large-P claim's value, SE and margin (claims.yaml's threshold): whether more of any of
+replicate, where quick pools two) with quick's settings and with longer training, a slower rate, more chains, or every training digit as
+the largest P, and each large-P claim's value, SE and margin (claims.yaml's threshold), and whether the
+largest-P model stopped learning at `sweep_freeze_at` (`frozen_at`, -1 if not): whether more of any of
 these brings quick's largest P nearer to generalizing (nothing in config.py was chosen from it). `precision`: runs `experiments.memorization_sweep` (notebook
 02) with gemm_dtype float32 and bfloat16 and reports each sweep claim's metric, its SE, and the bf16
 minus fp32 difference in SEs (`z`): whether the faster bf16 products change what the sweep measures
@@ -65,7 +66,7 @@ GENERALIZATION_VARIANTS = {  # name: overrides of notebook 02 (trained at its sm
     "updates4x_lr5e-4": dict(sweep_updates=8000, sweep_lr=5e-4),
     "updates16x_lr5e-4": dict(sweep_updates=32_000, sweep_lr=5e-4),
     "chains4x": dict(n_chains=400),
-    "every_digit": dict(largest_p=546 - 150),   # every digit not held out (n_test = 150) as the largest P
+    "every_digit": dict(largest_p="all"),       # every training image (none of the held-out ones) as the largest P
 }
 GENERALIZATION_CLAIMS = ("generalization-large-p", "test-aai-large-p")
 EXPLORE_THRESHOLD = 3.0   # claim exploration-transitions: mean transitions >= 3
@@ -157,16 +158,21 @@ def tune_generalization(seed: int) -> dict:
     (persistent chains continued at the final J, b) and the largest-P model's spectral norm."""
     from . import experiments as ex
 
+    from .encoding import load
+
     base = _cfg()
+    n_train = len(load(base.dataset, base.n_test, seed).x_train)
     out = {}
     for name, over in GENERALIZATION_VARIANTS.items():
         over = dict(over)
-        sizes = [min(base.sweep_sizes), over.pop("largest_p", max(base.sweep_sizes))]
+        largest = over.pop("largest_p", max(base.sweep_sizes))
+        sizes = [min(base.sweep_sizes), n_train if largest == "all" else largest]
         t0 = time.perf_counter()
         m = ex.memorization_sweep(_cfg(sweep_sizes=sizes, sweep_replicates=1, **over), seed)["metrics"]
         row = {"seconds": time.perf_counter() - t0, "sizes": sizes,
                "acc_s_test": m["sweep_pcd_acc_s_test"][-1], "acc_t_test": m["sweep_pcd_acc_t_test"][-1],
-               "spectral_norm": m["sweep_spectral_norm"][-1]}
+               "spectral_norm": m["sweep_spectral_norm"][-1], "euler_stability": m["sweep_euler_stability"][-1],
+               "frozen_at": m["sweep_frozen_at"][-1]}   # -1: the largest-P model learned to the end (no freeze)
         for cid, claim in _claims(GENERALIZATION_CLAIMS).items():
             v, se = m[claim.metric], m[claim.se]
             row[cid] = {"value": v, "se": se, "margin_se": _margin(v, se, claim.compare, claim.value)}

@@ -143,7 +143,8 @@ def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measure
         seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_lr, cfg.n_chains))
         return {"metrics": {"gen_acc_dev_large_p_pcd": 0.4, "gen_acc_dev_large_p_pcd_se": 0.03,
                             "e_aai_test_large_p_pcd": 0.09, "e_aai_test_large_p_pcd_se": 0.01,
-                            "sweep_pcd_acc_s_test": [1.0, 0.6], "sweep_pcd_acc_t_test": [1.0, 0.9], "sweep_spectral_norm": [9.0, 6.0]}}
+                            "sweep_pcd_acc_s_test": [1.0, 0.6], "sweep_pcd_acc_t_test": [1.0, 0.9], "sweep_spectral_norm": [9.0, 6.0],
+                            "sweep_euler_stability": [1.8, 0.5], "sweep_frozen_at": [1900, -1]}}
 
     monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
     out = devtune.tune_generalization(100)
@@ -158,3 +159,4 @@ def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measure
     assert row["generalization-large-p"]["margin_se"] == pytest.approx(-10.0)
     assert row["test-aai-large-p"]["margin_se"] == pytest.approx(-4.0)
     assert (row["acc_s_test"], row["acc_t_test"], row["spectral_norm"], row["sizes"]) == (0.6, 0.9, 6.0, [lo, hi])
+    assert (row["euler_stability"], row["frozen_at"]) == (0.5, -1)                # the largest P's, not the smallest's
