@@ -176,6 +176,40 @@ def _nearest_other(a) -> np.ndarray:
     return d.min(1).values.numpy()
 
 
+def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) -> dict:
+    """Where each sample set sits, at the sweep's smallest and largest P (medians over the samples of
+    every replicate of that P), for the README's account of the claims quick does not reproduce.
+
+    `{small,large}_p_{src}_d_train_median`: distance of a sample's image to its nearest training image,
+    for src = noise (chains from N(0, I)), noise_quench (the same after the T = 0 flow), pcd (the
+    persistent chains), pcd_quench; `*_test_d_train_median`: the same for held-out images (the scale of
+    "near the data"). `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates
+    with |x| > 4 (tanh > 0.999, far beyond the data's |x| <= atanh 0.97 = 2.09). Energies E = ½‖ẋ‖²
+    (medians): `*_energy_{pcd,noise,noise_quench,train,test}` against `energy_equipartition` = N·T/2, the mean of E
+    for a Gaussian well at temperature T (each of the N directions of ẋ carries T/2).
+    """
+    from .model import energy
+
+    sizes = sorted({p for p, _ in per_model})
+    test_img = np.tanh(test_x)
+    out = {"energy_equipartition": 0.5 * float(T) * x.shape[-1]}
+    for tag, P in (("small_p", sizes[0]), ("large_p", sizes[-1])):
+        ks = [k for k, (p, _) in enumerate(per_model) if p == P]
+        train = {k: np.tanh(lists[per_model[k][1]][:P]) for k in ks}
+        for src, X in (("noise", x), ("noise_quench", xq), ("pcd", xp), ("pcd_quench", xpq)):
+            d = np.concatenate([metrics.nearest_distance(phi(X[k]).numpy(), train[k]) for k in ks])
+            out[f"{tag}_{src}_d_train_median"] = float(np.median(d))
+        out[f"{tag}_test_d_train_median"] = float(np.median(np.concatenate([metrics.nearest_distance(test_img, train[k]) for k in ks])))
+        out[f"{tag}_noise_quench_frac_saturated"] = float(np.mean([float((xq[k].abs() > 4.0).float().mean()) for k in ks]))
+        e = lambda pts: float(np.median(torch.cat([energy(pts(k), J[k], b[k]) for k in ks]).numpy()))  # noqa: E731
+        out[f"{tag}_energy_pcd"] = e(lambda k: xp[k])
+        out[f"{tag}_energy_noise"] = e(lambda k: x[k])
+        out[f"{tag}_energy_noise_quench"] = e(lambda k: xq[k])
+        out[f"{tag}_energy_train"] = e(lambda k: torch.as_tensor(lists[per_model[k][1]][:P]))
+        out[f"{tag}_energy_test"] = e(lambda k: torch.as_tensor(test_x, dtype=J.dtype))
+    return out
+
+
 def memorization_sweep(cfg, seed: int) -> dict:
     """Stacked PCD training over P × replicates (shared initial J per replicate), generate, average, quench.
 
@@ -283,6 +317,7 @@ def memorization_sweep(cfg, seed: int) -> dict:
         m[f"large_p{tag}_d_sample_sample_median"] = float(np.median(_nearest_other(smp)))
     m["large_p_d_test_train_median"] = float(np.median(metrics.nearest_distance(test_img, np.tanh(lists[per_model[-1][1]][:per_model[-1][0]]))))
     m["large_p_d_test_test_median"] = float(np.median(_nearest_other(test_img)))
+    m.update(basin_diagnostics(per_model, lists, data.x_test, x, xp, xq, flow(xp, J, b, cfg.quench_steps, cfg.dt)[0], J, b, cfg.T))
     n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
     for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
         m[key + "_se"] = binomial_se(m[key], n_samples)

@@ -58,3 +58,41 @@ def test_helpers():
     assert np.isnan(crossing([10, 100], [0.2, 0.1]))
     n, runs = count_transitions([1, 1, 1, 3, 1, 1, 1, 6, 6, 6])
     assert n == 1 and runs == [[1, 6], [6, 3]]
+
+
+def test_basin_diagnostics_on_a_hand_computed_case():
+    """J = 0, b = 0: E(x) = ½‖x‖², so every energy is a sum of squares; distances are between tanh images
+    whose nearest neighbour is evident. Two models of one replicate, P = 2 (smallest) and P = 3 (largest)."""
+    import torch
+
+    from papers.nlm.experiments import basin_diagnostics
+
+    train = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]], dtype=np.float32)       # x-space training list
+    test_x = np.array([[0.0, 1.0]], dtype=np.float32)
+    per_model = [(2, 0), (3, 0)]
+    t = lambda *rows: torch.tensor([rows], dtype=torch.float32)[0]  # noqa: E731
+    x = torch.stack([t([3.0, 0.0]), t([0.0, 0.0])])          # chains from noise, one per model
+    xq = torch.stack([t([5.0, 0.0]), t([0.0, 3.0])])         # the same after the quench
+    xp = torch.stack([t([1.0, 0.0]), t([0.0, 2.0])])         # persistent chains: on a training image
+    xpq = xp.clone()
+    J, b = torch.zeros(2, 2, 2), torch.zeros(2, 2)
+    m = basin_diagnostics(per_model, [train], test_x, x, xp, xq, xpq, J, b, T=1.0)
+    th = np.tanh
+    assert m["energy_equipartition"] == 1.0                              # N T / 2 with N = 2
+    # P = 2: training images (0, 0) and (tanh 1, 0)
+    assert m["small_p_noise_d_train_median"] == pytest.approx(th(3.0) - th(1.0), rel=1e-6)
+    assert m["small_p_noise_quench_d_train_median"] == pytest.approx(th(5.0) - th(1.0), rel=1e-6)
+    assert m["small_p_pcd_d_train_median"] == pytest.approx(0.0, abs=1e-7)
+    assert m["small_p_test_d_train_median"] == pytest.approx(th(1.0), rel=1e-6)        # (0, tanh 1) to (0, 0)
+    assert m["small_p_noise_quench_frac_saturated"] == pytest.approx(0.5)              # |5| > 4, |0| is not
+    assert m["small_p_energy_noise"] == pytest.approx(4.5) and m["small_p_energy_noise_quench"] == pytest.approx(12.5)
+    assert m["small_p_energy_pcd"] == pytest.approx(0.5)
+    assert m["small_p_energy_train"] == pytest.approx(0.25)                            # median of 0 and 0.5
+    assert m["small_p_energy_test"] == pytest.approx(0.5)
+    # P = 3: the image (0, tanh 2) joins; the quenched chain (0, 3) is nearest to it
+    assert m["large_p_noise_d_train_median"] == pytest.approx(0.0, abs=1e-7)
+    assert m["large_p_noise_quench_d_train_median"] == pytest.approx(th(3.0) - th(2.0), rel=1e-6)
+    assert m["large_p_test_d_train_median"] == pytest.approx(th(2.0) - th(1.0), rel=1e-6)        # now nearest to (0, tanh 2)
+    assert m["large_p_noise_quench_frac_saturated"] == 0.0
+    assert m["large_p_energy_train"] == pytest.approx(0.5)                             # median of 0, 0.5, 2
+    assert m["large_p_energy_noise_quench"] == pytest.approx(4.5)
