@@ -183,7 +183,11 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
     `{small,large}_p_{src}_d_train_median`: distance of a sample's image to its nearest training image,
     for src = noise (chains from N(0, I)), noise_quench (the same after the T = 0 flow), pcd (the
     persistent chains), pcd_quench; `*_test_d_train_median`: the same for held-out images (the scale of
-    "near the data"). `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates
+    "near the data"). `*_{pcd,pcd_quench}_acc_{t,s}_test`: the adversarial accuracies of the first n
+    persistent chains, hot and quenched, against the first n held-out images (n = the fewer of the two;
+    mean over replicates; no bootstrap), with `*_{pcd,pcd_quench}_d_sample_sample_median`, a sample's
+    distance to its nearest other sample, against `*_test_d_test_test_median` (chains that quench to a
+    few shared fixed points sit near each other). `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates
     with |x| > 4 (tanh > 0.999, far beyond the data's |x| <= atanh 0.97 = 2.09). Energies E = ½‖ẋ‖²
     (medians): `*_energy_{pcd,noise,noise_quench,train,test}` against `energy_equipartition` = N·T/2, the mean of E
     for a Gaussian well at temperature T (each of the N directions of ẋ carries T/2).
@@ -200,6 +204,14 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
             d = np.concatenate([metrics.nearest_distance(phi(X[k]).numpy(), train[k]) for k in ks])
             out[f"{tag}_{src}_d_train_median"] = float(np.median(d))
         out[f"{tag}_test_d_train_median"] = float(np.median(np.concatenate([metrics.nearest_distance(test_img, train[k]) for k in ks])))
+        n = min(len(test_img), xp.shape[-2])                     # held-out images against as many samples
+        out[f"{tag}_test_d_test_test_median"] = float(np.median(_nearest_other(test_img[:n])))
+        for src, X in (("pcd", xp), ("pcd_quench", xpq)):
+            imgs = [phi(X[k]).numpy()[:n] for k in ks]
+            out[f"{tag}_{src}_d_sample_sample_median"] = float(np.median(np.concatenate([_nearest_other(a) for a in imgs])))
+            acc = [metrics.adversarial_accuracy(test_img[:n], a) for a in imgs]
+            for key in ("acc_t", "acc_s"):
+                out[f"{tag}_{src}_{key}_test"] = float(np.mean([a[key] for a in acc]))
         out[f"{tag}_noise_quench_frac_saturated"] = float(np.mean([float((xq[k].abs() > 4.0).float().mean()) for k in ks]))
         e = lambda pts: float(np.median(torch.cat([energy(pts(k), J[k], b[k]) for k in ks]).numpy()))  # noqa: E731
         out[f"{tag}_energy_pcd"] = e(lambda k: xp[k])

@@ -96,3 +96,28 @@ def test_basin_diagnostics_on_a_hand_computed_case():
     assert m["large_p_noise_quench_frac_saturated"] == 0.0
     assert m["large_p_energy_train"] == pytest.approx(0.5)                             # median of 0, 0.5, 2
     assert m["large_p_energy_noise_quench"] == pytest.approx(4.5)
+
+
+def test_basin_diagnostics_accuracies_of_the_persistent_chains_hot_and_quenched():
+    """Two held-out images (0, ±tanh 1); two persistent chains per model. Hot: both chains on the first
+    held-out image (ties count as the other kind, so both accuracies are 0). Quenched: both chains at
+    nearly the same point (tanh 3, 0) / (tanh 3.5, 0), far from both held-out images: each sample's
+    nearest neighbour is the other sample (acc_s = 1), each held-out image's is a sample (acc_t = 0)."""
+    import torch
+
+    from papers.nlm.experiments import basin_diagnostics
+
+    th = np.tanh
+    train = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+    test_x = np.array([[0.0, 1.0], [0.0, -1.0]], dtype=np.float32)
+    per_model = [(2, 0), (3, 0)]
+    xp = torch.tensor([[[0.0, 1.0], [0.0, 1.0]]] * 2)
+    xpq = torch.tensor([[[3.0, 0.0], [3.5, 0.0]]] * 2)
+    x = xq = torch.zeros(2, 2, 2)
+    m = basin_diagnostics(per_model, [train], test_x, x, xp, xq, xpq, torch.zeros(2, 2, 2), torch.zeros(2, 2), T=1.0)
+    for tag in ("small_p", "large_p"):
+        assert m[f"{tag}_pcd_acc_t_test"] == 0.0 and m[f"{tag}_pcd_acc_s_test"] == 0.0
+        assert m[f"{tag}_pcd_quench_acc_t_test"] == 0.0 and m[f"{tag}_pcd_quench_acc_s_test"] == 1.0
+        assert m[f"{tag}_pcd_d_sample_sample_median"] == 0.0
+        assert m[f"{tag}_pcd_quench_d_sample_sample_median"] == pytest.approx(th(3.5) - th(3.0), rel=1e-4)
+        assert m[f"{tag}_test_d_test_test_median"] == pytest.approx(2 * th(1.0), rel=1e-6)
