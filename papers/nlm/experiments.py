@@ -185,8 +185,8 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
     persistent chains), pcd_quench; `*_test_d_train_median`: the same for held-out images (the scale of
     "near the data"). `*_{pcd,pcd_quench}_acc_{t,s}_test`: the adversarial accuracies of the first n
     persistent chains, hot and quenched, against the first n held-out images (n = the fewer of the two;
-    mean over replicates; no bootstrap), with `*_{pcd,pcd_quench}_d_sample_sample_median`, a sample's
-    distance to its nearest other sample, against `*_test_d_test_test_median` (chains that quench to a
+    mean over replicates; no bootstrap), with `*_{pcd,pcd_quench}_d_other_sample_median`, a sample's
+    distance to its nearest other sample, against `*_test_d_other_test_median` (chains that quench to a
     few shared fixed points sit near each other). `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates
     with |x| > 4 (tanh > 0.999, far beyond the data's |x| <= atanh 0.97 = 2.09). Energies E = ½‖ẋ‖²
     (medians): `*_energy_{pcd,noise,noise_quench,train,test}` against `energy_equipartition` = N·T/2, the mean of E
@@ -205,10 +205,10 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
             out[f"{tag}_{src}_d_train_median"] = float(np.median(d))
         out[f"{tag}_test_d_train_median"] = float(np.median(np.concatenate([metrics.nearest_distance(test_img, train[k]) for k in ks])))
         n = min(len(test_img), xp.shape[-2])                     # held-out images against as many samples
-        out[f"{tag}_test_d_test_test_median"] = float(np.median(_nearest_other(test_img[:n])))
+        out[f"{tag}_test_d_other_test_median"] = float(np.median(_nearest_other(test_img[:n])))
         for src, X in (("pcd", xp), ("pcd_quench", xpq)):
             imgs = [phi(X[k]).numpy()[:n] for k in ks]
-            out[f"{tag}_{src}_d_sample_sample_median"] = float(np.median(np.concatenate([_nearest_other(a) for a in imgs])))
+            out[f"{tag}_{src}_d_other_sample_median"] = float(np.median(np.concatenate([_nearest_other(a) for a in imgs])))
             acc = [metrics.adversarial_accuracy(test_img[:n], a) for a in imgs]
             for key in ("acc_t", "acc_s"):
                 out[f"{tag}_{src}_{key}_test"] = float(np.mean([a[key] for a in acc]))
@@ -329,7 +329,10 @@ def memorization_sweep(cfg, seed: int) -> dict:
         m[f"large_p{tag}_d_sample_sample_median"] = float(np.median(_nearest_other(smp)))
     m["large_p_d_test_train_median"] = float(np.median(metrics.nearest_distance(test_img, np.tanh(lists[per_model[-1][1]][:per_model[-1][0]]))))
     m["large_p_d_test_test_median"] = float(np.median(_nearest_other(test_img)))
-    m.update(basin_diagnostics(per_model, lists, data.x_test, x, xp, xq, flow(xp, J, b, cfg.quench_steps, cfg.dt)[0], J, b, cfg.T))
+    diag = basin_diagnostics(per_model, lists, data.x_test, x, xp, xq, flow(xp, J, b, cfg.quench_steps, cfg.dt)[0], J, b, cfg.T)
+    if set(diag) & set(m):                                            # a diagnostic must not replace a metric
+        raise RuntimeError(f"basin_diagnostics would overwrite {sorted(set(diag) & set(m))}")
+    m.update(diag)
     n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
     for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
         m[key + "_se"] = binomial_se(m[key], n_samples)

@@ -118,6 +118,6 @@ def test_basin_diagnostics_accuracies_of_the_persistent_chains_hot_and_quenched(
     for tag in ("small_p", "large_p"):
         assert m[f"{tag}_pcd_acc_t_test"] == 0.0 and m[f"{tag}_pcd_acc_s_test"] == 0.0
         assert m[f"{tag}_pcd_quench_acc_t_test"] == 0.0 and m[f"{tag}_pcd_quench_acc_s_test"] == 1.0
-        assert m[f"{tag}_pcd_d_sample_sample_median"] == 0.0
-        assert m[f"{tag}_pcd_quench_d_sample_sample_median"] == pytest.approx(th(3.5) - th(3.0), rel=1e-4)
-        assert m[f"{tag}_test_d_test_test_median"] == pytest.approx(2 * th(1.0), rel=1e-6)
+        assert m[f"{tag}_pcd_d_other_sample_median"] == 0.0
+        assert m[f"{tag}_pcd_quench_d_other_sample_median"] == pytest.approx(th(3.5) - th(3.0), rel=1e-4)
+        assert m[f"{tag}_test_d_other_test_median"] == pytest.approx(2 * th(1.0), rel=1e-6)
