@@ -121,3 +121,51 @@ def test_basin_diagnostics_accuracies_of_the_persistent_chains_hot_and_quenched(
         assert m[f"{tag}_pcd_d_other_sample_median"] == 0.0
         assert m[f"{tag}_pcd_quench_d_other_sample_median"] == pytest.approx(th(3.5) - th(3.0), rel=1e-4)
         assert m[f"{tag}_test_d_other_test_median"] == pytest.approx(2 * th(1.0), rel=1e-6)
+
+
+def test_basin_diagnostics_pool_replicates_by_median_and_average_accuracies():
+    """Two replicates of each P, three persistent chains per model and two held-out images: distances are
+    pooled over both replicates before the median (not the first replicate, not a mean), accuracies are
+    the mean over replicates of the first n = 2 chains against the held-out images, the hot energy is
+    the persistent chains' and not the quenched ones'; and the sweep's guard refuses a colliding name."""
+    import torch
+
+    from papers.nlm.experiments import basin_diagnostics
+
+    th = np.tanh
+    train = np.array([[0.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+    test_x = np.array([[0.0, 1.0], [0.0, -1.0]], dtype=np.float32)
+    per_model = [(1, 0), (2, 0), (1, 1), (2, 1)]           # P = 1 and 2, replicates 0 and 1 (one list each)
+    lists = [train, train]
+    z = torch.zeros(3, 2)
+    # persistent chains of the P = 1 models: distances to (0, 0) are tanh of the first coordinate
+    rep0 = torch.tensor([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])
+    rep1 = torch.tensor([[4.0, 0.0], [5.0, 0.0], [0.5, 0.0]])
+    xp = torch.stack([rep0, z, rep1, z])
+    xpq = torch.stack([z, z, z, z])
+    x = xq = torch.stack([z, z, z, z])
+    J, b = torch.zeros(4, 2, 2), torch.zeros(4, 2)
+    m = basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T=1.0)
+    pooled = th(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 0.5]))
+    assert m["small_p_pcd_d_train_median"] == pytest.approx(float(np.median(pooled)), rel=1e-6)
+    assert m["small_p_pcd_quench_d_train_median"] == 0.0                          # every quenched chain on (0, 0)
+    # energies ½‖x‖² of the hot chains (not the quenched ones, all 0): median of 0.5, 2, 4.5, 8, 12.5, 0.125
+    assert m["small_p_energy_pcd"] == pytest.approx(float(np.median([0.5, 2.0, 4.5, 8.0, 12.5, 0.125])))
+    # first n = 2 chains of each replicate against (0, ±tanh 1): replicate 0's samples (tanh 1, 0),
+    # (tanh 2, 0) are each other's nearest (acc_s 1); replicate 1's (tanh 4, 0), (tanh 5, 0) too
+    assert m["small_p_pcd_acc_s_test"] == 1.0
+    assert m["small_p_pcd_d_other_sample_median"] == pytest.approx(float(np.median([th(2) - th(1)] * 2 + [th(5) - th(4)] * 2)), rel=1e-5)
+    # acc_t: a held-out image's nearest held-out image is 2 tanh 1 away; replicate 0's nearest sample is
+    # sqrt(tanh²1 + tanh²1) < 2 tanh 1 (acc_t 0), replicate 1's sqrt(tanh²4 + tanh²1) < 2 tanh 1 too
+    assert m["small_p_pcd_acc_t_test"] == 0.0
+
+
+def test_the_sweep_refuses_a_diagnostic_that_would_overwrite_a_metric(monkeypatch):
+    from common.profiles import resolve
+    from papers.nlm import experiments as ex
+    from papers.nlm.config import PROFILES
+
+    monkeypatch.setattr(ex, "basin_diagnostics", lambda *a, **k: {"mem_small_p": 0.0})
+    cfg = resolve(PROFILES, "smoke", sweep_sizes=[5, 20], sweep_updates=2, sweep_gen_steps=4, avg_steps=2, quench_steps=2, sweep_boot=2)
+    with pytest.raises(RuntimeError, match="overwrite"):
+        ex.memorization_sweep(cfg, 0)
