@@ -1,9 +1,10 @@
 """Encoding round trip and metrics on known answers."""
 import numpy as np
 import pytest
+import torch
 
 from papers.nlm import encoding, metrics
-from papers.nlm.experiments import count_transitions, crossing
+from papers.nlm.experiments import basin_diagnostics, count_transitions, crossing
 
 
 def test_encoding_round_trip():
@@ -63,14 +64,10 @@ def test_helpers():
 def test_basin_diagnostics_on_a_hand_computed_case():
     """J = 0, b = 0: E(x) = ½‖x‖², so every energy is a sum of squares; distances are between tanh images
     whose nearest neighbour is evident. Two models of one replicate, P = 2 (smallest) and P = 3 (largest)."""
-    import torch
-
-    from papers.nlm.experiments import basin_diagnostics
-
     train = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]], dtype=np.float32)       # x-space training list
     test_x = np.array([[0.0, 1.0]], dtype=np.float32)
     per_model = [(2, 0), (3, 0)]
-    t = lambda *rows: torch.tensor([rows], dtype=torch.float32)[0]  # noqa: E731
+    t = lambda row: torch.tensor([row])  # noqa: E731  (one chain: shape (1, N))
     x = torch.stack([t([3.0, 0.0]), t([0.0, 0.0])])          # chains from noise, one per model
     xq = torch.stack([t([5.0, 0.0]), t([0.0, 3.0])])         # the same after the quench
     xp = torch.stack([t([1.0, 0.0]), t([0.0, 2.0])])         # persistent chains: on a training image
@@ -103,10 +100,6 @@ def test_basin_diagnostics_accuracies_of_the_persistent_chains_hot_and_quenched(
     held-out image (ties count as the other kind, so both accuracies are 0). Quenched: both chains at
     nearly the same point (tanh 3, 0) / (tanh 3.5, 0), far from both held-out images: each sample's
     nearest neighbour is the other sample (acc_s = 1), each held-out image's is a sample (acc_t = 0)."""
-    import torch
-
-    from papers.nlm.experiments import basin_diagnostics
-
     th = np.tanh
     train = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
     test_x = np.array([[0.0, 1.0], [0.0, -1.0]], dtype=np.float32)
@@ -128,10 +121,6 @@ def test_basin_diagnostics_pool_replicates_by_median_and_average_accuracies():
     pooled over both replicates before the median (not the first replicate, not a mean), accuracies are
     the mean over replicates of the first n = 2 chains against the held-out images, the hot energy is
     the persistent chains' and not the quenched ones'; and the sweep's guard refuses a colliding name."""
-    import torch
-
-    from papers.nlm.experiments import basin_diagnostics
-
     th = np.tanh
     train = np.array([[0.0, 0.0], [0.0, 2.0]], dtype=np.float32)
     test_x = np.array([[0.0, 1.0], [0.0, -1.0]], dtype=np.float32)
