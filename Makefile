@@ -77,7 +77,10 @@ test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook valid
 	  -n $(TEST_JOBS) --dist loadfile tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
-	@set -e; for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f; done
+	@set -e; for f in benchmarks/bench_*.py; do \
+	  case $$f in *_cuda.py) $(PY) -c "import sys, torch; sys.exit(not torch.cuda.is_available())" \
+	    || { echo "== $$f: skipped (no CUDA device; benchmarks/device_nlm.sh runs it on a GPU machine)"; continue; };; esac; \
+	  echo "== $$f"; $(PY) $$f; done
 
 budget: $(STAMP) ## time `make reproduce` end to end (in a temporary results folder) against its 30-minute budget: results/bench/reproduce.json
 	$(PY) benchmarks/reproduce_budget.py

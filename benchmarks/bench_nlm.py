@@ -51,17 +51,25 @@ def reference_update(state, data, dt=0.01, T=1.0, k=10, eta=5e-4, lam=2e-6):
             phi = torch.tanh(x)
             h = J @ phi
             e = h - x
-            x = (1 - dt) * x + dt * h - dt * (1 - torch.tanh(x) ** 2) * (J.T @ e) + math.sqrt(2 * T * dt) * torch.randn(x.shape)
+            x = (1 - dt) * x + dt * h - dt * (1 - torch.tanh(x) ** 2) * (J.T @ e) + math.sqrt(2 * T * dt) * torch.randn(x.shape, device=x.device)
         phi_m = torch.tanh(x)
         neg = (x - J @ phi_m) @ phi_m.T / (T * x.shape[1])
         state["J"] = (1 - lam) * J - eta * (neg - pos)
     state["x"] = x
 
 
+def _sync():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 def _time(f, n):
+    """Wall time per call of n calls (the device's queue drained before and after)."""
+    _sync()
     t0 = time.perf_counter()
     for _ in range(n):
         f()
+    _sync()
     return (time.perf_counter() - t0) / n
 
 
@@ -73,55 +81,58 @@ SIDES = (("ours_fp32", "float32", 1), ("ours_fp32_noise2", "float32", 2), ("ours
          ("ours_bf16_noise2", "bfloat16", 2))
 
 
-def bench_released(n=784, m=1000, batch=1000, k=10, rounds=5, per_round=2):
+def bench_released(n=784, m=1000, batch=1000, k=10, rounds=5, per_round=2, device="cpu", sides=SIDES):
     torch.manual_seed(0)
     data_rows = torch.randn(batch, n) * 0.8
     J = torch.randn(n, n) * 2 / math.sqrt(n)
     J.fill_diagonal_(0)
-    st = {"J": J.clone(), "x": torch.randn(n, m)}
-    data_cols = data_rows.T.contiguous()
-    sides = {"reference": lambda: reference_update(st, data_cols)}
-    for name, gd, nt in SIDES:
+    st = {"J": J.clone().to(device), "x": torch.randn(n, m).to(device)}
+    data_cols = data_rows.T.contiguous().to(device)
+    sides_run = {"reference": lambda: reference_update(st, data_cols)}
+    for name, gd, nt in sides:
         tr = Trainer(data_rows, [batch], TrainConfig(n_chains=m, k=k, optimizer="gd", lr=5e-4, weight_decay=2e-6,
                                                      bias=False, batch=batch, gemm_dtype=gd, noise_threads=nt),
-                     seed=0, init=(J, torch.zeros(n)))
-        sides[name] = (lambda tr=tr: tr.update())
-    for f in sides.values():                                  # warm-up
+                     seed=0, init=(J, torch.zeros(n)), device=device)
+        sides_run[name] = (lambda tr=tr: tr.update())
+    for f in sides_run.values():                              # warm-up
         f()
-    times = {name: [] for name in sides}
+    times = {name: [] for name in sides_run}
     for r in range(rounds):                                   # interleaved; the order rotates every round
-        names = list(sides)[r % len(sides):] + list(sides)[: r % len(sides)]
+        names = list(sides_run)[r % len(sides_run):] + list(sides_run)[: r % len(sides_run)]
         for name in names:
-            times[name].append(_time(sides[name], per_round))
-    out = {"n": n, "chains": m, "k": k, "batch": batch, "updates_per_round": per_round, "goal_s_per_update": 0.15}
+            times[name].append(_time(sides_run[name], per_round))
+    out = {"n": n, "chains": m, "k": k, "batch": batch, "updates_per_round": per_round, "goal_s_per_update": 0.15,
+           "device": str(device)}
     for name, v in times.items():
         out[f"{name}_s_per_update"] = _summary(v)
-    for name, _, _ in SIDES:
+    for name, _, _ in sides:
         ratio = [a / b for a, b in zip(times["reference"], times[name])]
         out[f"speedup_{name}"] = _summary(ratio)
         out[f"{name}_meets_goal_median"] = statistics.median(times[name]) <= 0.15
     return out
 
 
-def bench_stack(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, updates=40, rounds=3, threads=1, gemm="float32"):
+def bench_stack(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, updates=40, rounds=3, threads=1, gemm="float32",
+                device="cpu"):
     """The stacked P-sweep (one Trainer, 14 models in one tensor) against the same 14 models trained one
     at a time; the sides alternate within every round (order rotating), a ratio per round. Both sides on
     `threads` threads (the notebooks run the sweep on one: `torch.set_num_threads(1)`)."""
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        return _bench_stack(sizes, reps, n, m, updates, rounds, gemm) | {"threads": threads, "gemm_dtype": gemm}
+        return _bench_stack(sizes, reps, n, m, updates, rounds, gemm, device) | {"threads": threads, "gemm_dtype": gemm,
+                                                                                 "device": str(device)}
     finally:
         torch.set_num_threads(before)
 
 
-def _bench_stack(sizes, reps, n, m, updates, rounds, gemm):
+def _bench_stack(sizes, reps, n, m, updates, rounds, gemm, device="cpu"):
     torch.manual_seed(0)
     data = torch.randn(max(sizes), n) * 0.8
     all_sizes = list(sizes) * reps
     cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100, gemm_dtype=gemm)
-    stack = Trainer(data, all_sizes, cfg, seed=0)
-    singles = [Trainer(data, [p], cfg, seed=i) for i, p in enumerate(all_sizes)]
+    stack = Trainer(data, all_sizes, cfg, seed=0, device=device)
+    singles = [Trainer(data, [p], cfg, seed=i, device=device) for i, p in enumerate(all_sizes)]
     stack.train(2, show_progress=False)                       # warm-up
     for s in singles:
         s.train(2, show_progress=False)
@@ -136,9 +147,7 @@ def _bench_stack(sizes, reps, n, m, updates, rounds, gemm):
     t_stack, t_single = [], []
     for r in range(rounds):
         for name in (("stack", "single") if r % 2 == 0 else ("single", "stack")):
-            t0 = time.perf_counter()
-            (run_stack if name == "stack" else run_singles)()
-            (t_stack if name == "stack" else t_single).append(time.perf_counter() - t0)
+            (t_stack if name == "stack" else t_single).append(_time(run_stack if name == "stack" else run_singles, 1))
     ratio = [a / b for a, b in zip(t_single, t_stack)]
     return {"models": len(all_sizes), "n": n, "chains": m, "updates_per_round": updates, "rounds": rounds,
             "stacked_s": _summary(t_stack), "one_at_a_time_s": _summary(t_single), "throughput_ratio": _summary(ratio),

@@ -1,7 +1,9 @@
 """One function per notebook section: run the computation, return arrays and JSON-ready metrics.
 
 Paper: Yu, Huang & Huang, https://arxiv.org/abs/2506.23546. The notebooks call these, plot through
-`figures` and log `result["metrics"]` (floats, ints, bools and lists of them only).
+`figures` and log `result["metrics"]` (floats, ints, bools and lists of them only). `device`: where the
+training and the long Langevin runs go (the notebooks pass the run's device: a GPU when there is one);
+the measurements are made on the CPU, in numpy.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def train_config(cfg, **over) -> TrainConfig:
 def _gen(J, b, n, steps, cfg, seed, key, snap_at=()):
     """n chains from N(0, I) per model of a stack, `steps` Langevin steps; images and snapshots."""
     g = torch_generator(int(seed), "generate", key)
-    x0 = torch.randn((*J.shape[:-2], n, J.shape[-1]), generator=g, dtype=J.dtype)
+    x0 = torch.randn((*J.shape[:-2], n, J.shape[-1]), generator=g, dtype=J.dtype).to(J.device)
     return langevin(x0, J, b, steps, cfg.dt, cfg.T, g, snap_at=snap_at, where=f"generate {key}", show_progress=True)
 
 
@@ -42,7 +44,8 @@ def ages(n_updates: int, n: int) -> list[int]:
     return log_times(n_updates, n, t_min=max(1, n_updates // 100))
 
 
-def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int | None = None, updates: int | None = None) -> dict:
+def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int | None = None, updates: int | None = None,
+               device=None) -> dict:
     """PCD-k training of one model with (J, b) snapshots at log-spaced ages; cached in run_dir."""
     dataset = dataset or cfg.dataset
     p = p or cfg.main_p
@@ -55,8 +58,9 @@ def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int 
         st = load_state(cache)
         if st.get("config") == tcfg.__dict__:
             return {"data": data, "state": st, "snaps": st["snaps"], "p": p, "cached": True}
-    tr = Trainer(data.x_train, [p], tcfg, seed=seed)
+    tr = Trainer(data.x_train, [p], tcfg, seed=seed, device=device)
     snaps = tr.train(updates, snap_at=[0] + ages(updates, cfg.n_ages), desc=f"train {dataset} P={p}")
+    snaps = {s: (J.cpu(), b.cpu()) for s, (J, b) in snaps.items()}   # the same as a cached run's
     st = tr.state()
     st["snaps"] = snaps
     if cache is not None:
@@ -67,22 +71,23 @@ def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int 
     return {"data": data, "state": st, "snaps": snaps, "p": p, "cached": False}
 
 
-def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age") -> dict:
+def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age", device=None) -> dict:
     """Generate from each age's (J, b) (stacked) and measure sample quality against train/test."""
     data, snaps, p = model["data"], model["snaps"], model["p"]
     steps = sorted(snaps)
-    J = torch.stack([snaps[s][0][0] for s in steps]); b = torch.stack([snaps[s][1][0] for s in steps])
+    J = torch.stack([snaps[s][0][0] for s in steps]).to(device or "cpu")
+    b = torch.stack([snaps[s][1][0] for s in steps]).to(device or "cpu")
     x, _ = _gen(J, b, cfg.n_gen, cfg.gen_steps, cfg, seed, prefix)
     train_img, test_img = data.images("train")[:p], data.images("test")
-    rows = [metrics.quality(phi(x[i]).numpy(), train_img, test_img) for i in range(len(steps))]
-    pcd = metrics.quality(phi(model["state"]["chains"][0]).numpy(), train_img, test_img)
+    rows = [metrics.quality(phi(x[i]).cpu().numpy(), train_img, test_img) for i in range(len(steps))]
+    pcd = metrics.quality(phi(model["state"]["chains"][0]).cpu().numpy(), train_img, test_img)
     last = rows[-1]
     m = {f"{prefix}_updates": steps, f"{prefix}_e_aai_test": [r["e_aai_test"] for r in rows],
          f"{prefix}_e2_test": [r["e2_test"] for r in rows],
          f"{prefix}_final_e_aai_test": last["e_aai_test"], f"{prefix}_final_memorized": last["memorized"],
          f"{prefix}_final_dgen_over_dtest": last["d_gen_median"] / last["d_test_median"],
          f"{prefix}_pcd_e_aai_test": pcd["e_aai_test"], f"{prefix}_chain_abs_x": float(model["state"]["chains"].abs().mean())}
-    return {"steps": steps, "images": phi(x).numpy(), "rows": rows, "shape": data.shape, "train": train_img, "metrics": m}
+    return {"steps": steps, "images": phi(x).cpu().numpy(), "rows": rows, "shape": data.shape, "train": train_img, "metrics": m}
 
 
 # ---- notebook 02: memorization to generalization ------------------------------------------------------
@@ -173,7 +178,7 @@ def _nearest_other(a) -> np.ndarray:
     """Distance of each row of a to its nearest other row."""
     d = metrics.pairwise(a, a)
     d.fill_diagonal_(float("inf"))
-    return d.min(1).values.numpy()
+    return d.min(1).values.cpu().cpu().numpy()
 
 
 def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) -> dict:
@@ -186,8 +191,9 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
     "near the data"). `*_{pcd,pcd_quench}_acc_{t,s}_test`: the adversarial accuracies of the first n
     persistent chains, hot and quenched, against the first n held-out images (n = the fewer of the two;
     mean over replicates; no bootstrap), with `*_{pcd,pcd_quench}_d_other_sample_median`, a sample's
-    distance to its nearest other sample, against `*_test_d_other_test_median` (chains that quench to a
-    few shared fixed points sit near each other). `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates
+    distance to its nearest other sample (also for the chains from noise, hot), against
+    `*_test_d_other_test_median` (samples drawn together sit nearer each other than held-out images do).
+    `xpq` may hold only the models of the smallest and largest P (a dict by stack index). `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates
     with |x| > 4 (tanh > 0.999, far beyond the data's |x| <= atanh 0.97 = 2.09). Energies E = ½‖ẋ‖²
     (medians): `*_energy_{pcd,noise,noise_quench,train,test}` against `energy_equipartition` = N·T/2, the mean of E
     for a Gaussian well at temperature T (each of the N directions of ẋ carries T/2).
@@ -201,28 +207,29 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
         ks = [k for k, (p, _) in enumerate(per_model) if p == P]
         train = {k: np.tanh(lists[per_model[k][1]][:P]) for k in ks}
         for src, X in (("noise", x), ("noise_quench", xq), ("pcd", xp), ("pcd_quench", xpq)):
-            d = np.concatenate([metrics.nearest_distance(phi(X[k]).numpy(), train[k]) for k in ks])
+            d = np.concatenate([metrics.nearest_distance(phi(X[k]).cpu().numpy(), train[k]) for k in ks])
             out[f"{tag}_{src}_d_train_median"] = float(np.median(d))
         out[f"{tag}_test_d_train_median"] = float(np.median(np.concatenate([metrics.nearest_distance(test_img, train[k]) for k in ks])))
         n = min(len(test_img), xp.shape[-2])                     # held-out images against as many samples
         out[f"{tag}_test_d_other_test_median"] = float(np.median(_nearest_other(test_img[:n])))
+        out[f"{tag}_noise_d_other_sample_median"] = float(np.median(np.concatenate([_nearest_other(phi(x[k]).cpu().numpy()[:n]) for k in ks])))
         for src, X in (("pcd", xp), ("pcd_quench", xpq)):
-            imgs = [phi(X[k]).numpy()[:n] for k in ks]
+            imgs = [phi(X[k]).cpu().numpy()[:n] for k in ks]
             out[f"{tag}_{src}_d_other_sample_median"] = float(np.median(np.concatenate([_nearest_other(a) for a in imgs])))
             acc = [metrics.adversarial_accuracy(test_img[:n], a) for a in imgs]
             for key in ("acc_t", "acc_s"):
                 out[f"{tag}_{src}_{key}_test"] = float(np.mean([a[key] for a in acc]))
         out[f"{tag}_noise_quench_frac_saturated"] = float(np.mean([float((xq[k].abs() > 4.0).float().mean()) for k in ks]))
-        e = lambda pts: float(np.median(torch.cat([energy(pts(k), J[k], b[k]) for k in ks]).numpy()))  # noqa: E731
+        e = lambda pts: float(np.median(torch.cat([energy(pts(k), J[k], b[k]) for k in ks]).cpu().numpy()))  # noqa: E731
         out[f"{tag}_energy_pcd"] = e(lambda k: xp[k])
         out[f"{tag}_energy_noise"] = e(lambda k: x[k])
         out[f"{tag}_energy_noise_quench"] = e(lambda k: xq[k])
-        out[f"{tag}_energy_train"] = e(lambda k: torch.as_tensor(lists[per_model[k][1]][:P]))
-        out[f"{tag}_energy_test"] = e(lambda k: torch.as_tensor(test_x, dtype=J.dtype))
+        out[f"{tag}_energy_train"] = e(lambda k: torch.as_tensor(lists[per_model[k][1]][:P], device=J.device))
+        out[f"{tag}_energy_test"] = e(lambda k: torch.as_tensor(test_x, dtype=J.dtype, device=J.device))
     return out
 
 
-def memorization_sweep(cfg, seed: int) -> dict:
+def memorization_sweep(cfg, seed: int, device=None) -> dict:
     """Stacked PCD training over P × replicates (shared initial J per replicate), generate, average, quench.
 
     Memorization is measured on time-averaged samples (the images of chains from noise averaged over
@@ -240,7 +247,8 @@ def memorization_sweep(cfg, seed: int) -> dict:
     lists = [encoding.load(cfg.dataset, cfg.n_test, seed * 100 + r).x_train if r else data.x_train for r in range(reps)]
     X = torch.stack([torch.as_tensor(lists[r]) for _, r in per_model])
     init_J = torch.stack([J0[r][0] for _, r in per_model]); init_b = torch.stack([J0[r][1] for _, r in per_model])
-    tr = Trainer(X, [p for p, _ in per_model], train_config(cfg, lr=cfg.sweep_lr, freeze_at=cfg.sweep_freeze_at), seed=seed, init=(init_J, init_b))
+    tr = Trainer(X, [p for p, _ in per_model], train_config(cfg, lr=cfg.sweep_lr, freeze_at=cfg.sweep_freeze_at), seed=seed, init=(init_J, init_b),
+                 device=device)
     tr.train(cfg.sweep_updates, desc=f"P-sweep ({len(per_model)} stacked models)")
     J, b = tr.params()
     x, _ = _gen(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep")
@@ -251,30 +259,30 @@ def memorization_sweep(cfg, seed: int) -> dict:
     x_end, avg = time_average(x, J, b, cfg, seed, "sweep", cfg.avg_steps)
     xq, _ = flow(x, J, b, cfg.quench_steps, cfg.dt)
     # the null: each replicate's untrained network (its shared J0, b = 0), sampled and averaged the same way
-    J0s, b0s = torch.stack([j for j, _ in J0]), torch.stack([c for _, c in J0])
+    J0s, b0s = torch.stack([j for j, _ in J0]).to(J.device), torch.stack([c for _, c in J0]).to(J.device)
     xu, _ = _gen(J0s, b0s, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep-untrained")
     _, avg_u = time_average(xu, J0s, b0s, cfg, seed, "sweep-untrained", cfg.avg_steps)
     test_img = data.images("test")
     rows = []
     for k, (p, r) in enumerate(per_model):
         train_img = np.tanh(lists[r][:p])
-        q = metrics.quality(phi(x[k]).numpy(), train_img, test_img)             # single samples (paper)
-        av = metrics.quality(avg[k].numpy(), train_img, test_img)               # time-averaged
-        qu = metrics.quality(phi(xq[k]).numpy(), train_img, test_img)           # quenched
-        un = metrics.quality(phi(xu[r]).numpy(), train_img, test_img)           # untrained, single samples
-        q.update({"untrained_memorized": metrics.memorized_fraction(avg_u[r].numpy(), train_img),
-                  "untrained_generalized": metrics.generalized_fraction(avg_u[r].numpy(), train_img, test_img),
+        q = metrics.quality(phi(x[k]).cpu().numpy(), train_img, test_img)             # single samples (paper)
+        av = metrics.quality(avg[k].cpu().numpy(), train_img, test_img)               # time-averaged
+        qu = metrics.quality(phi(xq[k]).cpu().numpy(), train_img, test_img)           # quenched
+        un = metrics.quality(phi(xu[r]).cpu().numpy(), train_img, test_img)           # untrained, single samples
+        q.update({"untrained_memorized": metrics.memorized_fraction(avg_u[r].cpu().numpy(), train_img),
+                  "untrained_generalized": metrics.generalized_fraction(avg_u[r].cpu().numpy(), train_img, test_img),
                   "untrained_e_aai_test": un["e_aai_test"],
-                  "avg_generalized": metrics.generalized_fraction(avg[k].numpy(), train_img, test_img)})
+                  "avg_generalized": metrics.generalized_fraction(avg[k].cpu().numpy(), train_img, test_img)})
         q.update({"P": p, "rep": r, "avg_memorized": av["memorized"], "quench_memorized": qu["memorized"],
                   "avg_acc_s_train": av["acc_s_train"], "avg_acc_t_train": av["acc_t_train"],
                   "quench_e_aai_test": qu["e_aai_test"], "spectral_norm": float(torch.linalg.matrix_norm(J[k].double(), ord=2)),
                   "stability": float(cfg.dt * (1.0 + torch.linalg.matrix_norm(J[k].double(), ord=2)) ** 2)})
         rows.append(q)
     # the paper's metrics, every sample used (disjoint groups of min(P, S)), bootstrap SEs, P* with an interval
-    acc = sweep_accuracies(sizes, per_model, {k: phi(x[k]).numpy() for k in range(len(per_model))},
+    acc = sweep_accuracies(sizes, per_model, {k: phi(x[k]).cpu().numpy() for k in range(len(per_model))},
                            {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "")
-    acc_u = sweep_accuracies(sizes, per_model, {k: phi(xu[r]).numpy() for k, (p, r) in enumerate(per_model)},
+    acc_u = sweep_accuracies(sizes, per_model, {k: phi(xu[r]).cpu().numpy() for k, (p, r) in enumerate(per_model)},
                              {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "_untrained")
     mean = lambda key: [float(np.mean([q[key] for q in rows if q["P"] == p])) for p in sizes]  # noqa: E731
     mem = mean("avg_memorized")
@@ -294,9 +302,9 @@ def memorization_sweep(cfg, seed: int) -> dict:
          "mem_small_p_untrained": mem_u[0], "mem_large_p_untrained": mem_u[-1], "mem_spearman_untrained": rho_u,
          "gen_large_p_untrained": mean("untrained_generalized")[-1]}
     # secondary diagnostic: the same measure on the time-averaged images (each chain's basin centre)
-    acc_avg = sweep_accuracies(sizes, per_model, {k: avg[k].numpy() for k in range(len(per_model))},
+    acc_avg = sweep_accuracies(sizes, per_model, {k: avg[k].cpu().numpy() for k in range(len(per_model))},
                                {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, 50, seed, "_avg")
-    acc_p = sweep_accuracies(sizes, per_model, {k: phi(xp[k]).numpy() for k in range(len(per_model))},
+    acc_p = sweep_accuracies(sizes, per_model, {k: phi(xp[k]).cpu().numpy() for k in range(len(per_model))},
                              {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "_pcd")
     m.update(acc); m.update(acc_u); m.update(acc_avg); m.update(acc_p)
     for i, p in enumerate(sizes):                                      # one scalar per P (for the README tables)
@@ -320,23 +328,16 @@ def memorization_sweep(cfg, seed: int) -> dict:
         for nm in ("acc_s", "acc_t"):
             for ref in ("train", "test"):
                 m[f"sweep_pcd_p{p}_{nm}_{ref}"] = acc_p[f"sweep_pcd_{nm}_{ref}"][i]
-    # why large P is told apart from held-out images: nearest distances of samples vs held-out images
-    for tag, X in (("", x), ("_pcd", xp)):
-        k = len(per_model) - 1                                          # the largest P, replicate 1 last
-        p_, r_ = per_model[k]
-        tr_img, smp = np.tanh(lists[r_][:p_]), phi(X[k]).numpy()[: len(test_img)]
-        m[f"large_p{tag}_d_sample_train_median"] = float(np.median(metrics.nearest_distance(smp, tr_img)))
-        m[f"large_p{tag}_d_sample_sample_median"] = float(np.median(_nearest_other(smp)))
-    m["large_p_d_test_train_median"] = float(np.median(metrics.nearest_distance(test_img, np.tanh(lists[per_model[-1][1]][:per_model[-1][0]]))))
-    m["large_p_d_test_test_median"] = float(np.median(_nearest_other(test_img)))
-    diag = basin_diagnostics(per_model, lists, data.x_test, x, xp, xq, flow(xp, J, b, cfg.quench_steps, cfg.dt)[0], J, b, cfg.T)
+    ends = [k for k, (p, _) in enumerate(per_model) if p in (sizes[0], sizes[-1])]   # quench only the models it reads
+    xpq = dict(zip(ends, flow(xp[ends], J[ends], b[ends], cfg.quench_steps, cfg.dt)[0]))
+    diag = basin_diagnostics(per_model, lists, data.x_test, x, xp, xq, xpq, J, b, cfg.T)
     if set(diag) & set(m):                                            # a diagnostic must not replace a metric
         raise RuntimeError(f"basin_diagnostics would overwrite {sorted(set(diag) & set(m))}")
     m.update(diag)
     n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
     for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
         m[key + "_se"] = binomial_se(m[key], n_samples)
-    return {"rows": rows, "sizes": sizes, "images": avg[:, :8].numpy(), "per_model": per_model, "shape": data.shape, "metrics": m}
+    return {"rows": rows, "sizes": sizes, "images": avg[:, :8].cpu().numpy(), "per_model": per_model, "shape": data.shape, "metrics": m}
 
 
 # ---- notebook 03: out-of-equilibrium generation --------------------------------------------------------
@@ -430,7 +431,7 @@ def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end
     return m
 
 
-def out_of_equilibrium(cfg, seed: int) -> dict:
+def out_of_equilibrium(cfg, seed: int, device=None) -> dict:
     """PCD-k vs Rdm-k' (its own training length), `ooe_replicates` models of each from as many initial
     networks (replicate r of both modes starts from the same one); E_AAI, E_2 along generation time.
 
@@ -446,19 +447,19 @@ def out_of_equilibrium(cfg, seed: int) -> dict:
     u_rdm = int(cfg.ooe_rdm_updates) or max(1, cfg.ooe_updates * cfg.k // k_rdm)   # 0: the PCD run's Langevin budget
     models, chains = {}, {}
     for name, over, upd in (("pcd", {}, cfg.ooe_updates), ("rdm", {"mode": "rdm", "k": k_rdm}, u_rdm)):
-        tr = Trainer(data.x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init)
+        tr = Trainer(data.x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init, device=device)
         tr.train(upd, desc=f"train {name} x{R}")
         models[name] = tr.params(); chains[name] = tr.chains
     J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
     times = ooe_snapshot_times(cfg.ooe_gen_steps, cfg.ooe_times, k_rdm, int(cfg.ooe_window_frames))
     _, snaps = _gen(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
     # the null: the untrained networks the replicates started from, generated the same way (their own noise)
-    _, null_snaps = _gen(init[0], init[1], cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained", snap_at=times)
+    _, null_snaps = _gen(init[0].to(J.device), init[1].to(J.device), cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained", snap_at=times)
     train_img, test_img = data.images("train")[: cfg.ooe_p], data.images("test")
     row = {"pcd": lambda r: r, "rdm": lambda r: R + r}           # rows of the generated stack
     curves = {}
     for name in ("pcd", "rdm"):
-        q = [[metrics.quality(snaps[t][row[name](r)].numpy(), train_img, test_img) for t in times] for r in range(R)]
+        q = [[metrics.quality(snaps[t][row[name](r)].cpu().numpy(), train_img, test_img) for t in times] for r in range(R)]
         curves[name] = {key: np.mean([[x[f"{key}_test"] for x in qr] for qr in q], axis=0) for key in ("e_aai", "e2")}
     rd, pc = curves["rdm"]["e_aai"], curves["pcd"]["e_aai"]
     i_min = int(np.argmin(rd))
@@ -473,19 +474,19 @@ def out_of_equilibrium(cfg, seed: int) -> dict:
     # does generation from noise reach the distribution of the PCD models' own persistent chains? (means over replicates)
     reach = []
     for r in range(R):
-        pq = metrics.quality(phi(chains["pcd"][r]).numpy(), train_img, test_img)
-        end = snaps[times[-1]][row["pcd"](r)].numpy()
+        pq = metrics.quality(phi(chains["pcd"][r]).cpu().numpy(), train_img, test_img)
+        end = snaps[times[-1]][row["pcd"](r)].cpu().numpy()
         reach.append((pq["e_aai_test"], pq["e2_test"],
-                      metrics.adversarial_accuracy(phi(chains["pcd"][r]).numpy(), end[: len(chains["pcd"][r])])["e_aai"]))
+                      metrics.adversarial_accuracy(phi(chains["pcd"][r]).cpu().numpy(), end[: len(chains["pcd"][r])])["e_aai"]))
     reach = np.mean(reach, axis=0)
     m.update({"ooe_pcd_chains_e_aai_test": float(reach[0]), "ooe_pcd_chains_e2_test": float(reach[1]),
               "ooe_pcd_gen_end_e_aai_test": float(pc[-1]), "ooe_pcd_gen_end_e2_test": float(curves["pcd"]["e2"][-1]),
               "ooe_pcd_chains_vs_gen_end_e_aai": float(reach[2])})
-    m.update(ooe_window_statistics(times, [{t: snaps[t][row["pcd"](r)].numpy() for t in times} for r in range(R)],
-                                   [{t: snaps[t][row["rdm"](r)].numpy() for t in times} for r in range(R)], test_img, k_rdm,
+    m.update(ooe_window_statistics(times, [{t: snaps[t][row["pcd"](r)].cpu().numpy() for t in times} for r in range(R)],
+                                   [{t: snaps[t][row["rdm"](r)].cpu().numpy() for t in times} for r in range(R)], test_img, k_rdm,
                                    cfg.ooe_gen_steps, cfg.ooe_boot, seed,
-                                   null_images=[{t: null_snaps[t][r].numpy() for t in times} for r in range(R)]))
-    return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].numpy() for t in times}, "shape": data.shape, "metrics": m}
+                                   null_images=[{t: null_snaps[t][r].cpu().numpy() for t in times} for r in range(R)]))
+    return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].cpu().numpy() for t in times}, "shape": data.shape, "metrics": m}
 
 
 # ---- notebook 04: phase-space exploration ------------------------------------------------------------------
@@ -532,7 +533,7 @@ def class_visits(windows, train_img, labels, radius: float) -> dict:
 EXPLORE_MODELS = ("trained", "untrained", "j0")   # the main model; its J, b at update 0; J = 0, b = 0 (Ornstein-Uhlenbeck)
 
 
-def exploration(cfg, seed: int, model: dict) -> dict:
+def exploration(cfg, seed: int, model: dict, device=None) -> dict:
     """Long chains of the main model (from its persistent chains) and of two nulls (untrained J, J = 0;
     from N(0, I)), stacked.
 
@@ -553,12 +554,13 @@ def exploration(cfg, seed: int, model: dict) -> dict:
     # chains from noise need far longer than the run to reach them, see notebook 03); the nulls from noise
     pcd = st["chains"][0]
     x[0] = pcd[torch.randperm(len(pcd), generator=g)[:n_chains]].to(J.dtype) if len(pcd) >= n_chains else x[0]
+    x, J, b = x.to(device or "cpu"), J.to(device or "cpu"), b.to(device or "cpu")
     every = int(cfg.explore_every)
     frames = []
     from common.progress import progress
     for _ in progress(range(cfg.explore_steps // every), desc="long chains"):
         x, _ = langevin(x, J, b, every, cfg.dt, cfg.T, g, check_every=0, where="exploration")
-        frames.append(phi(x).numpy().copy())
+        frames.append(phi(x).cpu().numpy().copy())
     frames = np.asarray(frames)                                       # (frames, model, chain, N)
     train_img, labels = data.images("train")[: model["p"]], data.y_train[: model["p"]]
     radius = float(np.quantile(metrics.nearest_distance(data.images("test"), train_img), 0.95))
@@ -663,7 +665,7 @@ def rule_checks(cfg, seed: int) -> dict:
 def spectrum(model: dict) -> dict:
     snaps = model["snaps"]
     steps = sorted(snaps)
-    eig = {s: torch.linalg.eigvals(snaps[s][0][0].double()).numpy() for s in steps}
+    eig = {s: torch.linalg.eigvals(snaps[s][0][0].double()).cpu().numpy() for s in steps}
     eta = [asymmetry(snaps[s][0][0]) for s in steps]
     m = {"spectrum_updates": steps, "spectrum_asymmetry": eta,
          "spectrum_radius": [float(np.abs(eig[s]).max()) for s in steps]}

@@ -1,7 +1,8 @@
 """Langevin sampling of exp(−E/T) and the noiseless flow, batched over chains and models.
 
 Paper: arXiv:2506.23546. Euler-Maruyama x ← x + dt·F(x) + √(2T·dt)·ξ with F = −∇E (no Metropolis
-correction, as in the released code). Works on one model (x: (M, N)) or a stack (x: (K, M, N)).
+correction, as in the released code). Works on one model (x: (M, N)) or a stack (x: (K, M, N)), on
+the device x lives on (J and b follow it; a CPU generator seeds that device's own, `device_generator`).
 """
 from __future__ import annotations
 
@@ -58,6 +59,17 @@ def fill_normal(buf, generator=None, threads: int = 1) -> None:
     fastops.normal_(buf, key, threads)
 
 
+def device_generator(generator, device):
+    """`generator` itself where it lives on `device` (or is None); else a generator on `device` seeded
+    by one draw from it. So a run on a GPU is fixed by the same CPU generator as on the CPU (its
+    numbers differ from the CPU's: the streams are the devices' own), and resuming it is exact."""
+    device = torch.device(device)
+    if generator is None or generator.device.type == device.type:
+        return generator
+    key = int(torch.randint(0, 2 ** 63 - 1, (1,), generator=generator))
+    return torch.Generator(device=device).manual_seed(key)
+
+
 def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, snap_at=(), check_every: int = 100,
              where: str = "langevin", show_progress: bool = False, gemm_dtype=None, stepper=None, noise_threads: int = 1):
     """Run `steps` Euler-Maruyama steps from x (not modified). Returns (x, {step: φ(x) copy}).
@@ -77,6 +89,8 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
                              snap_at, check_every, where, show_progress, gemm_dtype, stepper, noise_threads)
         return x1.unsqueeze(0), {k: v.unsqueeze(0) for k, v in snaps.items()}
     x = x.clone()
+    J, b = J.to(x.device), b.to(x.device)
+    generator = device_generator(generator, x.device)
     noise = math.sqrt(2.0 * T * dt)
     snaps, want = {}, set(int(s) for s in snap_at)
     if 0 in want:
@@ -197,6 +211,7 @@ def flow(x, J, b, steps: int, dt: float, record_energy: bool = False, record_eve
     Returns (x, energies) where energies is (n_records, ...) of E per state if requested.
     """
     x = x.clone()
+    J, b = J.to(x.device), b.to(x.device)
     energies = [energy(x, J, b)] if record_energy else []
     step = _Stepper(J, b, x)
     for s in range(1, steps + 1):

@@ -8,7 +8,10 @@ training script's rule, plain gradient ascent with multiplicative decay J ← (1
 "adam", our choice for the short CPU profiles (it rescales each synapse's step, so it is not the pure
 local rule). K models with their own
 training sets of sizes P_k live in one stacked tensor (J: (K, N, N)), so a sweep over P and
-seeds costs one batched matrix product per Langevin step.
+seeds costs one batched matrix product per Langevin step. `device`: where J, b, the chains and the data
+live (a GPU for the full profile); the run is fixed by one CPU generator on any device (the minibatch
+draws come from it; the Langevin noise from a device generator it seeds every update), so a GPU run
+resumes exactly, and a CPU run is the same with device="cpu" as without.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from common.errors import UserError
 from common.io import atomic_write_bytes
 
 from .model import check_temperature, init_couplings, likelihood_gradient, phi
-from .sampler import Divergence, check_step, guard, langevin, spectral_norm
+from .sampler import Divergence, check_step, device_generator, guard, langevin, spectral_norm
 
 
 @dataclass
@@ -61,8 +64,9 @@ class TrainConfig:
 class Trainer:
     """K models trained side by side on their own first P_k rows of a shared data tensor."""
 
-    def __init__(self, data_x, sizes, cfg: TrainConfig, seed: int = 0, init=None, dtype=torch.float32):
+    def __init__(self, data_x, sizes, cfg: TrainConfig, seed: int = 0, init=None, dtype=torch.float32, device=None):
         cfg.validate()
+        self.device = torch.device(device or "cpu")
         data_x = torch.as_tensor(data_x, dtype=dtype)
         if data_x.dim() == 2:                                  # one data list shared by all models
             data_x = data_x.unsqueeze(0).expand(len(sizes), *data_x.shape)
@@ -71,26 +75,26 @@ class Trainer:
             raise UserError(f"training-set sizes {self.sizes.tolist()} do not fit the {data_x.shape[1]} images given; lower P")
         self.cfg, self.seed, self.dtype = cfg, int(seed), dtype
         self.K, self.N = len(self.sizes), data_x.shape[-1]
-        self.data = data_x[:, : int(self.sizes.max())].contiguous()
+        self.data = data_x[:, : int(self.sizes.max())].contiguous().to(self.device)
         self._row0 = torch.arange(self.K)[:, None] * self.data.shape[1]
         self.gen = torch.Generator().manual_seed(self.seed)
         if init is None:
             J, b = init_couplings(self.N, cfg.gain, n_models=self.K, generator=self.gen, dtype=dtype)
         else:
-            J, b = (torch.as_tensor(t, dtype=dtype) for t in init)
+            J, b = (torch.as_tensor(t, dtype=dtype).cpu() for t in init)
             J, b = J.expand(self.K, self.N, self.N).clone(), b.expand(self.K, self.N).clone()
-        self.J, self.b = torch.nn.Parameter(J), torch.nn.Parameter(b)
+        self.J, self.b = torch.nn.Parameter(J.to(self.device)), torch.nn.Parameter(b.to(self.device))
         check_step(cfg.dt, self.J.detach())
         params = [self.J, self.b]
         self.opt = torch.optim.Adam(params, lr=cfg.lr) if cfg.optimizer == "adam" else torch.optim.SGD(params, lr=cfg.lr)
         if not cfg.bias:
             with torch.no_grad():
                 self.b.zero_()
-        self.chains = torch.randn((self.K, cfg.n_chains, self.N), generator=self.gen, dtype=dtype)
+        self.chains = torch.randn((self.K, cfg.n_chains, self.N), generator=self.gen, dtype=dtype).to(self.device)
         self.step_count = 0
         self.frozen = torch.zeros(self.K, dtype=torch.bool)
         self.frozen_at = [-1] * self.K                        # update at which each model was frozen (-1: never)
-        self._offdiag = 1.0 - torch.eye(self.N, dtype=dtype)
+        self._offdiag = 1.0 - torch.eye(self.N, dtype=dtype, device=self.device)
         b_eff = torch.minimum(self.sizes, torch.tensor(cfg.batch))
         self._full = self.sizes <= cfg.batch                  # small sets: the whole set every update
         self._B = int(b_eff.max())
@@ -105,6 +109,7 @@ class Trainer:
         idx = torch.where(self._full[:, None], self._full_idx, rnd)
         w = torch.where(self._full[:, None], self._full_w, torch.full_like(self._full_w, 1.0 / self._B))
         rows = (idx + self._row0).reshape(-1)                  # rows of the flattened (K·P_max, N) data
+        rows, w = rows.to(self.device), w.to(self.device)
         x = self.data.view(-1, self.N).index_select(0, rows).view(self.K, self._B, self.N)   # one copy, no expanded index
         return x, w
 
@@ -114,7 +119,8 @@ class Trainer:
         J, b = self.J.detach(), self.b.detach()
         x_data, w = self._batch()
         if cfg.mode == "rdm":
-            self.chains = torch.randn(self.chains.shape, generator=self.gen, dtype=self.dtype)
+            self.chains = torch.randn(self.chains.shape, generator=device_generator(self.gen, self.device),
+                                      dtype=self.dtype, device=self.device)
         self.chains, _ = langevin(self.chains, J, b, cfg.k, cfg.dt, cfg.T, self.gen, check_every=0,
                                   gemm_dtype=torch.bfloat16 if cfg.gemm_dtype == "bfloat16" else None,
                                   noise_threads=cfg.noise_threads)
@@ -128,7 +134,7 @@ class Trainer:
         else:
             gJ = gJ - cfg.weight_decay * J * self._offdiag
         if self.frozen.any():                                 # models at the Euler limit keep their J, b
-            keep = self.frozen
+            keep = self.frozen.to(self.device)
             J_old, b_old = J[keep].clone(), b[keep].clone()
         self.J.grad, self.b.grad = -gJ, -gb                   # optimizers minimise: ascend L
         self.opt.step()
@@ -158,7 +164,7 @@ class Trainer:
     def check_stability(self) -> None:
         """Learning sharpens the wells by growing J; stop before dt·(1+‖J‖₂)² reaches 2, where the
         Euler step turns unstable and the chains (hence the negative phase) run away."""
-        norms = torch.linalg.matrix_norm(self.J.detach().double(), ord=2).reshape(-1)
+        norms = torch.linalg.matrix_norm(self.J.detach().double(), ord=2).reshape(-1).cpu()
         before = self.frozen.clone()
         if self.cfg.freeze_at > 0:
             hit = (self.cfg.dt * (1.0 + norms) ** 2 >= self.cfg.freeze_at) & ~self.frozen
@@ -175,7 +181,8 @@ class Trainer:
 
     # -- checkpoints -----------------------------------------------------------------------------
     def state(self) -> dict:
-        return {"J": self.J.detach().clone(), "b": self.b.detach().clone(), "chains": self.chains.clone(),
+        """Everything a resume needs, on the CPU (a checkpoint written on a GPU loads anywhere)."""
+        return {"J": self.J.detach().cpu().clone(), "b": self.b.detach().cpu().clone(), "chains": self.chains.cpu().clone(),
                 "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(), "step": self.step_count,
                 "sizes": self.sizes.tolist(), "seed": self.seed, "config": asdict(self.cfg),
                 "frozen_at": list(self.frozen_at)}
@@ -194,7 +201,7 @@ class Trainer:
         with torch.no_grad():
             self.J.copy_(st["J"]); self.b.copy_(st["b"])
         self.opt.load_state_dict(st["optimizer"])
-        self.chains = st["chains"].to(self.dtype).clone()
+        self.chains = st["chains"].to(device=self.device, dtype=self.dtype).clone()
         self.gen.set_state(st["generator"])
         self.step_count = int(st["step"])
         self.frozen_at = list(st.get("frozen_at", [-1] * self.K))
@@ -212,8 +219,8 @@ def load_state(path) -> dict:
     return st
 
 
-def generate(checkpoint, n: int, steps: int, seed: int = 0, model: int = 0, dt=None, T=None, snap_at=()):
-    """Images φ(x) of n chains from N(0, I) after `steps` Langevin steps of one stored model.
+def generate(checkpoint, n: int, steps: int, seed: int = 0, model: int = 0, dt=None, T=None, snap_at=(), device=None):
+    """Images φ(x) of n chains from N(0, I) after `steps` Langevin steps of one stored model (on `device`).
 
     Returns (images (n, N) numpy, {step: images}) with the checkpoint's dt and T unless given.
     """
@@ -228,6 +235,6 @@ def generate(checkpoint, n: int, steps: int, seed: int = 0, model: int = 0, dt=N
     check_temperature(T)
     check_step(dt, J)
     g = torch.Generator().manual_seed(int(seed))
-    x0 = torch.randn((n, J.shape[-1]), generator=g, dtype=J.dtype)
+    x0 = torch.randn((n, J.shape[-1]), generator=g, dtype=J.dtype).to(device or "cpu")
     x, snaps = langevin(x0, J, b, steps, dt, T, g, snap_at=snap_at, where="generate")
-    return phi(x).numpy(), {k: v.numpy() for k, v in snaps.items()}
+    return phi(x).cpu().numpy(), {k: v.cpu().numpy() for k, v in snaps.items()}

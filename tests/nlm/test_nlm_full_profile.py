@@ -1,6 +1,7 @@
 """The full profile (MNIST {1, 3, 6}, N = 784, the released plain gradient step with decay, no bias) runs the
 code quick runs: every function the notebooks call, on MNIST files in the official IDX layout, at sizes a test
-affords. Every claim judged at full gets its metric and its control from that code."""
+affords, on the CPU and (where torch sees one) on a GPU, as the notebooks pass the run's device. Every claim
+judged at full gets its metric and its control from that code."""
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,9 @@ def _fake_mnist(root: Path, n_train: int = 90, n_test: int = 60) -> None:
         (d / f"{prefix}-labels-idx1-ubyte").write_bytes(_idx(y))
 
 
-def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypatch):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device"))])
+def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypatch, device):
     _fake_mnist(tmp_path)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
     cfg = resolve(PROFILES, "full", **TINY)
@@ -51,16 +54,16 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
     torch.set_num_threads(1)
     seed = 0
     metrics = {}
-    model = ex.main_model(cfg, seed)                                   # notebook 01
+    model = ex.main_model(cfg, seed, device=device)                    # notebook 01
     st = model["state"]
     J, b = st["J"], st["b"]
     assert J.shape[-1] == 784 == model["data"].x_train.shape[1]
     assert torch.count_nonzero(torch.diagonal(J, dim1=-2, dim2=-1)) == 0   # J_ii = 0, as in the paper's model
     assert torch.count_nonzero(b) == 0                                 # the released rule has no bias
-    metrics |= ex.samples_over_age(cfg, seed, model)["metrics"]
-    metrics |= ex.memorization_sweep(cfg, seed)["metrics"]            # notebook 02
-    metrics |= ex.out_of_equilibrium(cfg, seed)["metrics"]            # notebook 03
-    metrics |= ex.exploration(cfg, seed, model)["metrics"]            # notebook 04
+    metrics |= ex.samples_over_age(cfg, seed, model, device=device)["metrics"]
+    metrics |= ex.memorization_sweep(cfg, seed, device=device)["metrics"]        # notebook 02
+    metrics |= ex.out_of_equilibrium(cfg, seed, device=device)["metrics"]        # notebook 03
+    metrics |= ex.exploration(cfg, seed, model, device=device)["metrics"]        # notebook 04
     metrics |= ex.denoising(cfg, seed)["metrics"]                     # notebook 05
     metrics |= ex.rule_checks(cfg, seed)["metrics"]                   # notebook 06
     metrics |= ex.spectrum(model)["metrics"]
