@@ -193,9 +193,10 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
     mean over replicates; no bootstrap), with `*_{pcd,pcd_quench}_d_other_sample_median`, a sample's
     distance to its nearest other sample (also for the chains from noise, hot), against
     `*_test_d_other_test_median` (samples drawn together sit nearer each other than held-out images do).
-    `xpq` may hold only the models of the smallest and largest P (a dict by stack index). `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates
-    with |x| > 4 (tanh > 0.999, far beyond the data's |x| <= atanh 0.97 = 2.09). Energies E = ½‖ẋ‖²
-    (medians): `*_energy_{pcd,noise,noise_quench,train,test}` against `energy_equipartition` = N·T/2, the mean of E
+    `xpq` may hold only the models of the smallest and largest P (a dict by stack index).
+    `*_noise_quench_frac_saturated`: fraction of the quenched noise chains' coordinates with |x| > 4
+    (tanh > 0.999, far beyond the data's |x| <= atanh 0.97 = 2.09). Energies E = ½‖ẋ‖² (medians):
+    `*_energy_{pcd,pcd_quench,noise,noise_quench,train,test}` against `energy_equipartition` = N·T/2, the mean of E
     for a Gaussian well at temperature T (each of the N directions of ẋ carries T/2).
     """
     from .model import energy
@@ -224,6 +225,7 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
         out[f"{tag}_energy_pcd"] = e(lambda k: xp[k])
         out[f"{tag}_energy_noise"] = e(lambda k: x[k])
         out[f"{tag}_energy_noise_quench"] = e(lambda k: xq[k])
+        out[f"{tag}_energy_pcd_quench"] = e(lambda k: xpq[k])
         out[f"{tag}_energy_train"] = e(lambda k: torch.as_tensor(lists[per_model[k][1]][:P], device=J.device))
         out[f"{tag}_energy_test"] = e(lambda k: torch.as_tensor(test_x, dtype=J.dtype, device=J.device))
     return out

@@ -71,7 +71,7 @@ def test_basin_diagnostics_on_a_hand_computed_case():
     x = torch.stack([t([3.0, 0.0]), t([0.0, 0.0])])          # chains from noise, one per model
     xq = torch.stack([t([5.0, 0.0]), t([0.0, 3.0])])         # the same after the quench
     xp = torch.stack([t([1.0, 0.0]), t([0.0, 2.0])])         # persistent chains: on a training image
-    xpq = xp.clone()
+    xpq = torch.stack([t([0.0, 0.5]), t([2.0, 2.0])])       # the persistent chains quenched
     J, b = torch.zeros(2, 2, 2), torch.zeros(2, 2)
     m = basin_diagnostics(per_model, [train], test_x, x, xp, xq, xpq, J, b, T=1.0)
     th = np.tanh
@@ -83,7 +83,7 @@ def test_basin_diagnostics_on_a_hand_computed_case():
     assert m["small_p_test_d_train_median"] == pytest.approx(th(1.0), rel=1e-6)        # (0, tanh 1) to (0, 0)
     assert m["small_p_noise_quench_frac_saturated"] == pytest.approx(0.5)              # |5| > 4, |0| is not
     assert m["small_p_energy_noise"] == pytest.approx(4.5) and m["small_p_energy_noise_quench"] == pytest.approx(12.5)
-    assert m["small_p_energy_pcd"] == pytest.approx(0.5)
+    assert m["small_p_energy_pcd"] == pytest.approx(0.5) and m["small_p_energy_pcd_quench"] == pytest.approx(0.125)
     assert m["small_p_energy_train"] == pytest.approx(0.25)                            # median of 0 and 0.5
     assert m["small_p_energy_test"] == pytest.approx(0.5)
     # P = 3: the image (0, tanh 2) joins; the quenched chain (0, 3) is nearest to it
@@ -93,6 +93,7 @@ def test_basin_diagnostics_on_a_hand_computed_case():
     assert m["large_p_noise_quench_frac_saturated"] == 0.0
     assert m["large_p_energy_train"] == pytest.approx(0.5)                             # median of 0, 0.5, 2
     assert m["large_p_energy_noise_quench"] == pytest.approx(4.5)
+    assert m["large_p_energy_pcd"] == pytest.approx(2.0) and m["large_p_energy_pcd_quench"] == pytest.approx(4.0)
 
 
 def test_basin_diagnostics_accuracies_of_the_persistent_chains_hot_and_quenched():
@@ -106,13 +107,14 @@ def test_basin_diagnostics_accuracies_of_the_persistent_chains_hot_and_quenched(
     per_model = [(2, 0), (3, 0)]
     xp = torch.tensor([[[0.0, 1.0], [0.0, 1.0]]] * 2)
     xpq = torch.tensor([[[3.0, 0.0], [3.5, 0.0]]] * 2)
-    x = xq = torch.zeros(2, 2, 2)
+    x, xq = xpq.clone(), torch.zeros(2, 2, 2)               # chains from noise: as close together as the quenched
     m = basin_diagnostics(per_model, [train], test_x, x, xp, xq, xpq, torch.zeros(2, 2, 2), torch.zeros(2, 2), T=1.0)
     for tag in ("small_p", "large_p"):
         assert m[f"{tag}_pcd_acc_t_test"] == 0.0 and m[f"{tag}_pcd_acc_s_test"] == 0.0
         assert m[f"{tag}_pcd_quench_acc_t_test"] == 0.0 and m[f"{tag}_pcd_quench_acc_s_test"] == 1.0
         assert m[f"{tag}_pcd_d_other_sample_median"] == 0.0
         assert m[f"{tag}_pcd_quench_d_other_sample_median"] == pytest.approx(th(3.5) - th(3.0), rel=1e-4)
+        assert m[f"{tag}_noise_d_other_sample_median"] == pytest.approx(th(3.5) - th(3.0), rel=1e-4)
         assert m[f"{tag}_test_d_other_test_median"] == pytest.approx(2 * th(1.0), rel=1e-6)
 
 
