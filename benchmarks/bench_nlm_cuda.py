@@ -12,7 +12,8 @@ Paper: Yu, Huang & Huang, https://arxiv.org/abs/2506.23546. Three parts, written
 - `full_profile`: the per-update and per-step times of every training and sampling shape the full profile
   runs (taken from `papers.nlm.config.PROFILES["full"]`), each measured here, and the whole profile's time
   per seed *projected* from them (counts from the config times measured unit times; not a timing of the
-  profile, which needs MNIST). Data are random rows of the profile's size: speed does not depend on them.
+  profile, which needs MNIST; a lower bound: the measurements on the CPU, the quench, data loading and
+  checkpoints are left out). Data are random rows of the profile's size: speed does not depend on them.
 
 `python benchmarks/bench_nlm_cuda.py` (`--quick`: fewer rounds). Exits 2 with one line where torch sees
 no CUDA device. Nothing here asserts a time.
@@ -51,6 +52,14 @@ def update_time(K, n, m, batch, k, mode="pcd", gemm="float32", reps=3, per=3, de
     return _summary([_time(tr.update, per) for _ in range(reps)])
 
 
+def stability_time(K, n, reps=3, per=3, device="cuda"):
+    """Seconds per Euler-stability check (`Trainer.check_stability`: ‖J‖₂ of K models in float64, done
+    every 100 updates)."""
+    tr = Trainer(torch.randn(64, n) * 0.8, [64] * K, TrainConfig(n_chains=1, batch=8), seed=0, device=device)
+    tr.check_stability()
+    return _summary([_time(tr.check_stability, per) for _ in range(reps)])
+
+
 def step_time(K, m, n, steps=200, reps=3, device="cuda"):
     """Seconds per Langevin step of K stacked models with m chains each (generation)."""
     g = torch.Generator().manual_seed(0)
@@ -79,6 +88,9 @@ def full_profile(gemm="float32", quick=False):
         "step_sweep": step_time(K_sweep, int(c.sweep_gen), n, steps=50, reps=reps),
         "step_ooe": step_time(2 * R, int(c.ooe_gen), n, reps=reps),
         "step_explore": step_time(3, int(c.explore_chains), n, steps=500, reps=reps),
+        "check_main": stability_time(1, n, reps=reps),
+        "check_sweep": stability_time(K_sweep, n, reps=reps, per=1),
+        "check_ooe": stability_time(R, n, reps=reps),
     }
     t = {key: v["median"] for key, v in unit.items()}
     updates = {"main (notebooks 01, 04, 06 share it)": (c.main_updates, "update_main"),
@@ -93,11 +105,18 @@ def full_profile(gemm="float32", quick=False):
              "sweep generation (notebook 02)": (3 * c.sweep_gen_steps + 2 * c.avg_steps, "step_sweep"),
              "out-of-equilibrium generation (notebook 03)": (2 * c.ooe_gen_steps, "step_ooe"),
              "exploration (notebook 04)": (c.explore_steps, "step_explore")}
+    # the Euler-stability check every 100 updates of every training run
+    checks = {"stability checks, main and second": ((c.main_updates + c.second_updates) // 100, "check_main"),
+              "stability checks, P-sweep": (c.sweep_updates // 100, "check_sweep"),
+              "stability checks, PCD and Rdm replicates": ((c.ooe_updates + u_rdm) // 100, "check_ooe")}
+    updates |= checks
     parts = {name: int(cnt) * t[key] for name, (cnt, key) in (updates | steps).items()}
     return {"gemm_dtype": gemm, "unit": unit, "counts": {name: int(cnt) for name, (cnt, _) in (updates | steps).items()},
             "projected_s": parts, "projected_total_s_per_seed": sum(parts.values()),
             "projected_total_h_per_seed": sum(parts.values()) / 3600,
-            "note": "projection: counts from PROFILES['full'] times unit times measured here; not a run of the profile"}
+            "note": ("projection: counts from PROFILES['full'] times unit times measured here; not a run of the "
+                     "profile. A lower bound: it leaves out the measurements on the CPU (nearest neighbours, "
+                     "adversarial accuracies, bootstraps), the T = 0 quench, loading MNIST and writing checkpoints")}
 
 
 def main():

@@ -10,10 +10,12 @@ export PYTHONUNBUFFERED=1 REPRO_PROGRESS=0 MPLBACKEND=Agg
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import torch, numba, scipy, sklearn, yaml; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())" | tee -a "$OUT/gpu.txt"
 echo "== nlm tests"
-timeout 180 python3 -m pytest tests/nlm -q -p no:cacheprovider -n 8 -rs 2>&1 | tee "$OUT/pytest_nlm.log" | tail -15
+timeout 180 python3 -m pytest tests/nlm -q -p no:cacheprovider -n 8 -rs > "$OUT/pytest_nlm.log" 2>&1; echo "rc=$?"
+tail -15 "$OUT/pytest_nlm.log"
 echo "== bench"
-REPRO_RESULTS="$OUT/res" timeout 240 python3 benchmarks/bench_nlm_cuda.py "$@" 2>&1 | tee "$OUT/bench.log" | tail -4
+REPRO_RESULTS="$OUT/res" timeout 240 python3 benchmarks/bench_nlm_cuda.py "$@" > "$OUT/bench.log" 2>&1; echo "rc=$?"
+tail -4 "$OUT/bench.log"
 cp "$OUT/res/bench/nlm_cuda.json" "$OUT/" 2>/dev/null
 echo "== the whole suite but the notebook runs, a GPU visible"
-timeout 120 python3 -m pytest tests -q -p no:cacheprovider -n 14 --continue-on-collection-errors 2>&1 > "$OUT/pytest_all.log"; echo "rc=$?"
+timeout 120 python3 -m pytest tests -q -p no:cacheprovider -n 14 --continue-on-collection-errors > "$OUT/pytest_all.log" 2>&1; echo "rc=$?"
 tail -25 "$OUT/pytest_all.log"

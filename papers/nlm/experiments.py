@@ -2,8 +2,8 @@
 
 Paper: Yu, Huang & Huang, https://arxiv.org/abs/2506.23546. The notebooks call these, plot through
 `figures` and log `result["metrics"]` (floats, ints, bools and lists of them only). `device`: where the
-training and the long Langevin runs go (the notebooks pass the run's device: a GPU when there is one);
-the measurements are made on the CPU, in numpy.
+training and the long Langevin runs go (the notebooks pass the run's device; `compute_device` keeps a
+CUDA or ROCm GPU and sends anything else to the CPU); the measurements are made on the CPU, in numpy.
 """
 from __future__ import annotations
 
@@ -21,6 +21,13 @@ from . import bootstrap, encoding, exact, metrics, thermo
 from .model import asymmetry, init_couplings, phi
 from .sampler import flow, langevin, log_times
 from .train import Trainer, TrainConfig, load_state
+
+
+def compute_device(device) -> torch.device:
+    """A CUDA (or ROCm) device as given; anything else (None, the CPU, Apple MPS, Intel XPU) is the CPU:
+    MPS has no float64 for the Euler-stability check, and nlm has not been tried on XPU."""
+    d = torch.device(device or "cpu")
+    return d if d.type == "cuda" else torch.device("cpu")
 
 
 def train_config(cfg, **over) -> TrainConfig:
@@ -58,7 +65,7 @@ def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int 
         st = load_state(cache)
         if st.get("config") == tcfg.__dict__:
             return {"data": data, "state": st, "snaps": st["snaps"], "p": p, "cached": True}
-    tr = Trainer(data.x_train, [p], tcfg, seed=seed, device=device)
+    tr = Trainer(data.x_train, [p], tcfg, seed=seed, device=compute_device(device))
     snaps = tr.train(updates, snap_at=[0] + ages(updates, cfg.n_ages), desc=f"train {dataset} P={p}")
     snaps = {s: (J.cpu(), b.cpu()) for s, (J, b) in snaps.items()}   # the same as a cached run's
     st = tr.state()
@@ -75,8 +82,8 @@ def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age", device=No
     """Generate from each age's (J, b) (stacked) and measure sample quality against train/test."""
     data, snaps, p = model["data"], model["snaps"], model["p"]
     steps = sorted(snaps)
-    J = torch.stack([snaps[s][0][0] for s in steps]).to(device or "cpu")
-    b = torch.stack([snaps[s][1][0] for s in steps]).to(device or "cpu")
+    J = torch.stack([snaps[s][0][0] for s in steps]).to(compute_device(device))
+    b = torch.stack([snaps[s][1][0] for s in steps]).to(compute_device(device))
     x, _ = _gen(J, b, cfg.n_gen, cfg.gen_steps, cfg, seed, prefix)
     train_img, test_img = data.images("train")[:p], data.images("test")
     rows = [metrics.quality(phi(x[i]).cpu().numpy(), train_img, test_img) for i in range(len(steps))]
@@ -178,7 +185,7 @@ def _nearest_other(a) -> np.ndarray:
     """Distance of each row of a to its nearest other row."""
     d = metrics.pairwise(a, a)
     d.fill_diagonal_(float("inf"))
-    return d.min(1).values.cpu().cpu().numpy()
+    return d.min(1).values.cpu().numpy()
 
 
 def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) -> dict:
@@ -250,7 +257,7 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
     X = torch.stack([torch.as_tensor(lists[r]) for _, r in per_model])
     init_J = torch.stack([J0[r][0] for _, r in per_model]); init_b = torch.stack([J0[r][1] for _, r in per_model])
     tr = Trainer(X, [p for p, _ in per_model], train_config(cfg, lr=cfg.sweep_lr, freeze_at=cfg.sweep_freeze_at), seed=seed, init=(init_J, init_b),
-                 device=device)
+                 device=compute_device(device))
     tr.train(cfg.sweep_updates, desc=f"P-sweep ({len(per_model)} stacked models)")
     J, b = tr.params()
     x, _ = _gen(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep")
@@ -266,6 +273,7 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
     _, avg_u = time_average(xu, J0s, b0s, cfg, seed, "sweep-untrained", cfg.avg_steps)
     test_img = data.images("test")
     rows = []
+    norms = torch.linalg.matrix_norm(J.double(), ord=2).cpu()              # ‖J‖₂ of every model, once
     for k, (p, r) in enumerate(per_model):
         train_img = np.tanh(lists[r][:p])
         q = metrics.quality(phi(x[k]).cpu().numpy(), train_img, test_img)             # single samples (paper)
@@ -278,8 +286,8 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
                   "avg_generalized": metrics.generalized_fraction(avg[k].cpu().numpy(), train_img, test_img)})
         q.update({"P": p, "rep": r, "avg_memorized": av["memorized"], "quench_memorized": qu["memorized"],
                   "avg_acc_s_train": av["acc_s_train"], "avg_acc_t_train": av["acc_t_train"],
-                  "quench_e_aai_test": qu["e_aai_test"], "spectral_norm": float(torch.linalg.matrix_norm(J[k].double(), ord=2)),
-                  "stability": float(cfg.dt * (1.0 + torch.linalg.matrix_norm(J[k].double(), ord=2)) ** 2)})
+                  "quench_e_aai_test": qu["e_aai_test"], "spectral_norm": float(norms[k]),
+                  "stability": float(cfg.dt * (1.0 + norms[k]) ** 2)})
         rows.append(q)
     # the paper's metrics, every sample used (disjoint groups of min(P, S)), bootstrap SEs, P* with an interval
     acc = sweep_accuracies(sizes, per_model, {k: phi(x[k]).cpu().numpy() for k in range(len(per_model))},
@@ -449,7 +457,7 @@ def out_of_equilibrium(cfg, seed: int, device=None) -> dict:
     u_rdm = int(cfg.ooe_rdm_updates) or max(1, cfg.ooe_updates * cfg.k // k_rdm)   # 0: the PCD run's Langevin budget
     models, chains = {}, {}
     for name, over, upd in (("pcd", {}, cfg.ooe_updates), ("rdm", {"mode": "rdm", "k": k_rdm}, u_rdm)):
-        tr = Trainer(data.x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init, device=device)
+        tr = Trainer(data.x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init, device=compute_device(device))
         tr.train(upd, desc=f"train {name} x{R}")
         models[name] = tr.params(); chains[name] = tr.chains
     J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
@@ -556,7 +564,8 @@ def exploration(cfg, seed: int, model: dict, device=None) -> dict:
     # chains from noise need far longer than the run to reach them, see notebook 03); the nulls from noise
     pcd = st["chains"][0]
     x[0] = pcd[torch.randperm(len(pcd), generator=g)[:n_chains]].to(J.dtype) if len(pcd) >= n_chains else x[0]
-    x, J, b = x.to(device or "cpu"), J.to(device or "cpu"), b.to(device or "cpu")
+    dev = compute_device(device)
+    x, J, b = x.to(dev), J.to(dev), b.to(dev)
     every = int(cfg.explore_every)
     frames = []
     from common.progress import progress

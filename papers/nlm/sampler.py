@@ -64,7 +64,8 @@ def device_generator(generator, device):
     by one draw from it. So a run on a GPU is fixed by the same CPU generator as on the CPU (its
     numbers differ from the CPU's: the streams are the devices' own), and resuming it is exact."""
     device = torch.device(device)
-    if generator is None or generator.device.type == device.type:
+    if generator is None or (generator.device.type == device.type
+                             and (device.index is None or generator.device.index in (None, device.index))):
         return generator
     key = int(torch.randint(0, 2 ** 63 - 1, (1,), generator=generator))
     return torch.Generator(device=device).manual_seed(key)

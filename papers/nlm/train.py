@@ -183,7 +183,7 @@ class Trainer:
     def state(self) -> dict:
         """Everything a resume needs, on the CPU (a checkpoint written on a GPU loads anywhere)."""
         return {"J": self.J.detach().cpu().clone(), "b": self.b.detach().cpu().clone(), "chains": self.chains.cpu().clone(),
-                "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(), "step": self.step_count,
+                "optimizer": _on_cpu(self.opt.state_dict()), "generator": self.gen.get_state(), "step": self.step_count,
                 "sizes": self.sizes.tolist(), "seed": self.seed, "config": asdict(self.cfg),
                 "frozen_at": list(self.frozen_at)}
 
@@ -207,6 +207,18 @@ class Trainer:
         self.frozen_at = list(st.get("frozen_at", [-1] * self.K))
         self.frozen = torch.tensor([f >= 0 for f in self.frozen_at], dtype=torch.bool)
         return self
+
+
+def _on_cpu(obj):
+    """A copy of a (nested) state dict with every tensor on the CPU (the optimizer moves its state back
+    to the parameters' device when it loads)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().clone()
+    if isinstance(obj, dict):
+        return {k: _on_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_on_cpu(v) for v in obj)
+    return obj
 
 
 def load_state(path) -> dict:

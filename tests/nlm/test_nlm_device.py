@@ -1,4 +1,4 @@
-"""Where the nlm runs go: a CPU run is the same with device="cpu" as without; on a GPU (these tests run
+"""Where the nlm runs go: a CPU run gives the numbers it gave before runs took a device; on a GPU (these tests run
 where torch sees one, and are skipped elsewhere) the sampler keeps the stationary measure the CPU's has,
 a training run is fixed by its seed, resumes exactly and writes checkpoints that load on the CPU."""
 import math
@@ -22,25 +22,46 @@ def _cfg(**kw):
     return TrainConfig(**(dict(n_chains=8, k=3, lr=1e-2, batch=10) | kw))
 
 
-def test_a_cpu_run_is_the_same_with_device_cpu_as_without():
-    for mode in ("pcd", "rdm"):
-        a = Trainer(_data(), [5, 30], _cfg(mode=mode), seed=3); a.train(6, show_progress=False)
-        b = Trainer(_data(), [5, 30], _cfg(mode=mode), seed=3, device="cpu"); b.train(6, show_progress=False)
-        assert torch.equal(a.J, b.J) and torch.equal(a.chains, b.chains)
+# sum J, sum J^2, sum of the chains and one chain coordinate after 6 float64 updates, computed with the code
+# before `device` existed (git d457554): the CPU path must still give them
+BEFORE_DEVICE = {("pcd", "adam"): (-2.7839441356032113, 32.9174728882775, 1.9420190272364648, 1.174820569582384),
+                 ("rdm", "gd"): (-2.9370084946009314, 33.13958689175814, -4.554385746745644, -0.07086353675630233)}
+
+
+def test_a_cpu_run_gives_the_numbers_it_gave_before_runs_took_a_device():
+    x = torch.randn(30, 6, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 0.8
+    for (mode, opt), want in BEFORE_DEVICE.items():
+        for device in (None, "cpu"):
+            t = Trainer(x, [5, 30], _cfg(mode=mode, optimizer=opt), seed=3, dtype=torch.float64, device=device)
+            t.train(6, show_progress=False)
+            J = t.J.detach()
+            got = (float(J.sum()), float((J ** 2).sum()), float(t.chains.sum()), float(t.chains[1, 2, 3]))
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-12), (mode, opt, device)
     g = torch.Generator()
     assert device_generator(g, "cpu") is g and device_generator(None, "cuda") is None
 
 
+def test_experiments_run_on_a_cuda_device_and_on_the_cpu_otherwise():
+    from papers.nlm.experiments import compute_device
+
+    assert compute_device("cuda:1") == torch.device("cuda", 1)
+    for other in (None, "cpu", "mps", "xpu", torch.device("cpu")):
+        assert compute_device(other) == torch.device("cpu")
+
+
 def _moments(J, b, device, gemm_dtype=None, seed=1, chains=2000, burn=300, blocks=10, every=25):
-    """Per-coordinate <x>, <x^2> (time-averaged per chain) on `device`, and their SEs over chains."""
+    """Per-coordinate <x>, <x^2> (time-averaged per chain) on `device`, and their SEs over chains; J of
+    shape (K, N, N) runs K models stacked (the batched products) and pools their coordinates."""
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(chains, J.shape[0], generator=g).to(device)
+    x = torch.randn(*J.shape[:-2], chains, J.shape[-1], generator=g).to(device)
     x, _ = langevin(x, J.to(device), b.to(device), burn, 0.01, 1.0, g, gemm_dtype=gemm_dtype)
     s1, s2 = torch.zeros_like(x), torch.zeros_like(x)
     for _ in range(blocks):
         x, _ = langevin(x, J, b, every, 0.01, 1.0, g, gemm_dtype=gemm_dtype)
         s1 += x; s2 += x * x
-    per = (torch.cat([s1, s2], 1) / blocks).cpu()
+    per = (torch.cat([s1, s2], -1) / blocks).cpu()
+    if per.dim() == 3:                                            # (K, chains, 2N) -> (chains, K * 2N)
+        per = per.permute(1, 0, 2).reshape(chains, -1)
     return per.mean(0), per.std(0) / math.sqrt(chains)
 
 
@@ -59,6 +80,12 @@ def test_on_a_gpu_the_sampler_keeps_the_cpu_stationary_moments():
         assert float(z.max()) < 4.5 and float((z ** 2).mean()) < 2.0, gemm
     m_alt, se_alt = _moments(1.15 * J, b, "cuda", seed=4)
     assert float((((m_alt - m_cpu) / torch.sqrt(se_cpu ** 2 + se_alt ** 2)) ** 2).mean()) > 4.0
+    # a stack of two models (the sweep's batched products): each against the CPU's moments of its own J
+    J2, b2 = torch.stack([J, 0.8 * J]), torch.stack([b, -b])
+    m2_cpu, se2_cpu = _moments(J2, b2, "cpu", seed=5, chains=1000)
+    m2, se2 = _moments(J2, b2, "cuda", seed=6, chains=1000)
+    z = ((m2 - m2_cpu) / torch.sqrt(se2_cpu ** 2 + se2 ** 2)).abs()
+    assert float(z.max()) < 4.5 and float((z ** 2).mean()) < 2.0
 
 
 @cuda
@@ -85,8 +112,15 @@ def test_on_a_gpu_a_run_is_fixed_by_its_seed_resumes_exactly_and_loads_on_the_cp
         assert torch.equal(a.J, c.J) and torch.equal(a.chains, c.chains)
         cpu = Trainer(x, [5, 30], _cfg(mode=mode), seed=4); cpu.train(12, show_progress=False)
         assert not torch.equal(a.J.cpu(), cpu.J)                 # the GPU's noise is its own stream
-    st = torch.load(tmp_path / "ck.pt", map_location="cpu", weights_only=False)
-    assert st["J"].device.type == "cpu"
+    st = torch.load(tmp_path / "ck.pt", weights_only=False)            # no map_location: as a CPU-only machine loads it
+
+    def devices(o):
+        if isinstance(o, torch.Tensor):
+            return {o.device.type}
+        if isinstance(o, dict):
+            o = list(o.values())
+        return set().union(*map(devices, o)) if isinstance(o, (list, tuple)) and o else set()
+    assert devices(st) == {"cpu"}                                      # J, b, chains and the optimizer's state
     img_cpu, _ = generate(tmp_path / "ck.pt", n=4, steps=20, seed=2)
     img_gpu, _ = generate(tmp_path / "ck.pt", n=4, steps=20, seed=2, device="cuda")
     assert img_cpu.shape == img_gpu.shape == (4, 6) and np.abs(img_gpu).max() < 1
