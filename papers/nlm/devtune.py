@@ -9,6 +9,7 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
     python -m papers.nlm.devtune precision --seeds 100 101 102 # the P-sweep with fp32 and with bf16 products
     python -m papers.nlm.devtune replicates --seeds 100 101 102 # out of equilibrium: quick's trained replicates
     python -m papers.nlm.devtune generalization --seeds 100 101 102 # the P-sweep's largest P: more training?
+    python -m papers.nlm.devtune noise_length --seeds 100 101 102 # chains from noise: the paper's 5e4 steps?
 
 `explore`: trains the main model of notebook 01 once per seed (quick settings), then runs
 `experiments.exploration` with each variant of (explore_chains, explore_steps) and reports the
@@ -30,7 +31,11 @@ largest-P model stopped learning at `sweep_freeze_at` (`frozen_at`, -1 if not): 
 these brings quick's largest P nearer to generalizing (nothing in config.py was chosen from it). `precision`: runs `experiments.memorization_sweep` (notebook
 02) with gemm_dtype float32 and bfloat16 and reports each sweep claim's metric, its SE, and the bf16
 minus fp32 difference in SEs (`z`): whether the faster bf16 products change what the sweep measures
-(quick keeps float32; bf16 is an option, `-p gemm_dtype=bfloat16`). A variant is judged by its margin over the claim's threshold in
+(quick keeps float32; bf16 is an option, `-p gemm_dtype=bfloat16`). `noise_length`: the P-sweep of
+notebook 02 at its smallest and largest P (quick's two replicates) with the chains from noise run quick's
+3000 Langevin steps, 1.5*10^4, and the paper's 5*10^4, and `memorization-small-p-from-noise`'s value, SE
+and margin with where those chains sit (`basin_diagnostics`): whether the paper's generation length lets
+chains from noise find the memorized basins at quick (nothing in config.py was chosen from it). A variant is judged by its margin over the claim's threshold in
 standard errors (`margin_se`) on every development seed, and by its cost (`seconds`); the choice is
 written in papers/nlm/README.md. Results: results/nlm/dev/<what>.json.
 """
@@ -69,6 +74,9 @@ GENERALIZATION_VARIANTS = {  # name: overrides of notebook 02 (trained at its sm
     "every_digit": dict(largest_p="all"),       # every training image (none of the held-out ones) as the largest P
 }
 GENERALIZATION_CLAIMS = ("generalization-large-p", "test-aai-large-p")
+NOISE_LENGTHS = {"quick": 3000, "steps15k": 15_000, "paper50k": 50_000}   # sweep_gen_steps of notebook 02
+NOISE_DIAGNOSTICS = ("small_p_noise_d_train_median", "small_p_pcd_d_train_median", "small_p_test_d_train_median",
+                     "small_p_energy_noise", "small_p_noise_d_other_sample_median")
 EXPLORE_THRESHOLD = 3.0   # claim exploration-transitions: mean transitions >= 3
 
 
@@ -181,6 +189,27 @@ def tune_generalization(seed: int) -> dict:
     return out
 
 
+def tune_noise_length(seed: int) -> dict:
+    """Notebook 02's sweep at its smallest and largest P with the chains from noise (and, as many steps,
+    the persistent chains and the untrained null) run each length of NOISE_LENGTHS."""
+    from . import experiments as ex
+
+    base = _cfg()
+    sizes = [min(base.sweep_sizes), max(base.sweep_sizes)]
+    claim = _claims(["memorization-small-p-from-noise"])["memorization-small-p-from-noise"]
+    out = {}
+    for name, steps in NOISE_LENGTHS.items():
+        t0 = time.perf_counter()
+        m = ex.memorization_sweep(_cfg(sweep_sizes=sizes, sweep_gen_steps=steps), seed)["metrics"]
+        v, se = m[claim.metric], m[claim.se]
+        row = {"seconds": time.perf_counter() - t0, "steps": steps, "value": v, "se": se,
+               "margin_se": _margin(v, se, claim.compare, claim.value), "pcd_value": m["mem_acc_small_p_pcd"],
+               **{key: m[key] for key in NOISE_DIAGNOSTICS}}
+        out[name] = row
+        print(f"seed {seed} noise_length {name}:", json.dumps(row), flush=True)
+    return out
+
+
 def tune_replicates(seed: int) -> dict:
     """Notebook 03 at quick; each window claim's numbers and its whole verdict, control included (the rule
     that keeps a window claim at quick asks the same verdict on every development seed)."""
@@ -234,7 +263,7 @@ def tune_precision(seed: int) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("explore", "ooe", "frames", "precision", "replicates", "generalization"))
+    ap.add_argument("what", choices=("explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
     args = ap.parse_args(argv)
     with user_errors_exit():
@@ -242,7 +271,8 @@ def main(argv=None):
             raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
         torch.set_num_threads(1)
         fn = {"explore": tune_explore, "ooe": tune_ooe, "frames": tune_frames, "precision": tune_precision,
-              "replicates": tune_replicates, "generalization": tune_generalization}[args.what]
+              "replicates": tune_replicates, "generalization": tune_generalization,
+              "noise_length": tune_noise_length}[args.what]
         git = git_state()                    # the code that runs: the tree as it is at the start
         res = {str(s): fn(s) for s in args.seeds}
         end = git_state()

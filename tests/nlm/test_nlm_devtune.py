@@ -4,7 +4,7 @@ import pytest
 from papers.nlm import devtune
 
 
-@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates", "generalization"])
+@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length"])
 def test_reported_seeds_are_refused_with_exit_2(what, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     with pytest.raises(SystemExit) as err:
@@ -160,3 +160,28 @@ def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measure
     assert row["test-aai-large-p"]["margin_se"] == pytest.approx(-4.0)
     assert (row["acc_s_test"], row["acc_t_test"], row["spectral_norm"], row["sizes"]) == (0.6, 0.9, 6.0, [lo, hi])
     assert (row["euler_stability"], row["frozen_at"]) == (0.5, -1)                # the largest P's, not the smallest's
+
+
+def test_noise_length_runs_the_sweeps_ends_per_length_and_measures_against_claims_yaml(monkeypatch):
+    """tune_noise_length runs notebook 02's sweep at the smallest and largest P with quick's replicates
+    once per generation length, only sweep_gen_steps changed, and reports the from-noise claim's margin
+    from claims.yaml's threshold (checked on stand-in metrics)."""
+    from papers.nlm import experiments as ex
+    from papers.nlm.config import PROFILES
+
+    seen = []
+
+    def fake_sweep(cfg, seed):
+        seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_gen_steps))
+        return {"metrics": {"mem_acc_small_p": 0.6, "mem_acc_small_p_se": 0.05, "mem_acc_small_p_pcd": 0.2,
+                            **{k: float(i) for i, k in enumerate(devtune.NOISE_DIAGNOSTICS)}}}
+
+    monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
+    out = devtune.tune_noise_length(101)
+    q = PROFILES["quick"]
+    ends = [min(q["sweep_sizes"]), max(q["sweep_sizes"])]
+    assert seen == [(101, ends, q["sweep_replicates"], q["sweep_updates"], n) for n in (3000, 15_000, 50_000)]
+    assert q["sweep_gen_steps"] == devtune.NOISE_LENGTHS["quick"]                # the first variant is quick as it runs
+    row = out["paper50k"]
+    assert row["margin_se"] == pytest.approx(-2.0)                               # at_most 0.5: 0.6 is 2 SEs on the wrong side
+    assert (row["steps"], row["pcd_value"], row["small_p_pcd_d_train_median"]) == (50_000, 0.2, 1.0)
