@@ -272,28 +272,31 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
     xu, _ = _gen(J0s, b0s, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep-untrained")
     _, avg_u = time_average(xu, J0s, b0s, cfg, seed, "sweep-untrained", cfg.avg_steps)
     test_img = data.images("test")
+    # every sample set's images, brought to the host once (the measurements below are numpy)
+    img = {"noise": phi(x), "pcd": phi(xp), "quench": phi(xq), "untrained": phi(xu), "avg": avg, "avg_untrained": avg_u}
+    img = {key: v.cpu().numpy() for key, v in img.items()}
     rows = []
     norms = torch.linalg.matrix_norm(J.double(), ord=2).cpu()              # ‖J‖₂ of every model, once
     for k, (p, r) in enumerate(per_model):
         train_img = np.tanh(lists[r][:p])
-        q = metrics.quality(phi(x[k]).cpu().numpy(), train_img, test_img)             # single samples (paper)
-        av = metrics.quality(avg[k].cpu().numpy(), train_img, test_img)               # time-averaged
-        qu = metrics.quality(phi(xq[k]).cpu().numpy(), train_img, test_img)           # quenched
-        un = metrics.quality(phi(xu[r]).cpu().numpy(), train_img, test_img)           # untrained, single samples
-        q.update({"untrained_memorized": metrics.memorized_fraction(avg_u[r].cpu().numpy(), train_img),
-                  "untrained_generalized": metrics.generalized_fraction(avg_u[r].cpu().numpy(), train_img, test_img),
+        q = metrics.quality(img["noise"][k], train_img, test_img)             # single samples (paper)
+        av = metrics.quality(img["avg"][k], train_img, test_img)              # time-averaged
+        qu = metrics.quality(img["quench"][k], train_img, test_img)           # quenched
+        un = metrics.quality(img["untrained"][r], train_img, test_img)        # untrained, single samples
+        q.update({"untrained_memorized": metrics.memorized_fraction(img["avg_untrained"][r], train_img),
+                  "untrained_generalized": metrics.generalized_fraction(img["avg_untrained"][r], train_img, test_img),
                   "untrained_e_aai_test": un["e_aai_test"],
-                  "avg_generalized": metrics.generalized_fraction(avg[k].cpu().numpy(), train_img, test_img)})
+                  "avg_generalized": metrics.generalized_fraction(img["avg"][k], train_img, test_img)})
         q.update({"P": p, "rep": r, "avg_memorized": av["memorized"], "quench_memorized": qu["memorized"],
                   "avg_acc_s_train": av["acc_s_train"], "avg_acc_t_train": av["acc_t_train"],
                   "quench_e_aai_test": qu["e_aai_test"], "spectral_norm": float(norms[k]),
                   "stability": float(cfg.dt * (1.0 + norms[k]) ** 2)})
         rows.append(q)
     # the paper's metrics, every sample used (disjoint groups of min(P, S)), bootstrap SEs, P* with an interval
-    acc = sweep_accuracies(sizes, per_model, {k: phi(x[k]).cpu().numpy() for k in range(len(per_model))},
-                           {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "")
-    acc_u = sweep_accuracies(sizes, per_model, {k: phi(xu[r]).cpu().numpy() for k, (p, r) in enumerate(per_model)},
-                             {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "_untrained")
+    train_lists = {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}
+    acc = sweep_accuracies(sizes, per_model, dict(enumerate(img["noise"])), train_lists, test_img, int(cfg.sweep_boot), seed, "")
+    acc_u = sweep_accuracies(sizes, per_model, {k: img["untrained"][r] for k, (p, r) in enumerate(per_model)},
+                             train_lists, test_img, int(cfg.sweep_boot), seed, "_untrained")
     mean = lambda key: [float(np.mean([q[key] for q in rows if q["P"] == p])) for p in sizes]  # noqa: E731
     mem = mean("avg_memorized")
     mem_u = mean("untrained_memorized")
@@ -312,10 +315,8 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
          "mem_small_p_untrained": mem_u[0], "mem_large_p_untrained": mem_u[-1], "mem_spearman_untrained": rho_u,
          "gen_large_p_untrained": mean("untrained_generalized")[-1]}
     # secondary diagnostic: the same measure on the time-averaged images (each chain's basin centre)
-    acc_avg = sweep_accuracies(sizes, per_model, {k: avg[k].cpu().numpy() for k in range(len(per_model))},
-                               {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, 50, seed, "_avg")
-    acc_p = sweep_accuracies(sizes, per_model, {k: phi(xp[k]).cpu().numpy() for k in range(len(per_model))},
-                             {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}, test_img, int(cfg.sweep_boot), seed, "_pcd")
+    acc_avg = sweep_accuracies(sizes, per_model, dict(enumerate(img["avg"])), train_lists, test_img, 50, seed, "_avg")
+    acc_p = sweep_accuracies(sizes, per_model, dict(enumerate(img["pcd"])), train_lists, test_img, int(cfg.sweep_boot), seed, "_pcd")
     m.update(acc); m.update(acc_u); m.update(acc_avg); m.update(acc_p)
     for i, p in enumerate(sizes):                                      # one scalar per P (for the README tables)
         for nm in ("acc_s", "acc_t", "e_aai"):
@@ -347,7 +348,8 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
     n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
     for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
         m[key + "_se"] = binomial_se(m[key], n_samples)
-    return {"rows": rows, "sizes": sizes, "images": avg[:, :8].cpu().numpy(), "per_model": per_model, "shape": data.shape, "metrics": m}
+    return {"rows": rows, "sizes": sizes, "images": img["avg"][:, :8], "images_pcd": img["pcd"][:, :8], "per_model": per_model,
+            "shape": data.shape, "metrics": m}
 
 
 # ---- notebook 03: out-of-equilibrium generation --------------------------------------------------------
@@ -465,11 +467,15 @@ def out_of_equilibrium(cfg, seed: int, device=None) -> dict:
     _, snaps = _gen(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
     # the null: the untrained networks the replicates started from, generated the same way (their own noise)
     _, null_snaps = _gen(init[0].to(J.device), init[1].to(J.device), cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained", snap_at=times)
+    # the images, brought to the host once (the measurements below are numpy)
+    snaps = {t: v.cpu().numpy() for t, v in snaps.items()}
+    null_snaps = {t: v.cpu().numpy() for t, v in null_snaps.items()}
+    pcd_chains = phi(chains["pcd"]).cpu().numpy()
     train_img, test_img = data.images("train")[: cfg.ooe_p], data.images("test")
     row = {"pcd": lambda r: r, "rdm": lambda r: R + r}           # rows of the generated stack
     curves = {}
     for name in ("pcd", "rdm"):
-        q = [[metrics.quality(snaps[t][row[name](r)].cpu().numpy(), train_img, test_img) for t in times] for r in range(R)]
+        q = [[metrics.quality(snaps[t][row[name](r)], train_img, test_img) for t in times] for r in range(R)]
         curves[name] = {key: np.mean([[x[f"{key}_test"] for x in qr] for qr in q], axis=0) for key in ("e_aai", "e2")}
     rd, pc = curves["rdm"]["e_aai"], curves["pcd"]["e_aai"]
     i_min = int(np.argmin(rd))
@@ -484,19 +490,18 @@ def out_of_equilibrium(cfg, seed: int, device=None) -> dict:
     # does generation from noise reach the distribution of the PCD models' own persistent chains? (means over replicates)
     reach = []
     for r in range(R):
-        pq = metrics.quality(phi(chains["pcd"][r]).cpu().numpy(), train_img, test_img)
-        end = snaps[times[-1]][row["pcd"](r)].cpu().numpy()
-        reach.append((pq["e_aai_test"], pq["e2_test"],
-                      metrics.adversarial_accuracy(phi(chains["pcd"][r]).cpu().numpy(), end[: len(chains["pcd"][r])])["e_aai"]))
+        pq = metrics.quality(pcd_chains[r], train_img, test_img)
+        end = snaps[times[-1]][row["pcd"](r)]
+        reach.append((pq["e_aai_test"], pq["e2_test"], metrics.adversarial_accuracy(pcd_chains[r], end[: len(pcd_chains[r])])["e_aai"]))
     reach = np.mean(reach, axis=0)
     m.update({"ooe_pcd_chains_e_aai_test": float(reach[0]), "ooe_pcd_chains_e2_test": float(reach[1]),
               "ooe_pcd_gen_end_e_aai_test": float(pc[-1]), "ooe_pcd_gen_end_e2_test": float(curves["pcd"]["e2"][-1]),
               "ooe_pcd_chains_vs_gen_end_e_aai": float(reach[2])})
-    m.update(ooe_window_statistics(times, [{t: snaps[t][row["pcd"](r)].cpu().numpy() for t in times} for r in range(R)],
-                                   [{t: snaps[t][row["rdm"](r)].cpu().numpy() for t in times} for r in range(R)], test_img, k_rdm,
+    m.update(ooe_window_statistics(times, [{t: snaps[t][row["pcd"](r)] for t in times} for r in range(R)],
+                                   [{t: snaps[t][row["rdm"](r)] for t in times} for r in range(R)], test_img, k_rdm,
                                    cfg.ooe_gen_steps, cfg.ooe_boot, seed,
-                                   null_images=[{t: null_snaps[t][r].cpu().numpy() for t in times} for r in range(R)]))
-    return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].cpu().numpy() for t in times}, "shape": data.shape, "metrics": m}
+                                   null_images=[{t: null_snaps[t][r] for t in times} for r in range(R)]))
+    return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8] for t in times}, "shape": data.shape, "metrics": m}
 
 
 # ---- notebook 04: phase-space exploration ------------------------------------------------------------------
@@ -592,12 +597,17 @@ def exploration(cfg, seed: int, model: dict, device=None) -> dict:
         n0, runs0 = count_transitions(lab0.tolist())
         m[f"explore_{name}_classes_ungated"] = int(len({r[0] for r in runs0}))
         m[f"explore_{name}_transitions_ungated"] = int(n0)
+    # chain 0 of each model, window by window: its class where the window is data-like, else -1 (the figure)
+    ok = {name: metrics.nearest_distance(win[:, k, 0], train_img) <= radius for k, name in enumerate(EXPLORE_MODELS)}
+    window_classes = {name: np.where(ok[name], metrics.nearest_centroid_labels(win[:, k, 0], train_img, labels), -1)
+                      for k, name in enumerate(EXPLORE_MODELS)}
     chain = frames[:, 0, 0]
     mu = train_img.mean(0)
     _, _, vt = np.linalg.svd(train_img - mu, full_matrices=False)
     return {"frames": chain, "labels": metrics.nearest_centroid_labels(chain, train_img, labels),
             "pc_frames": (chain - mu) @ vt[:3].T, "pc_train": (train_img - mu) @ vt[:3].T,
-            "train_labels": labels, "shape": data.shape, "every": every, "burn_steps": int(cfg.explore_burn), "metrics": m}
+            "train_labels": labels, "shape": data.shape, "every": every, "burn_steps": int(cfg.explore_burn),
+            "window_steps": max(1, int(cfg.avg_steps) // every) * every, "window_classes": window_classes, "metrics": m}
 
 
 # ---- notebook 05: denoising ------------------------------------------------------------------------------------
@@ -614,7 +624,9 @@ def denoising(cfg, seed: int) -> dict:
     out = dn.denoise(x, cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed)
     out["metrics"].update(dn.controls(x, cfg.denoise_fraction, cfg.denoise_steps, cfg.denoise_dt, seed=seed, gain=cfg.gain,
                                       fitted=(out["J"], out["b"])))
-    out["metrics"].update(denoising_by_nlm(cfg, seed, x))
+    nlm = denoising_by_nlm(cfg, seed, x)
+    out["metrics"].update(nlm["metrics"])
+    out["nlm_images"] = nlm["images"]
     out["shape"] = (8, 8)
     return out
 
@@ -624,7 +636,8 @@ def denoising_by_nlm(cfg, seed: int, x) -> dict:
     same corrupted inputs restored by the model's own T = 1 Langevin dynamics (images averaged over
     `denoise_nlm_steps` steps, `denoise_reps` noise replicas each). Nulls: the untrained network the
     training started from, and J = 0, b = 0, run the same way. The trained model's noiseless flow is
-    logged too (it lands on fixed points E = 0 off the data)."""
+    logged too (it lands on fixed points E = 0 off the data). Returns {"metrics", "images"}: images of the
+    clean and corrupted patterns and of each network's restoration (its first noise replica, averaged)."""
     X = torch.as_tensor(x, dtype=torch.float32)
     tcfg = train_config(cfg, freeze_at=cfg.sweep_freeze_at)
     tr = Trainer(X, [len(X)], tcfg, seed=int(seed) + 4242)
@@ -634,17 +647,18 @@ def denoising_by_nlm(cfg, seed: int, x) -> dict:
     x0 = dn.corrupt(x, cfg.denoise_fraction, seed)
     target = phi(X)
     steps, reps = int(cfg.denoise_nlm_steps), int(cfg.denoise_reps)
-    m = {}
+    m, images = {}, {"clean": target.numpy(), "corrupted": phi(x0).numpy()}
     for name, (Jm, bm) in (("nlm", (J[0], b[0])), ("nlm_untrained", (J0[0], b0[0])),
                            ("nlm_j0", (torch.zeros_like(J0[0]), torch.zeros_like(b0[0])))):
-        r = dn.langevin_restore(x0, Jm, bm, target, steps, cfg.dt, cfg.T, reps, seed)["ratio"]
+        res = dn.langevin_restore(x0, Jm, bm, target, steps, cfg.dt, cfg.T, reps, seed)
+        r, images[name] = res["ratio"], res["images"]
         m[f"denoise_{name}_ratio_median"] = float(np.median(r))
         m[f"denoise_{name}_n_good"] = float((r <= 0.3).sum(1).mean())       # of 10, mean over the replicas
     rf = dn.flow_ratio(x0, J[0], b[0], target, int(round(cfg.denoise_steps * cfg.denoise_dt / cfg.dt)), cfg.dt)
     m["denoise_nlm_flow_ratio_median"] = float(np.median(rf))
     m["denoise_nlm_flow_n_good"] = int((rf <= 0.3).sum())
     m["denoise_nlm_euler_stability"] = float(cfg.dt * (1.0 + torch.linalg.matrix_norm(J[0].double(), ord=2)) ** 2)
-    return m
+    return {"metrics": m, "images": images}
 
 
 # ---- notebook 06: the learning rule, reversibility, spectrum --------------------------------------------------

@@ -43,44 +43,60 @@ def age_curves(res, prefix="age"):
     return fig
 
 
+def _acc_panel(ax, m, P, tag, title):
+    """Acc_S, Acc_T (± bootstrap SE) against the training set and the held-out images, one sample set."""
+    for key, lab, style in (("acc_t_train", "Acc_T train", "o-"), ("acc_s_train", "Acc_S train", "s-"),
+                            ("acc_t_test", "Acc_T held-out", "o--"), ("acc_s_test", "Acc_S held-out", "s--")):
+        ax.errorbar(P, m[f"sweep{tag}_{key}"], yerr=m[f"sweep{tag}_{key}_se"], fmt=style, ms=3, capsize=2, label=lab)
+    ax.plot(P, m["sweep_untrained_acc_mean_train"], "k:", label="untrained, (Acc_S+Acc_T)/2 train")
+    ax.set_xscale("log")
+    p_star, lo, hi = (m.get(f"p_star{tag}{s}", float("nan")) for s in ("", "_lo", "_hi"))
+    if np.isfinite(p_star):
+        ax.axvline(p_star, ls="--", c="gray", label=f"P* = {p_star:.0f}")
+        if np.isfinite(lo):
+            ax.axvspan(lo, hi, color="gray", alpha=0.15)
+    ax.axhline(0.5, c="gray", lw=0.8)
+    ax.set_ylim(-0.03, 1.03); ax.set_title(title, fontsize=9); ax.legend(fontsize=6)
+
+
 @styled
 def sweep(res):
+    """The P-sweep: the persistent chains (the claims' samples), the chains from noise, held-out E_AAI
+    of both against the untrained network's, and the memorized fraction (a secondary diagnostic)."""
     m = res["metrics"]
     P = m["sweep_sizes"]
-    fig, ax = plt.subplots(1, 3, figsize=(13, 3.6))
-    ax[0].semilogx(P, m["sweep_memorized"], "o-", label="memorized (time-averaged)")
-    ax[0].semilogx(P, m["sweep_memorized_hot"], "s--", label="memorized (single samples)")
-    ax[0].semilogx(P, m["sweep_memorized_quench"], "^:", label="memorized (quenched)")
-    ax[0].set_title("secondary diagnostic: memorized fraction", fontsize=9)
-    ax[0].set_ylim(-0.03, 1.03); ax[0].legend(fontsize=7)
-    for key, lab in (("acc_t_train", "Acc_T train"), ("acc_s_train", "Acc_S train"),
-                     ("acc_t_test", "Acc_T held-out"), ("acc_s_test", "Acc_S held-out")):
-        ax[1].errorbar(P, m[f"sweep_{key}"], yerr=m[f"sweep_{key}_se"], fmt="o-", ms=3, capsize=2, label=lab)
-    ax[1].semilogx(P, m["sweep_untrained_acc_mean_train"], "k:", label="untrained, (Acc_S+Acc_T)/2 train")
-    ax[1].set_xscale("log")
-    if np.isfinite(m["p_star"]):
-        ax[1].axvline(m["p_star"], ls="--", c="gray", label=f"P* = {m['p_star']:.0f}")
-        if np.isfinite(m["p_star_lo"]):
-            ax[1].axvspan(m["p_star_lo"], m["p_star_hi"], color="gray", alpha=0.15)
-    ax[1].axhline(0.5, c="gray", lw=0.8); ax[1].legend(fontsize=6)
-    for key, lab in (("e_aai_train", "E_AAI train"), ("e_aai_test", "E_AAI held-out")):
-        ax[2].errorbar(P, m[f"sweep_{key}"], yerr=m[f"sweep_{key}_se"], fmt="o-", ms=3, capsize=2, label=lab)
-    ax[2].semilogx(P, m["sweep_untrained_e_aai_test"], "k:", label="untrained, held-out")
-    ax[2].set_xscale("log"); ax[2].legend(fontsize=7)
+    fig, ax = plt.subplots(1, 4, figsize=(18, 3.8))
+    _acc_panel(ax[0], m, P, "_pcd", "persistent chains (the claims' samples)")
+    _acc_panel(ax[1], m, P, "", "chains from N(0, I)")
+    for tag, lab in (("_pcd", "persistent chains"), ("", "from N(0, I)"), ("_untrained", "untrained network")):
+        ax[2].errorbar(P, m[f"sweep{tag}_e_aai_test"], yerr=m[f"sweep{tag}_e_aai_test_se"], fmt="o-" if tag != "_untrained" else "k:",
+                       ms=3, capsize=2, label=lab)
+    ax[2].axhline(0.05, c="gray", lw=0.8, ls="--", label="0.05 (test-aai-large-p)")
+    ax[2].set_xscale("log"); ax[2].set_ylabel("E_AAI (held-out)"); ax[2].legend(fontsize=6)
+    ax[3].semilogx(P, m["sweep_memorized"], "o-", label="time-averaged")
+    ax[3].semilogx(P, m["sweep_memorized_hot"], "s--", label="single samples")
+    ax[3].semilogx(P, m["sweep_memorized_quench"], "^:", label="quenched")
+    ax[3].semilogx(P, m["sweep_untrained_memorized"], "k:", label="untrained, time-averaged")
+    ax[3].set_title("secondary diagnostic: memorized fraction (from noise)", fontsize=9)
+    ax[3].set_ylim(-0.03, 1.03); ax[3].legend(fontsize=6)
     for a in ax:
         a.set_xlabel("training-set size P")
+        a.set_xticks(P, [str(p) for p in P]); a.minorticks_off()
     fig.tight_layout()
     return fig
 
 
 @styled
 def sweep_samples(res, n: int = 8):
-    sizes, per = res["sizes"], res["per_model"]
+    """Replicate 0 at every P: persistent chains (left) and time-averaged chains from noise (right)."""
+    per = res["per_model"]
     rows = [k for k, (p, r) in enumerate(per) if r == 0]
-    fig, axes = plt.subplots(len(rows), 1, figsize=(n * 0.6 + 1.5, 0.7 * len(rows) + 0.5))
-    for ax, k in zip(np.atleast_1d(axes), rows):
-        _grid(ax, res["images"][k][:n], res["shape"], n); ax.set_ylabel(f"P={per[k][0]}", rotation=0, ha="right")
-    fig.suptitle("time-averaged samples, replicate 0")
+    fig, axes = plt.subplots(len(rows), 2, figsize=(2 * (n * 0.6 + 1.2), 0.7 * len(rows) + 0.7), squeeze=False)
+    for i, k in enumerate(rows):
+        _grid(axes[i, 0], res["images_pcd"][k][:n], res["shape"], n)
+        _grid(axes[i, 1], res["images"][k][:n], res["shape"], n)
+        axes[i, 0].set_ylabel(f"P={per[k][0]}", rotation=0, ha="right")
+    axes[0, 0].set_title("persistent chains", fontsize=9); axes[0, 1].set_title("from N(0, I), time-averaged", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -113,19 +129,37 @@ def ooe(res):
 
 @styled
 def exploration(res):
-    fig = plt.figure(figsize=(12, 4))
-    ax = fig.add_subplot(1, 2, 1, projection="3d")
+    """PCA trajectory of the trained model's chain 0; that chain's data-like windows after burn-in and
+    their class (the claims' measure), against the nulls'; transitions per chain for the three models."""
+    m = res["metrics"]
+    fig = plt.figure(figsize=(16, 4))
+    ax = fig.add_subplot(1, 3, 1, projection="3d")
     for c in np.unique(res["train_labels"]):
         sel = res["train_labels"] == c
         ax.scatter(*res["pc_train"][sel].T, s=6, alpha=0.4, label=f"class {c}")
     ax.plot(*res["pc_frames"].T, c="k", lw=0.4, alpha=0.7, label="chain")
     ax.set_xlabel("PC1"); ax.set_ylabel("PC2"); ax.set_zlabel("PC3"); ax.legend(fontsize=7)
-    ax2 = fig.add_subplot(1, 2, 2)
-    ax2.plot(np.arange(len(res["labels"])) * res["every"], res["labels"], lw=0.8)
-    if res.get("burn_steps"):
-        ax2.axvline(res["burn_steps"], c="0.5", ls="--", lw=0.8, label="end of burn-in")
-        ax2.legend(fontsize=7)
-    ax2.set_xlabel("Langevin step"); ax2.set_ylabel("nearest class centroid (every frame)")
+    ax2 = fig.add_subplot(1, 3, 2)
+    start, w = res["burn_steps"], res["window_steps"]
+    for name, mk in (("trained", "o"), ("untrained", "x"), ("j0", "+")):
+        cls = np.asarray(res["window_classes"][name])
+        t = start + w * (np.arange(len(cls)) + 0.5)
+        ok = cls >= 0
+        ax2.plot(t[ok], cls[ok], mk, ms=4, label=f"{name}: {ok.mean():.0%} of windows data-like")
+    classes = np.unique(res["train_labels"])
+    ax2.set_yticks(classes); ax2.set_ylim(classes.min() - 0.5, classes.max() + 0.5)
+    ax2.set_xlim(start, start + w * len(cls))
+    ax2.set_xlabel("Langevin step (window centre, after burn-in)"); ax2.set_ylabel("class of a data-like window")
+    ax2.legend(fontsize=7)
+    ax3 = fig.add_subplot(1, 3, 3)
+    names = ("trained", "untrained", "j0")
+    for i, name in enumerate(names):
+        tr = np.asarray(m[f"explore_{name}_transitions"], float)
+        ax3.plot(i + np.linspace(-0.15, 0.15, len(tr)), tr, "o", ms=4)
+        ax3.errorbar(i, tr.mean(), yerr=m[f"explore_{name}_transitions_se"], fmt="_", c="k", ms=20, capsize=4)
+    ax3.axhline(3, c="gray", lw=0.8, ls="--", label="3 (exploration-transitions)")
+    ax3.set_xticks(range(len(names)), ["trained", "untrained", "J = 0"]); ax3.set_ylabel("class transitions per chain")
+    ax3.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -141,6 +175,21 @@ def denoising(res):
     axes[0].set_title("rows: flow steps " + ", ".join(map(str, frames)))
     e = res["energy"]
     axes[1].semilogy(np.maximum(e, 1e-12), lw=0.8); axes[1].set_xlabel("flow step"); axes[1].set_ylabel("E (kinetic energy)")
+    fig.tight_layout()
+    return fig
+
+
+@styled
+def denoising_by_nlm(res):
+    """The 10 patterns, corrupted, and restored by the T = 1 Langevin dynamics (images averaged over the
+    run, first noise replica) of the NLM-trained network, the untrained one it started from, and J = 0."""
+    im = res["nlm_images"]
+    keys = (("clean", "clean"), ("corrupted", "corrupted"), ("nlm", "NLM-trained"), ("nlm_untrained", "untrained"),
+            ("nlm_j0", "J = 0"))
+    n = len(im["clean"])
+    fig, axes = plt.subplots(len(keys), 1, figsize=(n * 0.6 + 1.8, 0.75 * len(keys) + 0.3))
+    for ax, (key, lab) in zip(axes, keys):
+        _grid(ax, im[key], res["shape"], n); ax.set_ylabel(lab, rotation=0, ha="right")
     fig.tight_layout()
     return fig
 

@@ -182,7 +182,7 @@ class Trainer:
     # -- checkpoints -----------------------------------------------------------------------------
     def state(self) -> dict:
         """Everything a resume needs, on the CPU (a checkpoint written on a GPU loads anywhere)."""
-        return {"J": self.J.detach().cpu().clone(), "b": self.b.detach().cpu().clone(), "chains": self.chains.cpu().clone(),
+        return {"J": _on_cpu(self.J), "b": _on_cpu(self.b), "chains": _on_cpu(self.chains),
                 "optimizer": _on_cpu(self.opt.state_dict()), "generator": self.gen.get_state(), "step": self.step_count,
                 "sizes": self.sizes.tolist(), "seed": self.seed, "config": asdict(self.cfg),
                 "frozen_at": list(self.frozen_at)}
@@ -211,9 +211,9 @@ class Trainer:
 
 def _on_cpu(obj):
     """A copy of a (nested) state dict with every tensor on the CPU (the optimizer moves its state back
-    to the parameters' device when it loads)."""
+    to the parameters' device when it loads): one copy per tensor, from any device."""
     if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu().clone()
+        return obj.detach().to("cpu", copy=True)
     if isinstance(obj, dict):
         return {k: _on_cpu(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

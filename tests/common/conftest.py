@@ -128,7 +128,13 @@ def check_smoke_run():
         assert man["run_dir"] == str(out) and ".staging-" not in str(man)
         if seed is not None:
             assert man["runner"]["parameters"]["seed"] == seed
-        assert list((out / "figures").glob("*.png")), "no figures"
+        pngs = sorted((out / "figures").glob("*.png"))
+        assert pngs, "no figures"
+        captions = read_json(out / "figures.json", default={}) or {}
+        ids = {c.id for c in load_claims(paths.PAPERS / paper / "claims.yaml")}
+        for png in pngs:                                   # what the report prints under each figure
+            assert captions.get(png.stem, {}).get("caption", "").strip(), f"{png.name} has no caption"
+            assert set(captions[png.stem].get("claims", [])) <= ids, f"{png.name} names claims {paper} does not have"
         assert not list(out.parent.glob(f".{out.name}.staging-*"))
         # every control that the smoke profile lists is logged (a finite number, or a list of them)
         unlogged = [f"{c.id}: {c.control}" for c in load_claims(paths.PAPERS / paper / "claims.yaml")

@@ -78,3 +78,43 @@ def test_smoke_run_produces_metrics_and_claims(paper, tmp_path, monkeypatch, in_
     assert main([paper, "--profile", "smoke", "--quiet"]) == 0, capsys.readouterr().err[-3000:]
     assert [name for name, _ in in_process] == [nb.name for nb in notebooks(paper)]
     check_smoke_run(paper, tmp_path / paper / "smoke")
+
+
+def _save_figure_calls(nb_path):
+    """The `run.save_figure(...)` calls of a notebook's code cells (shell and magic lines dropped)."""
+    import ast
+
+    calls = []
+    for cell in json.loads(nb_path.read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        src = "\n".join(ln for ln in "".join(cell["source"]).splitlines() if not ln.lstrip().startswith(("%", "!")))
+        calls += [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "save_figure"]
+    return calls
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_figure_has_a_caption_and_names_real_claims(nb_path):
+    """The report prints a figure's caption under it and links the claims it supports: every figure a
+    notebook saves says what it shows, and the claim ids it names are its paper's."""
+    import ast
+
+    from common.claims import load_claims
+
+    ids = {c.id for c in load_claims(paths.PAPERS / nb_path.parent.name / "claims.yaml")}
+    for call in _save_figure_calls(nb_path):
+        kw = {k.arg: k.value for k in call.keywords}
+        assert "caption" in kw, f"{nb_path.name}: {ast.unparse(call)[:80]} has no caption"
+        cap = kw["caption"]
+        assert not (isinstance(cap, ast.Constant) and not str(cap.value).strip()), f"{nb_path.name}: empty caption"
+        if "claims" in kw and isinstance(kw["claims"], (ast.List, ast.Tuple)):
+            named = [ast.literal_eval(e) for e in kw["claims"].elts]
+            assert set(named) <= ids, f"{nb_path.name}: unknown claims {set(named) - ids}"
+
+
+def test_the_caption_check_sees_a_missing_caption(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "source": ["%matplotlib inline\n", "run.save_figure(fig, 'a')\n",
+                                                     "run.save_figure(fig, 'b', caption='B', claims=['x'])"]}]}
+    (tmp_path / "01-x.ipynb").write_text(json.dumps(nb))
+    calls = _save_figure_calls(tmp_path / "01-x.ipynb")
+    assert [sorted(k.arg for k in c.keywords) for c in calls] == [[], ["caption", "claims"]]

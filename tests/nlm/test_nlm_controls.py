@@ -86,7 +86,14 @@ def test_denoising_nulls_repair_nothing_and_the_rate_flow_raises_the_energy():
     from papers.nlm.config import PROFILES
     from papers.nlm.experiments import denoising
 
-    m = denoising(resolve(PROFILES, "smoke"), seed=0)["metrics"]     # ten digit patterns, as in notebook 05
+    cfg = resolve(PROFILES, "smoke")
+    out = denoising(cfg, seed=0)                                      # ten digit patterns, as in notebook 05
+    m = out["metrics"]
+    # the images notebook 05 draws: the patterns, their corrupted copies (16 of 64 pixels), each network's restoration
+    im = out["nlm_images"]
+    assert sorted(im) == ["clean", "corrupted", "nlm", "nlm_j0", "nlm_untrained"]
+    assert all(np.shape(v) == (10, 64) for v in im.values())
+    assert (np.sum(np.abs(im["corrupted"] - im["clean"]) > 1e-5, axis=1) == round(cfg.denoise_fraction * 64)).all()
     assert m["denoise_n_good_untrained"] == 0 and m["denoise_ratio_median_untrained"] > 1.0
     assert m["denoise_n_good_input"] == 0
     # the nulls of the NLM-trained denoising (untrained network, J = 0) restore nothing by their dynamics

@@ -11,7 +11,7 @@ import torch
 from common import data as cdata
 from common.claims import load_claims
 from common.profiles import resolve
-from papers.nlm import experiments as ex
+from papers.nlm import experiments as ex, figures as figs
 from papers.nlm.config import PROFILES, preflight
 
 TINY = dict(  # every size of the full profile cut to seconds; the rule, dataset, N and dt stay full's
@@ -60,13 +60,24 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
     assert J.shape[-1] == 784 == model["data"].x_train.shape[1]
     assert torch.count_nonzero(torch.diagonal(J, dim1=-2, dim2=-1)) == 0   # J_ii = 0, as in the paper's model
     assert torch.count_nonzero(b) == 0                                 # the released rule has no bias
-    metrics |= ex.samples_over_age(cfg, seed, model, device=device)["metrics"]
-    metrics |= ex.memorization_sweep(cfg, seed, device=device)["metrics"]        # notebook 02
-    metrics |= ex.out_of_equilibrium(cfg, seed, device=device)["metrics"]        # notebook 03
-    metrics |= ex.exploration(cfg, seed, model, device=device)["metrics"]        # notebook 04
-    metrics |= ex.denoising(cfg, seed)["metrics"]                     # notebook 05
-    metrics |= ex.rule_checks(cfg, seed)["metrics"]                   # notebook 06
-    metrics |= ex.spectrum(model)["metrics"]
+    results = {"age": ex.samples_over_age(cfg, seed, model, device=device),
+               "sweep": ex.memorization_sweep(cfg, seed, device=device),     # notebook 02
+               "ooe": ex.out_of_equilibrium(cfg, seed, device=device),       # notebook 03
+               "explore": ex.exploration(cfg, seed, model, device=device),   # notebook 04
+               "denoise": ex.denoising(cfg, seed),                           # notebook 05
+               "rule": ex.rule_checks(cfg, seed),                            # notebook 06
+               "spectrum": ex.spectrum(model)}
+    for res in results.values():
+        metrics |= res["metrics"]
+    # every notebook figure draws from the full profile's results (28 x 28 images, results made on `device`)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    for draw, key in ((figs.samples_over_age, "age"), (figs.age_curves, "age"), (figs.sweep, "sweep"),
+                      (figs.sweep_samples, "sweep"), (figs.ooe, "ooe"), (figs.exploration, "explore"),
+                      (figs.denoising_by_nlm, "denoise"), (figs.denoising, "denoise"), (figs.rule_check, "rule"),
+                      (figs.spectrum, "spectrum")):
+        plt.close(draw(results[key]))
     claims = [c for c in load_claims(Path(ex.__file__).with_name("claims.yaml")) if "full" in c.profiles]
     assert claims
     for c in claims:
