@@ -73,7 +73,7 @@ def denoise(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0.
     ratio = err1 / err0
     rises = np.diff(energies, axis=0)
     return {
-        "frames": {f: phi(v).numpy() for f, v in zip(sorted(frames), xs)}, "energy": energies,
+        "clean": target.numpy(), "frames": {f: phi(v).numpy() for f, v in zip(sorted(frames), xs)}, "energy": energies,
         "err_corrupted": err0, "err_final": err1, "ratio": ratio, "J": J, "b": b,
         "metrics": {"denoise_ratio_median": float(np.median(ratio)), "denoise_ratio_max": float(ratio.max()),
                     "denoise_n_good": int((ratio <= 0.3).sum()), "denoise_n": int(len(ratio)),

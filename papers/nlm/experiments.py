@@ -348,7 +348,7 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
     n_samples = int(cfg.sweep_gen) * reps                              # samples behind each fraction at one P
     for key in ("gen_large_p", "gen_large_p_untrained"):               # binomial SE over the pooled chains
         m[key + "_se"] = binomial_se(m[key], n_samples)
-    return {"rows": rows, "sizes": sizes, "images": img["avg"][:, :8], "images_pcd": img["pcd"][:, :8], "per_model": per_model,
+    return {"rows": rows, "sizes": sizes, "images": img["avg"][:, :8].copy(), "images_pcd": img["pcd"][:, :8].copy(), "per_model": per_model,
             "shape": data.shape, "metrics": m}
 
 
@@ -501,7 +501,7 @@ def out_of_equilibrium(cfg, seed: int, device=None) -> dict:
                                    [{t: snaps[t][row["rdm"](r)] for t in times} for r in range(R)], test_img, k_rdm,
                                    cfg.ooe_gen_steps, cfg.ooe_boot, seed,
                                    null_images=[{t: null_snaps[t][r] for t in times} for r in range(R)]))
-    return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8] for t in times}, "shape": data.shape, "metrics": m}
+    return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].copy() for t in times}, "shape": data.shape, "metrics": m}
 
 
 # ---- notebook 04: phase-space exploration ------------------------------------------------------------------

@@ -11,11 +11,12 @@ def _grid(ax, images, shape, ncol):
     h, w = shape
     n = len(images)
     nrow = int(np.ceil(n / ncol))
-    canvas = np.ones((nrow * (h + 1), ncol * (w + 1)))
+    canvas = np.full((nrow * (h + 1), ncol * (w + 1)), np.nan)      # NaN: the gaps between images, drawn white
     for i, im in enumerate(images):
         r, c = divmod(i, ncol)
         canvas[r * (h + 1): r * (h + 1) + h, c * (w + 1): c * (w + 1) + w] = (np.asarray(im).reshape(h, w) + 1) / 2
-    ax.imshow(canvas, cmap="gray_r" if h <= 8 else "gray", vmin=0, vmax=1)
+    cmap = plt.get_cmap("gray_r" if h <= 8 else "gray").with_extremes(bad="white")
+    ax.imshow(canvas, cmap=cmap, vmin=0, vmax=1)
     ax.set_xticks([]); ax.set_yticks([])
 
 
@@ -50,11 +51,11 @@ def _acc_panel(ax, m, P, tag, title):
         ax.errorbar(P, m[f"sweep{tag}_{key}"], yerr=m[f"sweep{tag}_{key}_se"], fmt=style, ms=3, capsize=2, label=lab)
     ax.plot(P, m["sweep_untrained_acc_mean_train"], "k:", label="untrained, (Acc_S+Acc_T)/2 train")
     ax.set_xscale("log")
-    p_star, lo, hi = (m.get(f"p_star{tag}{s}", float("nan")) for s in ("", "_lo", "_hi"))
+    p_star, lo, hi, inside = (m[f"p_star{tag}{s}"] for s in ("", "_lo", "_hi", "_inside"))
+    if np.isfinite(lo):                  # the interval over the bootstrap replicates that cross inside the range
+        ax.axvspan(lo, hi, color="gray", alpha=0.15, label=f"crosses in {inside:.0%} of bootstraps")
     if np.isfinite(p_star):
         ax.axvline(p_star, ls="--", c="gray", label=f"P* = {p_star:.0f}")
-        if np.isfinite(lo):
-            ax.axvspan(lo, hi, color="gray", alpha=0.15)
     ax.axhline(0.5, c="gray", lw=0.8)
     ax.set_ylim(-0.03, 1.03); ax.set_title(title, fontsize=9); ax.legend(fontsize=6)
 
@@ -96,7 +97,7 @@ def sweep_samples(res, n: int = 8):
         _grid(axes[i, 0], res["images_pcd"][k][:n], res["shape"], n)
         _grid(axes[i, 1], res["images"][k][:n], res["shape"], n)
         axes[i, 0].set_ylabel(f"P={per[k][0]}", rotation=0, ha="right")
-    axes[0, 0].set_title("persistent chains", fontsize=9); axes[0, 1].set_title("from N(0, I), time-averaged", fontsize=9)
+    axes[0, 0].set_title("persistent chains (single samples)", fontsize=9); axes[0, 1].set_title("from N(0, I), time-averaged", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -132,14 +133,14 @@ def exploration(res):
     """PCA trajectory of the trained model's chain 0; that chain's data-like windows after burn-in and
     their class (the claims' measure), against the nulls'; transitions per chain for the three models."""
     m = res["metrics"]
-    fig = plt.figure(figsize=(16, 4))
-    ax = fig.add_subplot(1, 3, 1, projection="3d")
+    fig = plt.figure(figsize=(20, 4))
+    ax = fig.add_subplot(1, 4, 1, projection="3d")
     for c in np.unique(res["train_labels"]):
         sel = res["train_labels"] == c
         ax.scatter(*res["pc_train"][sel].T, s=6, alpha=0.4, label=f"class {c}")
     ax.plot(*res["pc_frames"].T, c="k", lw=0.4, alpha=0.7, label="chain")
     ax.set_xlabel("PC1"); ax.set_ylabel("PC2"); ax.set_zlabel("PC3"); ax.legend(fontsize=7)
-    ax2 = fig.add_subplot(1, 3, 2)
+    ax2 = fig.add_subplot(1, 4, 2)
     start, w = res["burn_steps"], res["window_steps"]
     for name, mk in (("trained", "o"), ("untrained", "x"), ("j0", "+")):
         cls = np.asarray(res["window_classes"][name])
@@ -151,28 +152,37 @@ def exploration(res):
     ax2.set_xlim(start, start + w * len(cls))
     ax2.set_xlabel("Langevin step (window centre, after burn-in)"); ax2.set_ylabel("class of a data-like window")
     ax2.legend(fontsize=7)
-    ax3 = fig.add_subplot(1, 3, 3)
     names = ("trained", "untrained", "j0")
+    ax3, ax4 = fig.add_subplot(1, 4, 3), fig.add_subplot(1, 4, 4)
     for i, name in enumerate(names):
+        cl = np.asarray(m[f"explore_{name}_classes"], float)
+        ax3.plot(i + np.linspace(-0.15, 0.15, len(cl)), cl, "o", ms=4)
+        ax3.plot(i, m[f"explore_{name}_classes_median"], "_", c="k", ms=20)
         tr = np.asarray(m[f"explore_{name}_transitions"], float)
-        ax3.plot(i + np.linspace(-0.15, 0.15, len(tr)), tr, "o", ms=4)
-        ax3.errorbar(i, tr.mean(), yerr=m[f"explore_{name}_transitions_se"], fmt="_", c="k", ms=20, capsize=4)
-    ax3.axhline(3, c="gray", lw=0.8, ls="--", label="3 (exploration-transitions)")
-    ax3.set_xticks(range(len(names)), ["trained", "untrained", "J = 0"]); ax3.set_ylabel("class transitions per chain")
-    ax3.legend(fontsize=7)
+        ax4.plot(i + np.linspace(-0.15, 0.15, len(tr)), tr, "o", ms=4)
+        ax4.errorbar(i, tr.mean(), yerr=m[f"explore_{name}_transitions_se"], fmt="_", c="k", ms=20, capsize=4)
+    ax3.axhline(2, c="gray", lw=0.8, ls="--", label="2 (exploration-classes, on the median)")
+    ax3.set_ylabel("classes visited per chain"); ax3.legend(fontsize=7)
+    ax4.axhline(3, c="gray", lw=0.8, ls="--", label="3 (exploration-transitions, on the mean)")
+    ax4.set_ylabel("class transitions per chain"); ax4.legend(fontsize=7)
+    for a in (ax3, ax4):
+        a.set_xticks(range(len(names)), ["trained", "untrained", "J = 0"])
     fig.tight_layout()
     return fig
 
 
 @styled
 def denoising(res):
+    """The least-squares baseline: the clean patterns (top row), the flow's frames from the corrupted
+    input, each pattern's pixel-error ratio at the end (≤ 0.3 counts as restored), and the energies."""
     frames = sorted(res["frames"])
     n = len(res["ratio"])
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.4), gridspec_kw={"width_ratios": [2, 1]})
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), gridspec_kw={"width_ratios": [2, 1]})
     h, w = res["shape"]
-    imgs = [res["frames"][f][i] for f in frames for i in range(n)]
+    imgs = list(res["clean"]) + [res["frames"][f][i] for f in frames for i in range(n)]
     _grid(axes[0], imgs, (h, w), n)
-    axes[0].set_title("rows: flow steps " + ", ".join(map(str, frames)))
+    axes[0].set_title("rows: clean, then flow steps " + ", ".join(map(str, frames)), fontsize=9)
+    axes[0].set_xlabel("error ratio: " + " ".join(f"{r:.2f}" for r in res["ratio"]), fontsize=8)
     e = res["energy"]
     axes[1].semilogy(np.maximum(e, 1e-12), lw=0.8); axes[1].set_xlabel("flow step"); axes[1].set_ylabel("E (kinetic energy)")
     fig.tight_layout()

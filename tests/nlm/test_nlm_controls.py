@@ -94,6 +94,7 @@ def test_denoising_nulls_repair_nothing_and_the_rate_flow_raises_the_energy():
     assert sorted(im) == ["clean", "corrupted", "nlm", "nlm_j0", "nlm_untrained"]
     assert all(np.shape(v) == (10, 64) for v in im.values())
     assert (np.sum(np.abs(im["corrupted"] - im["clean"]) > 1e-5, axis=1) == round(cfg.denoise_fraction * 64)).all()
+    assert np.allclose(out["clean"], im["clean"], atol=1e-6)          # the baseline figure's clean row: the same patterns
     assert m["denoise_n_good_untrained"] == 0 and m["denoise_ratio_median_untrained"] > 1.0
     assert m["denoise_n_good_input"] == 0
     # the nulls of the NLM-trained denoising (untrained network, J = 0) restore nothing by their dynamics
@@ -156,3 +157,19 @@ def test_broken_steppers_do_what_their_names_say():
     xi = torch.ones(3, 4, dtype=torch.float64)
     y = x.clone(); thermo.AnisotropicNoiseStepper(J, b, x).euler(y, 0.1, xi.clone(), 1.0)
     assert torch.allclose(y - (x + 0.1 * force(x, J, b)), torch.tensor([0.5, 1.5, 0.5, 1.5], dtype=torch.float64).expand(3, 4))
+
+
+def test_langevin_restore_images_are_the_first_replica_its_ratio_measures():
+    """The images notebook 05 draws are replica 0's time averages: their pixel error against the
+    target, over the corrupted input's, is exactly replica 0's ratio (and a J = 0 network, which
+    knows no pattern, restores nothing)."""
+    g = torch.Generator().manual_seed(3)
+    target_x = torch.where(torch.rand(4, 16, generator=g, dtype=torch.float64) < 0.5, 2.0, -2.0)
+    x0 = dn.corrupt(target_x, 0.25, seed=1)
+    J, b = torch.zeros(16, 16, dtype=torch.float64), torch.zeros(16, dtype=torch.float64)
+    target = torch.tanh(target_x)
+    res = dn.langevin_restore(x0, J, b, target, steps=100, dt=0.01, T=1.0, reps=3, seed=0)
+    assert res["ratio"].shape == (3, 4) and res["images"].shape == (4, 16)
+    err = ((res["images"] - target.numpy()) ** 2).mean(-1) / ((torch.tanh(x0) - target) ** 2).mean(-1).numpy()
+    np.testing.assert_allclose(err, res["ratio"][0], rtol=1e-12)
+    assert (res["ratio"] > 0.3).all()
