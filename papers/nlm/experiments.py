@@ -214,15 +214,17 @@ def basin_diagnostics(per_model, lists, test_x, x, xp, xq, xpq, J, b, T: float) 
     for tag, P in (("small_p", sizes[0]), ("large_p", sizes[-1])):
         ks = [k for k, (p, _) in enumerate(per_model) if p == P]
         train = {k: np.tanh(lists[per_model[k][1]][:P]) for k in ks}
-        for src, X in (("noise", x), ("noise_quench", xq), ("pcd", xp), ("pcd_quench", xpq)):
-            d = np.concatenate([metrics.nearest_distance(phi(X[k]).cpu().numpy(), train[k]) for k in ks])
+        img = {src: {k: phi(X[k]).cpu().numpy() for k in ks}          # each sample set's images, once
+               for src, X in (("noise", x), ("noise_quench", xq), ("pcd", xp), ("pcd_quench", xpq))}
+        for src in img:
+            d = np.concatenate([metrics.nearest_distance(img[src][k], train[k]) for k in ks])
             out[f"{tag}_{src}_d_train_median"] = float(np.median(d))
         out[f"{tag}_test_d_train_median"] = float(np.median(np.concatenate([metrics.nearest_distance(test_img, train[k]) for k in ks])))
         n = min(len(test_img), xp.shape[-2])                     # held-out images against as many samples
         out[f"{tag}_test_d_other_test_median"] = float(np.median(_nearest_other(test_img[:n])))
-        out[f"{tag}_noise_d_other_sample_median"] = float(np.median(np.concatenate([_nearest_other(phi(x[k]).cpu().numpy()[:n]) for k in ks])))
-        for src, X in (("pcd", xp), ("pcd_quench", xpq)):
-            imgs = [phi(X[k]).cpu().numpy()[:n] for k in ks]
+        out[f"{tag}_noise_d_other_sample_median"] = float(np.median(np.concatenate([_nearest_other(img["noise"][k][:n]) for k in ks])))
+        for src in ("pcd", "pcd_quench"):
+            imgs = [img[src][k][:n] for k in ks]
             out[f"{tag}_{src}_d_other_sample_median"] = float(np.median(np.concatenate([_nearest_other(a) for a in imgs])))
             acc = [metrics.adversarial_accuracy(test_img[:n], a) for a in imgs]
             for key in ("acc_t", "acc_s"):
@@ -531,18 +533,32 @@ def window_images(frames, window: int):
     return frames[: n * window].reshape(n, window, *frames.shape[1:]).mean(1)
 
 
-def class_visits(windows, train_img, labels, radius: float) -> dict:
-    """Classes visited and class transitions of one chain's time-averaged windows (W, D).
+def window_classes(windows, train_img, labels, radius: float) -> np.ndarray:
+    """The class each of one chain's time-averaged windows (W, D) visits, −1 where it visits none.
 
     A window is a visit of a class only when it is data-like: its nearest training image lies within
     `radius` (the 95th percentile of the held-out images' own nearest-training distance), and then its
-    class is the nearest class centroid. Transitions are class changes between successive data-like
-    windows (windows off the data are skipped). A chain of noise images is never data-like.
+    class is the nearest class centroid (labels are >= 0). A chain of noise images is never data-like.
     """
     ok = metrics.nearest_distance(windows, train_img) <= radius
-    seq = metrics.nearest_centroid_labels(windows[ok], train_img, labels).tolist() if ok.any() else []
+    cls = np.full(len(ok), -1, dtype=np.int64)
+    if ok.any():
+        cls[ok] = metrics.nearest_centroid_labels(windows[ok], train_img, labels)
+    return cls
+
+
+def class_visits(windows, train_img, labels, radius: float) -> dict:
+    """Classes visited and class transitions of one chain's windows (`window_classes`, `visits`)."""
+    return visits(window_classes(windows, train_img, labels, radius))
+
+
+def visits(cls) -> dict:
+    """Classes visited, class transitions and the data-like fraction of one chain's window classes (−1:
+    off the data). Transitions are class changes between successive data-like windows (others skipped)."""
+    cls = np.asarray(cls)
+    seq = cls[cls >= 0].tolist()
     n_trans, runs = count_transitions(seq, min_dwell=1)
-    return {"classes": len(set(seq)), "transitions": n_trans, "data_like": float(ok.mean()) if len(ok) else float("nan")}
+    return {"classes": len(set(seq)), "transitions": n_trans, "data_like": float((cls >= 0).mean()) if len(cls) else float("nan")}
 
 
 EXPLORE_MODELS = ("trained", "untrained", "j0")   # the main model; its J, b at update 0; J = 0, b = 0 (Ornstein-Uhlenbeck)
@@ -581,11 +597,15 @@ def exploration(cfg, seed: int, model: dict, device=None) -> dict:
     train_img, labels = data.images("train")[: model["p"]], data.y_train[: model["p"]]
     radius = float(np.quantile(metrics.nearest_distance(data.images("test"), train_img), 0.95))
     burn = int(cfg.explore_burn) // every
-    win = window_images(frames[burn:], max(1, int(cfg.avg_steps) // every))   # (windows, model, chain, N)
+    per_window = max(1, int(cfg.avg_steps) // every)                  # frames per window
+    win = window_images(frames[burn:], per_window)                    # (windows, model, chain, N)
     m = {"explore_radius": radius, "explore_frames": int(len(frames)), "explore_windows": int(len(win)),
          "explore_chains": n_chains}
+    classes0 = {}
     for k, name in enumerate(EXPLORE_MODELS):
-        per = [class_visits(win[:, k, c], train_img, labels, radius) for c in range(n_chains)]
+        cls = [window_classes(win[:, k, c], train_img, labels, radius) for c in range(n_chains)]
+        classes0[name] = cls[0]                                       # chain 0, window by window (the figure)
+        per = [visits(c) for c in cls]
         cl, tr = [v["classes"] for v in per], [v["transitions"] for v in per]
         m[f"explore_{name}_classes"] = cl
         m[f"explore_{name}_classes_median"] = float(np.median(cl))
@@ -597,17 +617,13 @@ def exploration(cfg, seed: int, model: dict, device=None) -> dict:
         n0, runs0 = count_transitions(lab0.tolist())
         m[f"explore_{name}_classes_ungated"] = int(len({r[0] for r in runs0}))
         m[f"explore_{name}_transitions_ungated"] = int(n0)
-    # chain 0 of each model, window by window: its class where the window is data-like, else -1 (the figure)
-    ok = {name: metrics.nearest_distance(win[:, k, 0], train_img) <= radius for k, name in enumerate(EXPLORE_MODELS)}
-    window_classes = {name: np.where(ok[name], metrics.nearest_centroid_labels(win[:, k, 0], train_img, labels), -1)
-                      for k, name in enumerate(EXPLORE_MODELS)}
     chain = frames[:, 0, 0]
     mu = train_img.mean(0)
     _, _, vt = np.linalg.svd(train_img - mu, full_matrices=False)
     return {"frames": chain, "labels": metrics.nearest_centroid_labels(chain, train_img, labels),
             "pc_frames": (chain - mu) @ vt[:3].T, "pc_train": (train_img - mu) @ vt[:3].T,
             "train_labels": labels, "shape": data.shape, "every": every, "burn_steps": int(cfg.explore_burn),
-            "window_steps": max(1, int(cfg.avg_steps) // every) * every, "window_classes": window_classes, "metrics": m}
+            "window_steps": per_window * every, "window_classes": classes0, "metrics": m}
 
 
 # ---- notebook 05: denoising ------------------------------------------------------------------------------------

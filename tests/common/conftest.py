@@ -121,8 +121,9 @@ def check_smoke_run():
     def check(paper: str, out: Path, seed: int | None = None) -> None:
         metrics = read_json(out / "metrics.json")
         assert metrics, "no metrics written"
+        claims = load_claims(paths.PAPERS / paper / "claims.yaml")
         table = read_claims_table(out / "claims.csv")
-        assert list(table["id"]) == [c.id for c in load_claims(paths.PAPERS / paper / "claims.yaml")]
+        assert list(table["id"]) == [c.id for c in claims]
         man = read_json(out / "manifest.json")
         assert man["status"] == "ok" and len(man["notebooks"]) == len(notebooks(paper))
         assert man["run_dir"] == str(out) and ".staging-" not in str(man)
@@ -131,13 +132,13 @@ def check_smoke_run():
         pngs = sorted((out / "figures").glob("*.png"))
         assert pngs, "no figures"
         captions = read_json(out / "figures.json", default={}) or {}
-        ids = {c.id for c in load_claims(paths.PAPERS / paper / "claims.yaml")}
+        ids = {c.id for c in claims}
         for png in pngs:                                   # what the report prints under each figure
             assert captions.get(png.stem, {}).get("caption", "").strip(), f"{png.name} has no caption"
             assert set(captions[png.stem].get("claims", [])) <= ids, f"{png.name} names claims {paper} does not have"
         assert not list(out.parent.glob(f".{out.name}.staging-*"))
         # every control that the smoke profile lists is logged (a finite number, or a list of them)
-        unlogged = [f"{c.id}: {c.control}" for c in load_claims(paths.PAPERS / paper / "claims.yaml")
+        unlogged = [f"{c.id}: {c.control}" for c in claims
                     if c.controlled and "smoke" in c.profiles and not _finite_metric(metrics.get(c.control))]
         assert not unlogged, f"controls listed at smoke but not logged: {unlogged}"
 
