@@ -110,20 +110,20 @@ def preflight(profile: str, params: dict) -> None:
     check_step(cfg.denoise_dt)
     if not cfg.sweep_lr > 0:
         raise UserError(f"sweep_lr must be > 0, got {cfg.sweep_lr!r}; use the profile's value")
-    if profile == "full" or cfg.dataset != "digits" or cfg.second_updates:
+    from .encoding import LIMITS, base_name, spec
+
+    base = base_name(cfg.dataset)
+    if profile == "full" or base != "digits" or cfg.second_updates:
         from common.data import load_dataset
 
         for name in {cfg.dataset, cfg.second_dataset if cfg.second_updates else cfg.dataset}:
-            loader = {"digits": "digits", "fashion14": "fashion_mnist", "mnist": "mnist"}.get(name)
-            if loader is None:
-                raise UserError(f"unknown dataset {name!r}; choose digits, fashion14 or mnist")
-            load_dataset(loader, "test")
+            load_dataset(spec(name)[0], "test")
     sizes = list(cfg.sweep_sizes) + [cfg.main_p, cfg.ooe_p]
-    limit = {"digits": 546 - cfg.n_test, "fashion14": 18_000, "mnist": 20_000}.get(cfg.dataset, 10**9)
+    limit = LIMITS[base] - (cfg.n_test if base == "digits" else 0)
     if max(sizes) > limit:
         raise UserError(f"training-set size P={max(sizes)} exceeds the {limit} {cfg.dataset} images available; lower P")
-    if cfg.dataset == "digits" and cfg.ooe_p + cfg.ooe_n_test > 546:
-        raise UserError(f"ooe_p={cfg.ooe_p} + ooe_n_test={cfg.ooe_n_test} exceeds the 546 digits images; lower one of them")
+    if base == "digits" and cfg.ooe_p + cfg.ooe_n_test > LIMITS["digits"]:
+        raise UserError(f"ooe_p={cfg.ooe_p} + ooe_n_test={cfg.ooe_n_test} exceeds the {LIMITS['digits']} digits images; lower one of them")
     if not (isinstance(cfg.ooe_replicates, int) and cfg.ooe_replicates >= 1):
         raise UserError(f"ooe_replicates must be an integer >= 1, got {cfg.ooe_replicates!r}; use 3 (quick)")
     if cfg.ooe_boot < 2:

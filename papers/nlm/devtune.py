@@ -10,6 +10,7 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
     python -m papers.nlm.devtune replicates --seeds 100 101 102 # out of equilibrium: quick's trained replicates
     python -m papers.nlm.devtune generalization --seeds 100 101 102 # the P-sweep's largest P: more training?
     python -m papers.nlm.devtune noise_length --seeds 100 101 102 # chains from noise: the paper's 5e4 steps?
+    python -m papers.nlm.devtune binary --seeds 100 101 102      # the P-sweep on the digits with every pixel saturated
 
 `explore`: trains the main model of notebook 01 once per seed (quick settings), then runs
 `experiments.exploration` with each variant of (explore_chains, explore_steps) and reports the
@@ -35,7 +36,11 @@ minus fp32 difference in SEs (`z`): whether the faster bf16 products change what
 notebook 02 at its smallest and largest P (quick's two replicates) with the chains from noise run quick's
 3000 Langevin steps, 1.5*10^4, and the paper's 5*10^4, and `memorization-small-p-from-noise`'s value, SE
 and margin with where those chains sit (`basin_diagnostics`): whether the paper's generation length lets
-chains from noise find the memorized basins at quick (nothing in config.py was chosen from it). A variant is judged by its margin over the claim's threshold in
+chains from noise find the memorized basins at quick (nothing in config.py was chosen from it). `binary`: the
+P-sweep of notebook 02 at its smallest and largest P (quick's two replicates) on quick's digits and on the
+same images with every pixel thresholded at 1/2 (`digits_binary`: saturated strokes), each sweep claim's
+value, SE and margin and where the largest-P samples sit (`basin_diagnostics`): whether the grey levels of
+the 8x8 digits are what keeps the claims from the paper's regime (quick keeps `digits`). A variant is judged by its margin over the claim's threshold in
 standard errors (`margin_se`) on every development seed, and by its cost (`seconds`); the choice is
 written in papers/nlm/README.md. Results: results/nlm/dev/<what>.json.
 """
@@ -75,6 +80,12 @@ GENERALIZATION_VARIANTS = {  # name: overrides of notebook 02 (trained at its sm
 }
 GENERALIZATION_CLAIMS = ("generalization-large-p", "test-aai-large-p")
 NOISE_LENGTHS = {"quick": 3000, "steps15k": 15_000, "paper50k": 50_000}   # sweep_gen_steps of notebook 02
+BINARY_DATASETS = ("digits", "digits_binary")   # notebook 02's dataset: quick's, and its pixels thresholded at 1/2
+BINARY_CLAIMS = ("memorization-small-p", "memorization-small-p-from-noise", "generalization-large-p", "test-aai-large-p")
+BINARY_DIAGNOSTICS = ("large_p_pcd_acc_s_test", "large_p_pcd_acc_t_test", "large_p_pcd_d_train_median",
+                      "large_p_test_d_train_median", "large_p_pcd_d_other_sample_median", "large_p_test_d_other_test_median",
+                      "large_p_energy_pcd", "large_p_energy_train", "large_p_energy_test", "energy_equipartition",
+                      "small_p_noise_d_train_median", "small_p_pcd_d_train_median")
 NOISE_DIAGNOSTICS = ("small_p_noise_d_train_median", "small_p_pcd_d_train_median", "small_p_test_d_train_median",
                      "small_p_energy_noise", "small_p_noise_d_other_sample_median")
 EXPLORE_THRESHOLD = 3.0   # claim exploration-transitions: mean transitions >= 3
@@ -210,6 +221,29 @@ def tune_noise_length(seed: int) -> dict:
     return out
 
 
+def tune_binary(seed: int) -> dict:
+    """Notebook 02's sweep at its smallest and largest P (quick's replicates) on each of BINARY_DATASETS: the
+    sweep claims' values, SEs and margins in SEs, and where the samples sit."""
+    from common.claims import judge
+
+    from . import experiments as ex
+
+    base = _cfg()
+    sizes = [min(base.sweep_sizes), max(base.sweep_sizes)]
+    out = {}
+    for name in BINARY_DATASETS:
+        t0 = time.perf_counter()
+        m = ex.memorization_sweep(_cfg(sweep_sizes=sizes, dataset=name), seed)["metrics"]
+        row = {"seconds": time.perf_counter() - t0, "sizes": sizes, **{key: m[key] for key in BINARY_DIAGNOSTICS}}
+        for cid, claim in _claims(BINARY_CLAIMS).items():
+            v, se = m[claim.metric], m[claim.se]
+            row[cid] = {"value": v, "se": se, "margin_se": _margin(v, se, claim.compare, claim.value),
+                        "control_value": m[claim.control], "verdict": judge(claim, m, "quick").verdict}
+        out[name] = row
+        print(f"seed {seed} binary {name}:", json.dumps(row), flush=True)
+    return out
+
+
 def tune_replicates(seed: int) -> dict:
     """Notebook 03 at quick; each window claim's numbers and its whole verdict, control included (the rule
     that keeps a window claim at quick asks the same verdict on every development seed)."""
@@ -263,7 +297,7 @@ def tune_precision(seed: int) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length"))
+    ap.add_argument("what", choices=("explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length", "binary"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
     args = ap.parse_args(argv)
     with user_errors_exit():
@@ -272,7 +306,7 @@ def main(argv=None):
         torch.set_num_threads(1)
         fn = {"explore": tune_explore, "ooe": tune_ooe, "frames": tune_frames, "precision": tune_precision,
               "replicates": tune_replicates, "generalization": tune_generalization,
-              "noise_length": tune_noise_length}[args.what]
+              "noise_length": tune_noise_length, "binary": tune_binary}[args.what]
         git = git_state()                    # the code that runs: the tree as it is at the start
         res = {str(s): fn(s) for s in args.seeds}
         end = git_state()

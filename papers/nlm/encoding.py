@@ -21,6 +21,23 @@ DATASETS = {  # name -> (loader name, classes, pooling)
     "fashion14": ("fashion_mnist", (1, 7, 8), 2),   # trouser, sneaker, bag; 2x2-pooled 14x14, N = 196
     "mnist": ("mnist", (1, 3, 6), 1),                # the paper: 28x28, N = 784
 }
+BINARY = "_binary"   # name suffix: pixels thresholded at 1/2 after pooling (every pixel saturated: x = ±atanh(0.97))
+LIMITS = {"digits": 546, "fashion14": 18_000, "mnist": 20_000}   # images of the three classes (train + test for digits)
+
+
+def spec(name: str):
+    """(loader, classes, pooling, binary) of a dataset name: one of DATASETS, or one of them + "_binary"."""
+    base = name[: -len(BINARY)] if isinstance(name, str) and name.endswith(BINARY) else name
+    if base not in DATASETS:
+        names = ", ".join(f"{d} (or {d}{BINARY})" for d in DATASETS)
+        raise UserError(f"unknown dataset {name!r}; choose one of {names}")
+    return (*DATASETS[base], base != name)
+
+
+def base_name(name: str) -> str:
+    """The dataset a name reads ("digits" for "digits_binary")."""
+    spec(name)
+    return name[: -len(BINARY)] if name.endswith(BINARY) else name
 
 
 def pixels_to_image(p, clip: float = CLIP):
@@ -68,15 +85,16 @@ def load(name: str, n_test: int = 150, seed: int = 0) -> Data:
 
     digits: train and test of sklearn pooled then split with a fixed seed (n_test held out);
     fashion14 / mnist: their own test files (n_test images drawn from them). The training list
-    is shuffled with `seed`, so its first P images are the training set of size P.
+    is shuffled with `seed`, so its first P images are the training set of size P. `<name>_binary`:
+    the same images (same split and order) with each pixel set to 1 where p >= 1/2, else 0.
     """
-    if name not in DATASETS:
-        raise UserError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
-    loader, classes, pool = DATASETS[name]
+    loader, classes, pool, binary = spec(name)
     parts = [load_dataset(loader, s) for s in ("train", "test")]
     prov = parts[0].provenance + parts[1].provenance
     pick = lambda d: (np.isin(d.y, classes))  # noqa: E731
     xs = [_pool(np.asarray(d.x)[pick(d)], pool) for d in parts]
+    if binary:
+        xs = [(x >= 0.5).astype(np.float64) for x in xs]
     ys = [d.y[pick(d)] for d in parts]
     split = np.random.default_rng(12345)
     if loader == "digits":

@@ -4,7 +4,7 @@ import pytest
 from papers.nlm import devtune
 
 
-@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length"])
+@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length", "binary"])
 def test_reported_seeds_are_refused_with_exit_2(what, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     with pytest.raises(SystemExit) as err:
@@ -185,3 +185,40 @@ def test_noise_length_runs_the_sweeps_ends_per_length_and_measures_against_claim
     row = out["paper50k"]
     assert row["margin_se"] == pytest.approx(-2.0)                               # at_most 0.5: 0.6 is 2 SEs on the wrong side
     assert (row["steps"], row["pcd_value"], row["small_p_pcd_d_train_median"]) == (50_000, 0.2, 1.0)
+
+
+def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with_its_control(monkeypatch):
+    """tune_binary runs notebook 02's sweep at the smallest and largest P with quick's replicates on quick's
+    digits and on the thresholded digits, only the dataset changed, and reports each sweep claim's margin
+    from claims.yaml's threshold and its verdict with the control (stand-in metrics)."""
+    from papers.nlm import experiments as ex
+    from papers.nlm.config import PROFILES
+
+    seen = []
+    claims = devtune._claims(devtune.BINARY_CLAIMS)
+
+    def fake_sweep(cfg, seed):
+        seen.append((seed, cfg.dataset, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates))
+        good = cfg.dataset == "digits_binary"
+        m = {k: float(i) for i, k in enumerate(devtune.BINARY_DIAGNOSTICS)}
+        for c in claims.values():                 # each claim's metric 3 SEs on its side (binary) or against it
+            sign = 1 if c.compare == "at_least" else -1
+            m[c.metric] = c.value + sign * (0.03 if good else -0.03)
+            m[c.se] = 0.01
+            m[c.control] = c.value - sign * 0.5   # every control fails
+            if c.control_se:
+                m[c.control_se] = 0.01
+        return {"metrics": m}
+
+    monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
+    out = devtune.tune_binary(101)
+    q = PROFILES["quick"]
+    ends = [min(q["sweep_sizes"]), max(q["sweep_sizes"])]
+    assert seen == [(101, d, ends, q["sweep_replicates"], q["sweep_updates"]) for d in ("digits", "digits_binary")]
+    assert q["dataset"] == devtune.BINARY_DATASETS[0]                            # the first is quick's own data
+    for cid in devtune.BINARY_CLAIMS:
+        assert out["digits_binary"][cid]["margin_se"] == pytest.approx(3.0)
+        assert out["digits"][cid]["margin_se"] == pytest.approx(-3.0)
+        assert out["digits_binary"][cid]["verdict"] == "reproduced"
+        assert out["digits"][cid]["verdict"] == "not reproduced"
+    assert out["digits"]["large_p_pcd_acc_t_test"] == 1.0 and out["digits"]["sizes"] == ends

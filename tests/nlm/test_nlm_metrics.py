@@ -15,6 +15,35 @@ def test_encoding_round_trip():
     assert np.abs(x).max() == pytest.approx(np.arctanh(0.97))
 
 
+def test_binary_datasets_threshold_the_same_images_at_one_half():
+    from common.data import load_dataset
+    from common.errors import UserError
+
+    grey, binary = encoding.load("digits", seed=3), encoding.load("digits_binary", seed=3)
+    assert (binary.y_train == grey.y_train).all() and (binary.y_test == grey.y_test).all()   # same split, same order
+    clip = np.arctanh(0.97)
+    for a, b in ((grey.x_train, binary.x_train), (grey.x_test, binary.x_test)):
+        np.testing.assert_allclose(np.abs(b), clip, rtol=1e-6)      # every pixel saturated
+        assert ((b > 0) == (np.tanh(a) >= 0)).all()                   # p >= 1/2 is 2p - 1 >= 0: the grey image's sign
+    raw = np.asarray(load_dataset("digits", "train").x)[np.isin(load_dataset("digits", "train").y, (1, 3, 6))]
+    assert 0.25 < ((raw > 0.1) & (raw < 0.9)).mean() < 0.4          # the 8x8 digits are graded: about a third of pixels
+    assert encoding.base_name("mnist_binary") == "mnist" and encoding.spec("fashion14_binary")[3] is True
+    for bad in ("digits_bin", "binary", "mnist_binary_binary"):
+        with pytest.raises(UserError, match="unknown dataset"):
+            encoding.spec(bad)
+
+
+def test_preflight_takes_a_binary_dataset_and_its_size_limit():
+    from common.errors import UserError
+    from papers.nlm.config import preflight
+
+    preflight("quick", {"dataset": "digits_binary"})
+    with pytest.raises(UserError, match="exceeds the 396 digits_binary images"):
+        preflight("quick", {"dataset": "digits_binary", "sweep_sizes": [5, 397]})
+    with pytest.raises(UserError, match="unknown dataset 'digit'"):
+        preflight("quick", {"dataset": "digit"})
+
+
 def test_adversarial_accuracy_known_answers():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((200, 5))
