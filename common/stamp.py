@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
+from pathlib import Path
 
 from . import paths
 from .io import sha256_file
@@ -53,19 +54,22 @@ def _common_imports(source: str, in_common: bool) -> set[str] | None:
     return out
 
 
+def code_cells(nb) -> list[str]:
+    """The Python of a notebook's code cells, one string per cell, shell (!) and magic (%) lines dropped.
+    Raises OSError or ValueError when the notebook cannot be read."""
+    cells = json.loads(Path(nb).read_text()).get("cells", [])
+    return ["\n".join(ln for ln in "".join(c.get("source", [])).splitlines() if not ln.lstrip().startswith(("%", "!")))
+            for c in cells if c.get("cell_type") == "code"]
+
+
 def _paper_sources(paper: str) -> list[str]:
     """The Python of a paper's package and of its notebooks' code cells (shell and magic lines dropped)."""
     out = [p.read_text() for p in sorted((paths.PAPERS / paper).rglob("*.py"))]
     for nb in sorted((paths.NOTEBOOKS / paper).glob("*.ipynb")):
         try:
-            cells = json.loads(nb.read_text()).get("cells", [])
+            out += code_cells(nb)
         except (OSError, ValueError):
             out.append("(")                                       # unreadable: counts as unparsable
-            continue
-        for cell in cells:
-            if cell.get("cell_type") == "code":
-                src = "".join(cell.get("source", []))
-                out.append("\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))))
     return out
 
 

@@ -143,8 +143,7 @@ def tune_frames(seed: int) -> dict:
         m = ex.out_of_equilibrium(_cfg(ooe_window_frames=frames, ooe_replicates=1), seed)["metrics"]
         row = {"seconds": time.perf_counter() - t0}
         for cid, claim in _window_claims().items():
-            v, se = m[claim.metric], m[claim.se]
-            row[cid] = {"value": v, "se": se, "margin_se": _margin(v, se, claim.compare, claim.value)}
+            row[cid] = _claim_numbers(claim, m)
         row["min_abs_margin_se"] = min(abs(r["margin_se"]) for c, r in row.items() if c in WINDOW_CLAIMS)
         row["mean_se"] = sum(row[c]["se"] for c in WINDOW_CLAIMS) / len(WINDOW_CLAIMS)
         out[name] = row
@@ -154,6 +153,18 @@ def tune_frames(seed: int) -> dict:
 
 def _margin(v, se, compare, value):
     return ((v - value) if compare == "at_least" else (value - v)) / se if se else float("nan")
+
+
+def _claim_numbers(claim, m) -> dict:
+    """A claim's value, SE and margin from its threshold in SEs (positive on the claim's side), from metrics m."""
+    v, se = m[claim.metric], m[claim.se]
+    return {"value": v, "se": se, "margin_se": _margin(v, se, claim.compare, claim.value)}
+
+
+def _sweep_ends() -> list:
+    """Notebook 02's smallest and largest P at quick."""
+    sizes = _cfg().sweep_sizes
+    return [min(sizes), max(sizes)]
 
 
 def _claims(ids) -> dict:
@@ -193,8 +204,7 @@ def tune_generalization(seed: int) -> dict:
                "spectral_norm": m["sweep_spectral_norm"][-1], "euler_stability": m["sweep_euler_stability"][-1],
                "frozen_at": m["sweep_frozen_at"][-1]}   # -1: the largest-P model learned to the end (no freeze)
         for cid, claim in _claims(GENERALIZATION_CLAIMS).items():
-            v, se = m[claim.metric], m[claim.se]
-            row[cid] = {"value": v, "se": se, "margin_se": _margin(v, se, claim.compare, claim.value)}
+            row[cid] = _claim_numbers(claim, m)
         out[name] = row
         print(f"seed {seed} generalization {name}:", json.dumps(row), flush=True)
     return out
@@ -205,17 +215,14 @@ def tune_noise_length(seed: int) -> dict:
     the persistent chains and the untrained null) run each length of NOISE_LENGTHS."""
     from . import experiments as ex
 
-    base = _cfg()
-    sizes = [min(base.sweep_sizes), max(base.sweep_sizes)]
+    sizes = _sweep_ends()
     claim = _claims(["memorization-small-p-from-noise"])["memorization-small-p-from-noise"]
     out = {}
     for name, steps in NOISE_LENGTHS.items():
         t0 = time.perf_counter()
         m = ex.memorization_sweep(_cfg(sweep_sizes=sizes, sweep_gen_steps=steps), seed)["metrics"]
-        v, se = m[claim.metric], m[claim.se]
-        row = {"seconds": time.perf_counter() - t0, "steps": steps, "value": v, "se": se,
-               "margin_se": _margin(v, se, claim.compare, claim.value), "pcd_value": m["mem_acc_small_p_pcd"],
-               **{key: m[key] for key in NOISE_DIAGNOSTICS}}
+        row = {"seconds": time.perf_counter() - t0, "steps": steps, **_claim_numbers(claim, m),
+               "pcd_value": m["mem_acc_small_p_pcd"], **{key: m[key] for key in NOISE_DIAGNOSTICS}}
         out[name] = row
         print(f"seed {seed} noise_length {name}:", json.dumps(row), flush=True)
     return out
@@ -228,17 +235,14 @@ def tune_binary(seed: int) -> dict:
 
     from . import experiments as ex
 
-    base = _cfg()
-    sizes = [min(base.sweep_sizes), max(base.sweep_sizes)]
+    sizes = _sweep_ends()
     out = {}
     for name in BINARY_DATASETS:
         t0 = time.perf_counter()
         m = ex.memorization_sweep(_cfg(sweep_sizes=sizes, dataset=name), seed)["metrics"]
         row = {"seconds": time.perf_counter() - t0, "sizes": sizes, **{key: m[key] for key in BINARY_DIAGNOSTICS}}
         for cid, claim in _claims(BINARY_CLAIMS).items():
-            v, se = m[claim.metric], m[claim.se]
-            row[cid] = {"value": v, "se": se, "margin_se": _margin(v, se, claim.compare, claim.value),
-                        "control_value": m[claim.control], "verdict": judge(claim, m, "quick").verdict}
+            row[cid] = _claim_numbers(claim, m) | {"control_value": m[claim.control], "verdict": judge(claim, m, "quick").verdict}
         out[name] = row
         print(f"seed {seed} binary {name}:", json.dumps(row), flush=True)
     return out

@@ -27,17 +27,17 @@ LIMITS = {"digits": 546, "fashion14": 18_000, "mnist": 20_000}   # images of the
 
 def spec(name: str):
     """(loader, classes, pooling, binary) of a dataset name: one of DATASETS, or one of them + "_binary"."""
-    base = name[: -len(BINARY)] if isinstance(name, str) and name.endswith(BINARY) else name
-    if base not in DATASETS:
-        names = ", ".join(f"{d} (or {d}{BINARY})" for d in DATASETS)
-        raise UserError(f"unknown dataset {name!r}; choose one of {names}")
+    base = base_name(name)
     return (*DATASETS[base], base != name)
 
 
 def base_name(name: str) -> str:
-    """The dataset a name reads ("digits" for "digits_binary")."""
-    spec(name)
-    return name[: -len(BINARY)] if name.endswith(BINARY) else name
+    """The dataset a name reads ("digits" for "digits_binary"); an unknown name is a user error."""
+    base = name[: -len(BINARY)] if isinstance(name, str) and name.endswith(BINARY) else name
+    if base not in DATASETS:
+        names = ", ".join(f"{d} (or {d}{BINARY})" for d in DATASETS)
+        raise UserError(f"unknown dataset {name!r}; choose one of {names}")
+    return base
 
 
 def pixels_to_image(p, clip: float = CLIP):

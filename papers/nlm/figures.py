@@ -6,6 +6,8 @@ import numpy as np
 
 from common.plots import styled
 
+from .experiments import EXPLORE_MODELS
+
 
 def _grid(ax, images, shape, ncol):
     h, w = shape
@@ -142,7 +144,7 @@ def exploration(res):
     ax.set_xlabel("PC1"); ax.set_ylabel("PC2"); ax.set_zlabel("PC3"); ax.legend(fontsize=7)
     ax2 = fig.add_subplot(1, 4, 2)
     start, w = res["burn_steps"], res["window_steps"]
-    for name, mk in (("trained", "o"), ("untrained", "x"), ("j0", "+")):
+    for name, mk in zip(EXPLORE_MODELS, ("o", "x", "+")):
         cls = np.asarray(res["window_classes"][name])
         t = start + w * (np.arange(len(cls)) + 0.5)
         ok = cls >= 0
@@ -152,7 +154,7 @@ def exploration(res):
     ax2.set_xlim(start, start + w * len(cls))
     ax2.set_xlabel("Langevin step (window centre, after burn-in)"); ax2.set_ylabel("class of a data-like window")
     ax2.legend(fontsize=7)
-    names = ("trained", "untrained", "j0")
+    names = EXPLORE_MODELS
     ax3, ax4 = fig.add_subplot(1, 4, 3), fig.add_subplot(1, 4, 4)
     for i, name in enumerate(names):
         cl = np.asarray(m[f"explore_{name}_classes"], float)
@@ -166,7 +168,7 @@ def exploration(res):
     ax4.axhline(3, c="gray", lw=0.8, ls="--", label="3 (exploration-transitions, on the mean)")
     ax4.set_ylabel("class transitions per chain"); ax4.legend(fontsize=7)
     for a in (ax3, ax4):
-        a.set_xticks(range(len(names)), ["trained", "untrained", "J = 0"])
+        a.set_xticks(range(len(names)), [{"j0": "J = 0"}.get(n, n) for n in names])
     fig.tight_layout()
     return fig
 

@@ -84,13 +84,10 @@ def _save_figure_calls(nb_path):
     """The `run.save_figure(...)` calls of a notebook's code cells (shell and magic lines dropped)."""
     import ast
 
-    calls = []
-    for cell in json.loads(nb_path.read_text())["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        src = "\n".join(ln for ln in "".join(cell["source"]).splitlines() if not ln.lstrip().startswith(("%", "!")))
-        calls += [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "save_figure"]
-    return calls
+    from common.stamp import code_cells
+
+    return [n for src in code_cells(nb_path) for n in ast.walk(ast.parse(src))
+            if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "save_figure"]
 
 
 def _caption_problems(nb_path, claim_ids) -> list[str]:

@@ -70,9 +70,7 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
     for res in results.values():
         metrics |= res["metrics"]
     # every notebook figure draws from the full profile's results (28 x 28 images, results made on `device`)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt                                     # MPLBACKEND=Agg (conftest)
     for draw, key in ((figs.samples_over_age, "age"), (figs.age_curves, "age"), (figs.sweep, "sweep"),
                       (figs.sweep_samples, "sweep"), (figs.ooe, "ooe"), (figs.exploration, "explore"),
                       (figs.denoising_by_nlm, "denoise"), (figs.denoising, "denoise"), (figs.rule_check, "rule"),

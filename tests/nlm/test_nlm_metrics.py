@@ -25,7 +25,8 @@ def test_binary_datasets_threshold_the_same_images_at_one_half():
     for a, b in ((grey.x_train, binary.x_train), (grey.x_test, binary.x_test)):
         np.testing.assert_allclose(np.abs(b), clip, rtol=1e-6)      # every pixel saturated
         assert ((b > 0) == (np.tanh(a) >= 0)).all()                   # p >= 1/2 is 2p - 1 >= 0: the grey image's sign
-    raw = np.asarray(load_dataset("digits", "train").x)[np.isin(load_dataset("digits", "train").y, (1, 3, 6))]
+    d = load_dataset("digits", "train")
+    raw = np.asarray(d.x)[np.isin(d.y, (1, 3, 6))]
     assert 0.25 < ((raw > 0.1) & (raw < 0.9)).mean() < 0.4          # the 8x8 digits are graded: about a third of pixels
     assert encoding.base_name("mnist_binary") == "mnist" and encoding.spec("fashion14_binary")[3] is True
     for bad in ("digits_bin", "binary", "mnist_binary_binary"):
