@@ -1,5 +1,8 @@
 """Test-session defaults: notebooks run at the smoke profile, results go to a temporary folder
-(removed at exit unless the caller chose REPRO_RESULTS, as `make test` does)."""
+(removed at exit unless the caller chose REPRO_RESULTS, as `make test` does), and everything runs on the
+CPU unless the session asks for a device: `REPRO_TEST_DEVICE=cuda make test` runs the same suite with the
+notebooks and papers on the GPU and enables the tests marked `cuda`, which are skipped otherwise (with the
+reason). So `make test` on a GPU workstation is the suite CI runs."""
 import atexit
 import os
 import shutil
@@ -12,6 +15,9 @@ if "REPRO_RESULTS" not in os.environ:
     atexit.register(shutil.rmtree, _tmp, ignore_errors=True)
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("REPRO_PROGRESS", "0")
+# The device of the test session: the CPU unless REPRO_TEST_DEVICE names another (cuda, rocm answers to cuda).
+TEST_DEVICE = os.environ.get("REPRO_TEST_DEVICE", "").strip().lower() or "cpu"
+os.environ["REPRO_DEVICE"] = TEST_DEVICE
 
 # A shell starts background jobs (`make test &`, nohup) with SIGINT ignored, and children inherit
 # that: the Ctrl-C tests would then test nothing. Tests (and the processes they start) get Python's
@@ -23,6 +29,31 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 
 import pytest  # noqa: E402
+
+
+def cuda_skip_reason() -> str | None:
+    """Why the tests marked `cuda` cannot run in this session (None: they run)."""
+    if not TEST_DEVICE.startswith("cuda"):
+        return "a CUDA test: runs with REPRO_TEST_DEVICE=cuda on a machine whose torch sees a GPU"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "REPRO_TEST_DEVICE=cuda, but torch sees no CUDA device"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    marked = [item for item in items if item.get_closest_marker("cuda")]
+    reason = cuda_skip_reason() if marked else None
+    if reason:
+        for item in marked:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture
+def test_device() -> str:
+    """The test session's device: "cpu" unless REPRO_TEST_DEVICE names another."""
+    return TEST_DEVICE
 
 
 @pytest.fixture(autouse=True)
