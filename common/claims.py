@@ -39,6 +39,19 @@ null exists; it is listed as uncontrolled.
 
 A fourth kind, `projection`, is a number computed from assumed `inputs`: it is shown with them and
 never judged, so it is never counted among reproduced claims.
+
+**What a claim is** (`nature`, apart from how it is judged). An `agreement` shows that two computations
+match (a closed form against quadrature, theory against simulation, an integer path against float); its
+control is a near-miss variant whose failure shows the check's resolution. A `phenomenon` is what the
+paper discovered (something happens, A beats B); its control removes exactly what the paper credits for
+the effect, or is the simplest competing explanation, and could pass if the paper were wrong. Summaries
+count the two apart ("P of Q phenomena, A of B agreements").
+
+**Degenerate controls.** A control that is the metric negated, a fixed multiple of it or the metric plus
+a fixed offset, across a claim's replicates (or, in `combine_seeds`, across seeds), or the competitor
+swapped with the claim's own side (control = baseline, control_baseline = metric), cannot fail on its
+own: `degenerate_control` says so, and the claim is inconclusive at this scale ("control degenerate"),
+whatever its metric.
 """
 from __future__ import annotations
 
@@ -60,6 +73,8 @@ VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 PROJECTION = "projection"  # not a verdict: a number from assumed inputs, shown apart from the verdicts
 COMPARISONS = ("at_least", "at_most", "within", "interval")
 KINDS = ("exact", "statistical", "comparison", "projection")
+AGREEMENT, PHENOMENON = "agreement", "phenomenon"
+NATURES = (AGREEMENT, PHENOMENON)
 NO_CONTROL = "none"
 MISSING_CONTROL = "no control named in claims.yaml"
 CONFIDENCE = 0.95  # one-sided; `within`/`interval` use the matching two-sided 90 % interval
@@ -67,10 +82,10 @@ NOT_MEASURED = "not measured"
 
 _REQUIRED = ("id", "kind", "statement", "paper_value", "source", "metric", "profiles")
 _OPTIONAL = ("control", "compare", "value", "tolerance", "rel_tolerance", "interval", "se", "baseline", "when", "note",
-             "control_is", "control_se", "control_baseline", "why", "inputs")
+             "control_is", "control_se", "control_baseline", "why", "inputs", "nature")
 CONTROL_COLUMNS = ["control", "control_is", "control_measured", "control_se", "control_ci_low", "control_ci_high",
                    "control_n", "control_verdict"]
-COLUMNS = ["id", "kind", "statement", "source", "paper_value", "metric", "measured", "se", "ci_low", "ci_high", "n",
+COLUMNS = ["id", "kind", "nature", "statement", "source", "paper_value", "metric", "measured", "se", "ci_low", "ci_high", "n",
            "criterion", *CONTROL_COLUMNS, "verdict", "note"]
 
 
@@ -98,6 +113,7 @@ class Claim:
     baseline: str | None = None  # comparison: metric holding B's per-seed values
     when: tuple = ()  # ((metric, value), ...): the run configuration the claim needs, e.g. dataset = imagenet
     note: str = ""
+    nature: str = ""  # agreement | phenomenon ("" for a projection)
 
     @property
     def controlled(self) -> bool:
@@ -146,6 +162,11 @@ def _as_claim(raw: dict, where: str) -> Claim:
             raise ValueError(f"{where}: claim {cid!r}: a projection lists its assumed `inputs`")
     elif raw.get("inputs") is not None:
         raise ValueError(f"{where}: claim {cid!r}: `inputs` belong to projections")
+    nature = raw.get("nature")
+    if raw["kind"] == "projection" and nature is not None:
+        raise ValueError(f"{where}: claim {cid!r}: a projection is neither an agreement nor a phenomenon; drop `nature`")
+    if nature is not None and nature not in NATURES:
+        raise ValueError(f"{where}: claim {cid!r}: nature must be one of {NATURES}")
     compare = raw.get("compare")
     if compare is None and raw["kind"] != "projection":
         raise ValueError(f"{where}: claim {cid!r} lacks compare")
@@ -177,6 +198,7 @@ def _as_claim(raw: dict, where: str) -> Claim:
         value=raw.get("value"), tolerance=raw.get("tolerance"), rel_tolerance=raw.get("rel_tolerance"),
         interval=tuple(raw["interval"]) if raw.get("interval") else None, se=raw.get("se"),
         baseline=raw.get("baseline"), when=tuple((raw.get("when") or {}).items()), note=str(raw.get("note", "")),
+        nature=str(raw.get("nature") or ""),
     )
 
 
@@ -353,6 +375,54 @@ def _measure(claim: Claim, metrics: dict, metric: str, se, baseline: str | None)
                    stats["n"], f"paired over {stats['n']} seeds, Student t")
 
 
+DEGENERATE = "control degenerate"
+RELATIVE = 1e-6  # how exactly a control must track its metric to count as the metric transformed
+
+
+def _differences(name: str | None, baseline: str | None, metrics: dict) -> list[float] | None:
+    a = _series(name, metrics) if name else None
+    if a is None or not baseline:
+        return a
+    b = _series(baseline, metrics)
+    return [x - y for x, y in zip(a, b)] if b is not None and len(b) == len(a) else None
+
+
+def transform_of(a: list[float], b: list[float]) -> str | None:
+    """How `b` follows `a` exactly, replicate by replicate: 'negated', 'a fixed multiple (x k)', 'offset by a
+    constant (+ c)' or 'identical'; None when it does not (or when either is constant or they differ in length,
+    where no such relation can be told from chance)."""
+    if len(a) != len(b) or len(a) < 2:
+        return None
+    scale = max(abs(x) for x in (*a, *b))
+    tol = RELATIVE * scale
+    if max(a) - min(a) <= tol or max(b) - min(b) <= tol:
+        return None
+    off = [y - x for x, y in zip(a, b)]
+    if max(off) - min(off) <= tol:
+        c = sum(off) / len(off)
+        return "identical to the metric" if abs(c) <= tol else f"the metric offset by a constant ({c:+.4g})"
+    if all(abs(x) > tol for x in a):
+        ratio = [y / x for x, y in zip(a, b)]
+        k = sum(ratio) / len(ratio)
+        if max(ratio) - min(ratio) <= RELATIVE * max(1.0, abs(k)):
+            return "the metric negated" if abs(k + 1) <= RELATIVE else f"a fixed multiple of the metric (x {k:.4g})"
+    return None
+
+
+def degenerate_control(claim: Claim, metrics: dict) -> str | None:
+    """Why `claim`'s control cannot fail on its own in this run (see the module's docstring), or None."""
+    if not claim.controlled or claim.kind == "projection":
+        return None
+    if claim.control == claim.metric:
+        return f"{DEGENERATE}: the control is the metric itself"
+    if claim.baseline and claim.control == claim.baseline and (claim.control_baseline or claim.baseline) == claim.metric:
+        return f"{DEGENERATE}: the competitor swapped with the claim's side (the control is the metric negated)"
+    a = _differences(claim.metric, claim.baseline, metrics)
+    b = _differences(claim.control, claim.control_baseline or claim.baseline, metrics)
+    how = transform_of(a, b) if a is not None and b is not None else None
+    return f"{DEGENERATE}: across {len(a)} replicates the control is {how}" if how else None
+
+
 CONTROL_PASSES = "control passes too: {what}"
 CONTROL_NOT_EXCLUDED = "control not excluded (inconclusive): {what}"
 
@@ -379,6 +449,9 @@ def judge(claim: Claim, metrics: dict, profile: str) -> Outcome:
     what = claim.control_is or claim.control
     if o.verdict == NOT_REPRODUCED:
         return Outcome(**{**o.__dict__, "control": c})
+    degenerate = degenerate_control(claim, metrics)
+    if degenerate:
+        return Outcome(**{**o.__dict__, "verdict": INCONCLUSIVE, "note": _join(degenerate, o.note), "control": c})
     if c.note.startswith(NOT_MEASURED):
         return Outcome(**{**o.__dict__, "verdict": NOT_REPRODUCED, "note": _join(c.note, o.note), "control": c})
     if o.verdict == REPRODUCED and c.verdict == REPRODUCED:
@@ -411,7 +484,7 @@ def _row(c: Claim, o: Outcome, metrics: dict) -> dict:
     else:
         control_verdict, control_is = ctl.verdict, c.control_is
     return {
-        "id": c.id, "kind": c.kind, "statement": c.statement, "source": c.source, "paper_value": c.paper_value,
+        "id": c.id, "kind": c.kind, "nature": c.nature, "statement": c.statement, "source": c.source, "paper_value": c.paper_value,
         "metric": c.metric, "measured": o.measured, "se": o.se, "ci_low": o.ci_low, "ci_high": o.ci_high,
         "n": o.n, "criterion": c.criterion(metrics), "control": c.control, "control_is": control_is,
         "control_measured": ctl.measured, "control_se": ctl.se, "control_ci_low": ctl.ci_low,
@@ -428,18 +501,34 @@ def evaluate(claims: list[Claim], metrics: dict, profile: str) -> pd.DataFrame:
 
 def summary(df: pd.DataFrame) -> dict:
     """Counts of each verdict over the judged claims (`total` leaves projections out), of projections and of
-    uncontrolled claims."""
+    uncontrolled claims, and per nature the claims and those reproduced (`phenomenon`: (reproduced, total),
+    `agreement` likewise; claims without a nature, as in tables written before natures, are in neither)."""
     counts = df["verdict"].value_counts().to_dict() if len(df) else {}
     projections = int(counts.get(PROJECTION, 0))
     uncontrolled = int((df["control_verdict"] == UNCONTROLLED).sum()) if "control_verdict" in df else 0
-    return {"total": int(len(df)) - projections, **{v: int(counts.get(v, 0)) for v in VERDICTS},
-            PROJECTION: projections, UNCONTROLLED: uncontrolled}
+    out = {"total": int(len(df)) - projections, **{v: int(counts.get(v, 0)) for v in VERDICTS},
+           PROJECTION: projections, UNCONTROLLED: uncontrolled}
+    for nature in NATURES:
+        mine = df[df["nature"] == nature] if "nature" in df else df.iloc[:0]
+        out[nature] = (int((mine["verdict"] == REPRODUCED).sum()), int(len(mine)))
+    return out
+
+
+def split_by_nature(s: dict) -> str:
+    """'2 of 3 phenomena, 1 of 2 agreements' (reproduced of judged), or '' when no claim has a nature."""
+    parts = []
+    for nature, plural in ((PHENOMENON, "phenomena"), (AGREEMENT, "agreements")):
+        rep, tot = s.get(nature, (0, 0))
+        if tot:
+            parts.append(f"{rep} of {tot} {plural if tot != 1 else nature}")
+    return ", ".join(parts)
 
 
 def headline(s: dict) -> str:
-    """'3/5 claims reproduced (1 not reproduced, 1 inconclusive at this scale, 0 not run at this scale)', then
-    projections and uncontrolled claims when there are any."""
-    text = (f"{s[REPRODUCED]}/{s['total']} claims reproduced ({s[NOT_REPRODUCED]} not reproduced, "
+    """'3/5 claims reproduced: 2 of 3 phenomena, 1 of 2 agreements (1 not reproduced, 1 inconclusive at this
+    scale, 0 not run at this scale)', then projections and uncontrolled claims when there are any."""
+    split = split_by_nature(s)
+    text = (f"{s[REPRODUCED]}/{s['total']} claims reproduced{': ' + split if split else ''} ({s[NOT_REPRODUCED]} not reproduced, "
             f"{s[INCONCLUSIVE]} inconclusive at this scale, {s[NOT_RUN]} not run at this scale)")
     if s.get(PROJECTION):
         text += f"; {s[PROJECTION]} projection{'s' * (s[PROJECTION] > 1)} (not judged)"
@@ -545,8 +634,8 @@ def combine_seeds(tables: dict[int, pd.DataFrame], claims: list[Claim] | None = 
     by_id = {c.id: c for c in claims or []}
     rows = []
     for i, base in first.iterrows():
-        row = {k: base[k] for k in ("id", "kind", "statement", "source", "paper_value", "metric", "criterion", "control",
-                                    "control_is") if k in base}
+        row = {k: base[k] for k in ("id", "kind", "nature", "statement", "source", "paper_value", "metric", "criterion",
+                                    "control", "control_is") if k in base}
         verdicts, controls = [], []
         for s in seeds:
             r = tables[s].iloc[i]
@@ -567,6 +656,9 @@ def combine_seeds(tables: dict[int, pd.DataFrame], claims: list[Claim] | None = 
             n = f"n = {pooled['n']}" if pooled["n"] is not None else "n/a"
             row["note"] = _join(f"overall verdict: pooled paired differences over seeds {', '.join(map(str, seeds))} ({n})",
                                 pooled["note"], f"per seed: {per_seed}")
+        elif set(verdicts) != {NOT_REPRODUCED} and (how := _degenerate_over_seeds([tables[s].iloc[i] for s in seeds])):
+            row["verdict"] = INCONCLUSIVE   # the metric may pass, but its control cannot fail on its own
+            row["note"] = _join(f"{DEGENERATE}: across seeds {', '.join(map(str, seeds))} the control is {how}", f"per seed: {per_seed}")
         elif len(set(verdicts)) == 1:
             row["verdict"], row["note"] = verdicts[0], f"same verdict at seeds {', '.join(map(str, seeds))}"
         else:
@@ -574,6 +666,15 @@ def combine_seeds(tables: dict[int, pd.DataFrame], claims: list[Claim] | None = 
             row["note"] = "verdict differs between seeds: " + per_seed
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _degenerate_over_seeds(rows: list) -> str | None:
+    """`transform_of` over the seeds' measurements and controls (one value each), or None."""
+    a = [_finite(r.get("measured")) for r in rows]
+    b = [_finite(r.get("control_measured")) for r in rows]
+    if any(v is None for v in a + b):
+        return None
+    return transform_of(a, b)
 
 
 def write_seed_table(df: pd.DataFrame, seeds: list[int], run_dir: str | Path) -> None:

@@ -76,7 +76,7 @@ def test_table_files(tmp_path):
     df = evaluate(claims, {"m": 1.5}, "quick")
     assert list(df["verdict"]) == [REPRODUCED, NOT_REPRODUCED, NOT_REPRODUCED]
     assert summary(df) == {"total": 3, REPRODUCED: 1, NOT_REPRODUCED: 2, INCONCLUSIVE: 0, NOT_RUN: 0, "projection": 0,
-                           "uncontrolled": 3}
+                           "uncontrolled": 3, "agreement": (0, 0), "phenomenon": (0, 0)}
     write_claims_table(df, tmp_path)
     assert (tmp_path / "claims.md").read_text().startswith("1/3 claims reproduced (2 not reproduced, 0 inconclusive")
     assert "; 3 uncontrolled" in (tmp_path / "claims.md").read_text().splitlines()[0]
@@ -311,3 +311,69 @@ def test_seeds_pool_the_paired_differences_of_a_comparison():
     tables[1] = evaluate([c], per[1], "quick")
     assert combine_seeds(tables, [c], per, "quick").iloc[0]["verdict"] == NOT_REPRODUCED
     assert pooled_metrics(c, list(per.values()))["a"] is None
+
+
+def test_every_judged_claim_in_the_repository_says_what_it_is():
+    """agreement or phenomenon on every claim but projections (the summaries count them apart)."""
+    import yaml
+
+    from common import paths
+
+    missing = [f"{f.parent.name}:{raw.get('id')}" for f in sorted(paths.PAPERS.glob("*/claims.yaml"))
+               for raw in (yaml.safe_load(f.read_text()) or {}).get("claims", [])
+               if raw.get("kind") != "projection" and raw.get("nature") not in ("agreement", "phenomenon")]
+    assert not missing, f"{len(missing)} claims declare no nature: {' '.join(missing)}"
+
+
+def test_nature_is_checked_and_counted_apart():
+    with pytest.raises(ValueError, match="nature must be"):
+        claim(compare="at_least", value=1, nature="vibes")
+    with pytest.raises(ValueError, match="projection is neither"):
+        claim(kind="projection", inputs=["x"], nature="agreement")
+    claims = [claim(id="p1", compare="at_least", value=1, nature="phenomenon"),
+              claim(id="p2", compare="at_least", value=9, nature="phenomenon"),
+              claim(id="a1", compare="at_most", value=2, nature="agreement")]
+    df = evaluate(claims, {"m": 1.5}, "quick")
+    assert list(df["nature"]) == ["phenomenon", "phenomenon", "agreement"]
+    s = summary(df)
+    assert (s["phenomenon"], s["agreement"]) == ((1, 2), (1, 1))
+    assert headline(s).startswith("2/3 claims reproduced: 1 of 2 phenomena, 1 of 1 agreement (1 not reproduced")
+
+
+def _competitor(**kw):
+    return claim(kind="comparison", metric="a", baseline="b", compare="at_least", value=0.0, nature="phenomenon",
+                 control_is="the null", **kw)
+
+
+def test_a_negated_or_rescaled_or_offset_control_is_refused():
+    a, b = [1.0, 1.4, 0.9, 1.2], [0.2, 0.1, 0.3, 0.0]          # A beats B on every replicate
+    d = [x - y for x, y in zip(a, b)]
+    # the swapped competitor: control = B paired with A, exactly -(A - B)
+    swapped = _competitor(control="b", control_baseline="a")
+    v, _, why = verdict(swapped, {"a": a, "b": b}, "quick")
+    assert v == INCONCLUSIVE and why.startswith("control degenerate: the competitor swapped")
+    # the same by numbers, under another name: refused on the values
+    v, _, why = verdict(_competitor(control="neg"), {"a": a, "b": b, "neg": [y - x + y for x, y in zip(a, b)]}, "quick")
+    assert v == INCONCLUSIVE and "the metric negated" in why
+    # a fixed multiple (the metric x 0.3 beside the same baseline) and a fixed offset
+    scaled = {"a": a, "b": b, "c": [y + 0.3 * x for x, y in zip(d, b)]}
+    v, _, why = verdict(_competitor(control="c"), scaled, "quick")
+    assert v == INCONCLUSIVE and "a fixed multiple of the metric (x 0.3)" in why
+    offset = {"a": a, "b": b, "c": [x - 2.0 for x in a]}
+    v, _, why = verdict(_competitor(control="c"), offset, "quick")
+    assert v == INCONCLUSIVE and "offset by a constant (-2)" in why
+    # a real null, not tied to the metric, that does no better than B and lets the claim reproduce
+    null = {"a": a, "b": b, "c": [0.0, 0.0, 0.1, -0.3]}
+    assert verdict(_competitor(control="c"), null, "quick")[0] == REPRODUCED
+
+
+def test_degenerate_over_seeds_for_scalar_claims():
+    c = claim(compare="at_least", value=1.0, control="m_null", control_is="the null", nature="phenomenon")
+    runs = {0: {"m": 1.5, "m_null": 0.5}, 1: {"m": 1.7, "m_null": 0.7}, 2: {"m": 1.2, "m_null": 0.2}}
+    tables = {s: evaluate([c], m, "quick") for s, m in runs.items()}
+    assert {t["verdict"][0] for t in tables.values()} == {REPRODUCED}    # each seed alone cannot tell
+    row = combine_seeds(tables, [c], runs, "quick").iloc[0]
+    assert row["verdict"] == INCONCLUSIVE and "offset by a constant (-1)" in row["note"]
+    runs[2]["m_null"] = 0.4                                              # a null that moves on its own
+    tables = {s: evaluate([c], m, "quick") for s, m in runs.items()}
+    assert combine_seeds(tables, [c], runs, "quick").iloc[0]["verdict"] == REPRODUCED
