@@ -19,8 +19,10 @@ from pathlib import Path
 import yaml
 
 from . import paths
-from .claims import (INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, PROJECTION, REPRODUCED, UNCONTROLLED, VERDICTS,
-                     format_control, format_measured, headline, load_paper, read_claims_table, summary)
+from . import evidence
+from .claims import (AGREEMENT, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED,
+                     UNCONTROLLED, VERDICTS, format_control, format_measured, headline, load_paper, read_claims_table,
+                     split_by_nature, summary)
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
 from .profiles import PROFILE_NAMES
@@ -36,6 +38,10 @@ VERDICT_MEANING = {
     NOT_RUN: "this profile is too small to test the claim; a larger profile lists it",
     PROJECTION: "a number computed from assumed inputs: shown with them, never judged, never counted as reproduced",
 }
+EVIDENCE_MEANING = ("Each claim's measurement (filled dot, coloured by verdict; bar: the bounds it was judged with) and its "
+                    "control (hollow dot), on one axis normalised by the claim's criterion: 0 is the criterion's edge, "
+                    "right of 0 meets it (1 is a `within` claim's centre; one-sided criteria are in units of their reference). "
+                    "A strong claim sits right of 0 with its control left of 0.")
 CONTROL_MEANING = ("Every claim is measured again, in the same run, on a named null (a model that learned nothing, data "
                    "without the structure, a broken mechanism, or the competitor); a claim is reproduced only when its "
                    "control, judged by the same criterion, is not: a control that passes too makes it inconclusive.")
@@ -84,7 +90,7 @@ def _entry(paper: str, meta: dict, profile: str) -> dict:
     figures = [{"path": f, "caption": captions.get(f.stem, {}).get("caption", ""),
                 "claims": list(captions.get(f.stem, {}).get("claims", []))} for f in sorted((first / "figures").glob("*.png"))]
     claims_sha = top.get("claims_sha256") or manifest.get("claims_sha256")
-    entry.update(table=table, summary=summary(table), manifest=manifest, runs=runs, figures=figures,
+    entry.update(table=table, summary=summary(table), manifest=manifest, runs=runs, figures=figures, evidence=None,
                  notebooks=sorted((first / "notebooks").glob("*.ipynb")), failed=newer_failure,
                  claims_changed=_claims_changed(paper, claims_sha),
                  stale=staleness(dict(manifest, claims_sha256=claims_sha, profile=profile), paper))
@@ -176,7 +182,14 @@ def _rel(p: Path) -> str:
 
 
 def _counts(s: dict) -> str:
-    return ", ".join(f"{s[v]} {v}" for v in VERDICTS)
+    split = split_by_nature(s)
+    return ", ".join(f"{s[v]} {v}" for v in VERDICTS) + (f" ({REPRODUCED}: {split})" if split else "")
+
+
+def _of(s: dict, nature: str) -> str:
+    """'2/3': reproduced of the claims of this nature ('–' when there are none)."""
+    rep, tot = s.get(nature, (0, 0))
+    return f"{rep}/{tot}" if tot else "–"
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -216,18 +229,20 @@ def render_markdown(entries: list[dict]) -> str:
     profiles = sorted({e["profile"] for e in entries}, key=PROFILE_NAMES.index)
     entries, pending = _split(entries)
     parts = [f"# Reproduction report ({', '.join(profiles)})", "",
-             "| paper | profile | reproduced | not reproduced | inconclusive | not run at this scale | projections | uncontrolled | seeds | wall time |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| paper | profile | reproduced | phenomena | agreements | not reproduced | inconclusive | not run at this scale | projections | uncontrolled | seeds | wall time |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in entries:
         if not e["dir"]:
-            parts.append(f"| {e['paper']} | {e['profile']} | no complete run: `make reproduce-{e['paper']} PROFILE={e['profile']}` | | | | | | | |")
+            parts.append(f"| {e['paper']} | {e['profile']} | no complete run: `make reproduce-{e['paper']} PROFILE={e['profile']}` | | | | | | | | | |")
             continue
         s, m = e["summary"], e["manifest"]
         parts.append(f"| [{e['paper']}](#{_anchor(e['paper'], e['profile'])}) | {e['profile']} | {s[REPRODUCED]}/{s['total']} | "
-                     f"{s[NOT_REPRODUCED]} | {s[INCONCLUSIVE]} | {s[NOT_RUN]} | {s[PROJECTION]} | {s[UNCONTROLLED]} | "
+                     f"{_of(s, PHENOMENON)} | {_of(s, AGREEMENT)} | {s[NOT_REPRODUCED]} | {s[INCONCLUSIVE]} | {s[NOT_RUN]} | {s[PROJECTION]} | {s[UNCONTROLLED]} | "
                      f"{', '.join(map(str, m['seeds'])) if m.get('seeds') else text(m.get('seed'))} | {_wall(m)} |")
     if pending:
         parts += ["", f"No complete {'/'.join(profiles)} run yet: {', '.join(pending)} (`make reproduce-<id> PROFILE=...`)."]
+    if (root_fig := paths.results_root() / "evidence" / "verdicts.png").exists():
+        parts += ["", f"![verdicts by paper, phenomena and agreements apart]({_rel(root_fig)})"]
     parts += ["", "Verdicts: " + "; ".join(f"**{v}**: {VERDICT_MEANING[v]}" for v in VERDICT_MEANING) + ".", "",
               f"Controls: {CONTROL_MEANING}"]
     for e in entries:
@@ -244,6 +259,8 @@ def render_markdown(entries: list[dict]) -> str:
             parts += [f"Note: a later attempt failed or was interrupted ({_rel(e['failed'])}/); this is the last complete run.", ""]
         parts += [f"Run: {stamp(e['manifest'])}.", ""] + [f"**Stale:** {why}." for why in e["stale"]] + ([""] if e["stale"] else [])
         parts += _claim_rows_md(e["table"])
+        if e.get("evidence"):
+            parts += ["", f"![evidence: {e['paper']} ({e['profile']})]({_rel(e['evidence'])})", "", f"*Evidence*: {EVIDENCE_MEANING}"]
         parts += ["", "### Figures", ""]
         for f in e["figures"]:
             parts.append(f"![{f['path'].stem}]({_rel(f['path'])})")
@@ -302,12 +319,12 @@ def _count_cell(n: int, verdict: str) -> str:
 def _overview_html(entries: list[dict]) -> list[str]:
     esc = html.escape
     out = ["<table><tr><th>paper</th><th>profile</th>" + "".join(f"<th>{_badge(v)}</th>" for v in VERDICTS)
-           + f"<th>claims</th><th>{_badge(PROJECTION)}</th><th>uncontrolled</th><th>seeds</th><th>wall time</th><th>finished</th></tr>"]
+           + f"<th>claims</th><th>phenomena reproduced</th><th>agreements reproduced</th><th>{_badge(PROJECTION)}</th><th>uncontrolled</th><th>seeds</th><th>wall time</th><th>finished</th></tr>"]
     for e in entries:
         name = f"<a href='#{_anchor(e['paper'], e['profile'])}'>{esc(e['paper'])}</a>"
         title = f"<br><span class='small'>{esc(e['meta'].get('title', ''))}</span>"
         if not e["dir"]:
-            out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}</td><td colspan='10' class='small'>no complete run: "
+            out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}</td><td colspan='12' class='small'>no complete run: "
                        f"<code>make reproduce-{esc(e['paper'])} PROFILE={esc(e['profile'])}</code></td></tr>")
             continue
         s, m = e["summary"], e["manifest"]
@@ -315,10 +332,16 @@ def _overview_html(entries: list[dict]) -> list[str]:
         flag = " <span class='small'>(a later attempt failed)</span>" if e.get("failed") else ""
         flag += " <span class='small'>(stale: see below)</span>" if e.get("stale") else ""
         out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}{flag}</td>" + "".join(_count_cell(s[v], v) for v in VERDICTS)
-                   + f"<td class='n'>{s['total']}</td><td class='n'>{s[PROJECTION]}</td><td class='n'>{s[UNCONTROLLED]}</td>"
+                   + f"<td class='n'>{s['total']}</td><td class='n'>{_of(s, PHENOMENON)}</td><td class='n'>{_of(s, AGREEMENT)}</td>"
+                   f"<td class='n'>{s[PROJECTION]}</td><td class='n'>{s[UNCONTROLLED]}</td>"
                    f"<td>{esc(seeds)}</td><td>{esc(_wall(m))}</td>"
                    f"<td class='small'>{esc(str(m.get('finished', '')))}</td></tr>")
     out.append("</table>")
+    if (fig := paths.results_root() / "evidence" / "verdicts.png").exists():
+        out.append(f"<figure><img src='{html.escape(_rel(fig))}' alt='verdicts by paper, phenomena and agreements apart' "
+                   "loading='eager'><figcaption>Verdicts per paper: phenomena and comparisons (what the paper discovered; "
+                   "controls remove what it credits) apart from agreements (two computations that should match; controls "
+                   "are near misses).</figcaption></figure>")
     out.append("<p class='small'>" + "<br>".join(f"{_badge(v)} {html.escape(VERDICT_MEANING[v])}" for v in VERDICT_MEANING)
                + f"<br>{html.escape(CONTROL_MEANING)}</p>")
     return out
@@ -379,6 +402,9 @@ def render_html(entries: list[dict]) -> str:
         out.append(f"<p class='small'>Run: {esc(stamp(e['manifest']))}.</p>")
         out += [f"<p class='warn'><b>Stale:</b> {esc(why)}.</p>" for why in e["stale"]]
         out += _claims_html(e)
+        if e.get("evidence"):
+            out.append(f"<figure><img src='{esc(_rel(e['evidence']))}' alt='evidence: {esc(e['paper'])}' loading='eager'>"
+                       f"<figcaption><b>Evidence</b>. {esc(EVIDENCE_MEANING)}</figcaption></figure>")
         if e["figures"]:
             out.append("<h3>Figures</h3>")
         for f in e["figures"]:
@@ -397,6 +423,28 @@ def render_html(entries: list[dict]) -> str:
     return "\n".join(out)
 
 
+def draw_evidence(entries: list[dict], root: Path) -> None:
+    """`evidence/<paper>-<profile>.png` (the forest plot of each complete run's claims, judged again from its
+    metrics with the claims file the run was judged with when unchanged, else today's) and
+    `evidence/verdicts.png` (the first screen's counts); sets `entry["evidence"]` and returns nothing."""
+    counts = []
+    for e in entries:
+        if not e["dir"]:
+            continue
+        counts.append((f"{e['paper']} ({e['profile']})", evidence.count_by_nature(e["table"])))
+        try:
+            _, claims = load_paper(paths.PAPERS / e["paper"] / "claims.yaml")
+        except (ValueError, OSError, yaml.YAMLError):
+            continue
+        metrics = [read_json(r / "metrics.json", default={}) or {} for r in e["runs"]]
+        rows = evidence.rows(claims, metrics, e["profile"])
+        if rows:
+            e["evidence"] = evidence.save(evidence.forest_figure(rows, e["paper"], e["profile"]),
+                                          root / "evidence" / f"{e['paper']}-{e['profile']}.png")
+    if counts:
+        evidence.save(evidence.verdict_figure(counts), root / "evidence" / "verdicts.png")
+
+
 def build(profile: str | list[str] | None = None) -> tuple[Path, Path, list[dict]]:
     """Write `REPORT.md` and `report.html` for `profile` (a name, a list, or None: every profile with runs)."""
     wanted = [profile] if isinstance(profile, str) else profile
@@ -408,6 +456,7 @@ def build(profile: str | list[str] | None = None) -> tuple[Path, Path, list[dict
     if not any(e["dir"] for e in entries):
         which = f"{'/'.join(wanted)} " if wanted else ""
         raise UserError(f"no complete {which}run under {root}; run `make reproduce` or `make reproduce-<id> PROFILE=smoke` first")
+    draw_evidence(entries, root)
     md = atomic_write_text(root / "REPORT.md", render_markdown(entries))
     page = atomic_write_text(root / "report.html", render_html(entries))
     return md, page, entries

@@ -81,6 +81,9 @@ def test_make_reproduce_paper_runs_it_and_writes_the_report(tmp_path, check_smok
     rebuilt = make("-o", ".venv/.installed", "report", results=results)
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert f"{MAKE_PAPER} (smoke): " in rebuilt.stdout  # `make report` finds the smoke run by itself
+    # the first screen's verdict chart and the paper's forest plot (its smoke claims) are in the page
+    html = page.read_text()
+    assert "<img src='evidence/verdicts.png'" in html and f"<img src='evidence/{MAKE_PAPER}-smoke.png'" in html
     check_in_browser(page, tmp_path)
 
 

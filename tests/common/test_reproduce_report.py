@@ -132,12 +132,15 @@ def test_report_covers_every_profile_and_reads_on_its_own(toy_repo, in_process, 
         assert "make reproduce-toy PROFILE=quick P=x=0.5" in doc  # the command that reruns it
         assert "python -m common.reproduce toy --profile quick -p x=0.5" in doc
     # first screen: one row per paper and profile with the verdict counts, a link to each section
-    assert "| [toy](#toy-smoke) | smoke | 1/5 | 3 | 0 | 1 |" in text and "| [toy](#toy-quick) | quick | 0/5 | 1 | 0 | 4 |" in text
+    assert "| [toy](#toy-smoke) | smoke | 1/5 | – | – | 3 | 0 | 1 |" in text and "| [toy](#toy-quick) | quick | 0/5 | – | – | 1 | 0 | 4 |" in text
     assert "<a href='#toy-quick'>toy</a>" in html and "<h2 id='toy-quick'>" in html
     # claim rows: the criterion in numbers, the paper's source, the claims a figure supports as links
     assert "<td>&gt;= 1</td>" in html and "Eq. 1" in html
     assert "Supports: <a href='#toy-smoke-c-pass'>c-pass</a>, <a href='#toy-smoke-c-fail'>c-fail</a>." in html
-    assert html.count("<img ") == 2 and "<img src='toy/quick/figures/line.png'" in html
+    # the run's figures, a forest plot per run of its judged claims, and the first screen's verdict chart
+    assert html.count("<img ") == 5 and "<img src='toy/quick/figures/line.png'" in html
+    assert "<img src='evidence/toy-quick.png'" in html and "<img src='evidence/verdicts.png'" in html
+    assert "![evidence: toy (smoke)](evidence/toy-smoke.png)" in text and (md.parent / "evidence" / "toy-smoke.png").exists()
 
     # a failed quick run keeps the complete one in the report, flagged
     assert reproduce.main(["toy", "--profile", "quick", "--quiet", "-p", "fail=true"]) == 1

@@ -1,0 +1,58 @@
+"""The forest plot's axis: each claim's margin inside its criterion, by hand."""
+import math
+
+import pytest
+
+from common import evidence
+from common.claims import INCONCLUSIVE, REPRODUCED, _as_claim
+
+
+def test_margin_by_hand():
+    inf = math.inf
+    assert evidence.margin(1.5, (1.0, inf), 1.0) == 0.5           # at_least 1: half a unit inside
+    assert evidence.margin(0.5, (1.0, inf), 1.0) == -0.5
+    assert evidence.margin(0.2, (-inf, 0.5), 0.5) == pytest.approx(0.6)   # at_most 0.5
+    assert evidence.margin(2.0, (1.9, 2.1), 0.1) == pytest.approx(1.0)    # within: 1 at the centre
+    assert evidence.margin(2.1, (1.9, 2.1), 0.1) == pytest.approx(0.0)    # 0 at the edge
+    assert evidence.margin(2.3, (1.9, 2.1), 0.1) == pytest.approx(-2.0)
+    assert evidence.criterion_scale((2.0, inf), [5.0]) == 2.0
+    assert evidence.criterion_scale((0.0, inf), [0.3, -0.7]) == 0.7          # reference 0: the values' scale
+
+
+def test_mark_maps_a_two_sided_interval_to_its_worst_and_best_margin():
+    m = evidence.mark(2.05, 1.95, 2.15, (1.9, 2.1), 0.1)
+    assert (m.z, m.low, m.high) == (pytest.approx(0.5), pytest.approx(-0.5), 1.0)   # the centre lies inside
+    m = evidence.mark(1.5, 1.2, 1.8, (1.0, math.inf), 1.0)
+    assert (m.z, m.low, m.high) == (pytest.approx(0.5), pytest.approx(0.2), pytest.approx(0.8))
+    assert evidence.mark(float("nan"), None, None, (0, 1), 1) is None
+
+
+def _claims():
+    base = dict(statement="s", paper_value="1", source="Tab. 1", profiles=["quick"], control_is="the null")
+    return [
+        _as_claim(dict(base, id="p", kind="statistical", nature="phenomenon", metric="m", se="m_se", compare="at_least",
+                       value=1.0, control="n", control_se="n_se"), "t"),
+        _as_claim(dict(base, id="a", kind="exact", nature="agreement", metric="e", compare="within", value=0.0,
+                       tolerance=0.1, control="near"), "t"),
+        _as_claim(dict(base, id="later", kind="exact", nature="agreement", metric="e", compare="at_most", value=1,
+                       control="near", profiles=["full"]), "t"),
+    ]
+
+
+def test_rows_judge_each_seed_and_leave_out_claims_not_run():
+    seeds = [{"m": 2.0, "m_se": 0.1, "n": 0.5, "n_se": 0.1, "e": 0.05, "near": 0.3},
+             {"m": 3.0, "m_se": 0.1, "n": 1.5, "n_se": 0.1, "e": 0.0, "near": 0.3}]
+    rows = evidence.rows(_claims(), seeds, "quick")
+    assert [r.claim for r in rows] == ["p", "a"]                      # 'later' is not run at quick
+    p, a = rows
+    assert [m.z for m in p.metric] == pytest.approx([1.0, 2.0])        # (m - 1) / 1
+    assert [m.z for m in p.control] == pytest.approx([-0.5, 0.5])
+    assert p.verdict == INCONCLUSIVE                                   # seed 1's control passes too
+    assert [m.z for m in a.metric] == pytest.approx([0.5, 1.0]) and a.verdict == REPRODUCED
+    assert [m.z for m in a.control] == pytest.approx([-2.0, -2.0])
+    fig = evidence.forest_figure(rows, "toy", "quick")
+    assert [ax.get_title().split(": ")[1] for ax in fig.axes] == ["phenomena and comparisons, 0 of 1 reproduced",
+                                                                 "agreements, 1 of 1 reproduced"]
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
