@@ -307,7 +307,7 @@ def _normal_quantile(confidence: float) -> float:
     return NormalDist().inv_cdf(confidence)
 
 
-def _accepted_region(claim: Claim, metrics: dict) -> tuple[float, float] | str:
+def accepted_region(claim: Claim, metrics: dict) -> tuple[float, float] | str:
     """[lo, hi] of values that satisfy the criterion, or the name of what was not measured."""
     if claim.compare == "interval":
         lo, hi = (_number(b, metrics) for b in claim.interval)
@@ -353,7 +353,7 @@ def _measure(claim: Claim, metrics: dict, metric: str, se, baseline: str | None)
         return Outcome(NOT_REPRODUCED, note=f"{NOT_MEASURED}: {what}")
     if claim.kind == "projection":
         return Outcome(PROJECTION, measured, note="projection from assumed inputs: " + ", ".join(_describe(i, metrics) if i in metrics else i for i in claim.inputs))
-    region = _accepted_region(claim, metrics)
+    region = accepted_region(claim, metrics)
     if isinstance(region, str):
         return Outcome(NOT_REPRODUCED, measured, note=f"{NOT_MEASURED}: {region}")
     lo, hi = region
@@ -512,6 +512,12 @@ def summary(df: pd.DataFrame) -> dict:
         mine = df[df["nature"] == nature] if "nature" in df else df.iloc[:0]
         out[nature] = (int((mine["verdict"] == REPRODUCED).sum()), int(len(mine)))
     return out
+
+
+def reproduced_of(s: dict, nature: str) -> str:
+    """'2/3': the claims of `nature` reproduced, of those judged ('–' when there are none)."""
+    rep, tot = s.get(nature, (0, 0))
+    return f"{rep}/{tot}" if tot else "–"
 
 
 def split_by_nature(s: dict) -> str:

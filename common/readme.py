@@ -29,8 +29,8 @@ import sys
 from pathlib import Path
 
 from . import paths
-from .claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PROJECTION, REPRODUCED, format_control, format_measured, \
-    headline, load_paper, read_claims_table, summary
+from .claims import AGREEMENT, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED, format_control, \
+    format_measured, headline, load_paper, read_claims_table, reproduced_of, summary
 from .errors import user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
 from .stamp import changed_since, code_paths, stamp, staleness
@@ -129,13 +129,20 @@ def _kept_rows(old: str) -> dict[str, str]:
     return rows
 
 
+def _widened(row: str) -> str:
+    """A kept row written before the phenomena/agreements columns, with those two cells as '–'."""
+    cells = row.split(" | ")
+    return " | ".join(cells[:3] + ["–", "–"] + cells[3:]) if row.count(" | ") == 10 else row
+
+
 def overview_block(profile: str, old: str = "") -> list[str]:
     """Every paper's row from its run here; a paper without one keeps its row of `old` (the block's
     previous text, whose stamp says which run it came from) or says it has none."""
     from .reproduce import registered_papers
 
-    lines = ["| paper | id | claims (" + profile + ") | not reproduced | inconclusive | not run here | projections | "
-             "uncontrolled | seeds | wall time per seed | run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| paper | id | claims (" + profile + ") | phenomena reproduced | agreements reproduced | not reproduced | "
+             "inconclusive | not run here | projections | uncontrolled | seeds | wall time per seed | run |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes, total, kept = [], [], []
     previous = _kept_rows(old)
     for paper in registered_papers():
@@ -151,20 +158,21 @@ def overview_block(profile: str, old: str = "") -> list[str]:
                     notes.append(f"- `{paper}`: **stale:** " + ("its row names no revision known here" if changed is None else
                                  f"the code changed after that run in {len(changed)} file{'s' * (len(changed) > 1)} "
                                  f"({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}): rerun it") + ".")
-            lines.append(previous.get(paper, f"| {title} | `{paper}` | no complete run | | | | | | | | |"))
+            lines.append(_widened(previous[paper]) if paper in previous else f"| {title} | `{paper}` | no complete run | | | | | | | | | | |")
             continue
         s = summary(run.table)
         walls = [w for w in run.walls.values() if isinstance(w, (int, float))]
         total.append(sum(walls) / len(walls) if walls else math.nan)
         wall = (f"{min(walls):.0f}–{max(walls):.0f} s" if len(walls) > 1 else f"{walls[0]:.0f} s") if walls else "–"
         seeds = ", ".join(map(str, run.seeds)) if run.seeds else str(run.manifest.get("seed", "–"))
-        lines.append(f"| {title} | `{paper}` | {s[REPRODUCED]}/{s['total']} reproduced | {s[NOT_REPRODUCED]} | "
+        lines.append(f"| {title} | `{paper}` | {s[REPRODUCED]}/{s['total']} reproduced | {reproduced_of(s, PHENOMENON)} | "
+                     f"{reproduced_of(s, AGREEMENT)} | {s[NOT_REPRODUCED]} | "
                      f"{s[INCONCLUSIVE]} | {s[NOT_RUN]} | {s[PROJECTION]} | {s['uncontrolled']} | {seeds} | {wall} | "
                      f"{stamp(run.manifest)} |")
         notes += [f"- `{paper}`: **stale:** {why}." for why in staleness(run.manifest, paper)]
     if total and all(math.isfinite(t) for t in total):
         which = f"the {len(total)} paper{'s' * (len(total) != 1)} run here" if kept or len(total) < len(registered_papers()) else f"all {len(total)} papers"
-        lines.append(f"| {which} | | | | | | | | | {sum(total) / 60:.1f} min (sum of the means per seed) | |")
+        lines.append(f"| {which} | | | | | | | | | | | {sum(total) / 60:.1f} min (sum of the means per seed) | |")
     if kept:
         notes.append(f"- Rows kept from the previous text (no run in this `results/`): {', '.join(f'`{p}`' for p in kept)}; "
                      "their stamps name the runs they came from.")

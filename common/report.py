@@ -22,7 +22,7 @@ from . import paths
 from . import evidence
 from .claims import (AGREEMENT, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED,
                      UNCONTROLLED, VERDICTS, format_control, format_measured, headline, load_paper, read_claims_table,
-                     split_by_nature, summary)
+                     reproduced_of, split_by_nature, summary)
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
 from .profiles import PROFILE_NAMES
@@ -186,12 +186,6 @@ def _counts(s: dict) -> str:
     return ", ".join(f"{s[v]} {v}" for v in VERDICTS) + (f" ({REPRODUCED}: {split})" if split else "")
 
 
-def _of(s: dict, nature: str) -> str:
-    """'2/3': reproduced of the claims of this nature ('–' when there are none)."""
-    rep, tot = s.get(nature, (0, 0))
-    return f"{rep}/{tot}" if tot else "–"
-
-
 # -- Markdown ------------------------------------------------------------------------------------
 
 def _md(x) -> str:
@@ -237,7 +231,7 @@ def render_markdown(entries: list[dict]) -> str:
             continue
         s, m = e["summary"], e["manifest"]
         parts.append(f"| [{e['paper']}](#{_anchor(e['paper'], e['profile'])}) | {e['profile']} | {s[REPRODUCED]}/{s['total']} | "
-                     f"{_of(s, PHENOMENON)} | {_of(s, AGREEMENT)} | {s[NOT_REPRODUCED]} | {s[INCONCLUSIVE]} | {s[NOT_RUN]} | {s[PROJECTION]} | {s[UNCONTROLLED]} | "
+                     f"{reproduced_of(s, PHENOMENON)} | {reproduced_of(s, AGREEMENT)} | {s[NOT_REPRODUCED]} | {s[INCONCLUSIVE]} | {s[NOT_RUN]} | {s[PROJECTION]} | {s[UNCONTROLLED]} | "
                      f"{', '.join(map(str, m['seeds'])) if m.get('seeds') else text(m.get('seed'))} | {_wall(m)} |")
     if pending:
         parts += ["", f"No complete {'/'.join(profiles)} run yet: {', '.join(pending)} (`make reproduce-<id> PROFILE=...`)."]
@@ -332,7 +326,7 @@ def _overview_html(entries: list[dict]) -> list[str]:
         flag = " <span class='small'>(a later attempt failed)</span>" if e.get("failed") else ""
         flag += " <span class='small'>(stale: see below)</span>" if e.get("stale") else ""
         out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}{flag}</td>" + "".join(_count_cell(s[v], v) for v in VERDICTS)
-                   + f"<td class='n'>{s['total']}</td><td class='n'>{_of(s, PHENOMENON)}</td><td class='n'>{_of(s, AGREEMENT)}</td>"
+                   + f"<td class='n'>{s['total']}</td><td class='n'>{reproduced_of(s, PHENOMENON)}</td><td class='n'>{reproduced_of(s, AGREEMENT)}</td>"
                    f"<td class='n'>{s[PROJECTION]}</td><td class='n'>{s[UNCONTROLLED]}</td>"
                    f"<td>{esc(seeds)}</td><td>{esc(_wall(m))}</td>"
                    f"<td class='small'>{esc(str(m.get('finished', '')))}</td></tr>")
