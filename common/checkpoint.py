@@ -30,8 +30,11 @@ def set_rng_state(state: dict) -> None:
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    if state.get("cuda") and torch.cuda.is_available():
+        # a checkpoint written with more GPUs than this machine has (8 on the cluster, 1 here) restores the
+        # generators of the devices present, in order; set_rng_state_all would fail on the missing ones
+        for index, cuda_state in enumerate(state["cuda"][:torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(cuda_state, index)
 
 
 def save_checkpoint(path, step: int, model=None, optimizer=None, scheduler=None, extra: dict | None = None) -> Path:

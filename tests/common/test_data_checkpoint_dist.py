@@ -189,3 +189,21 @@ def test_make_data_download_lands_where_the_loader_looks(tmp_path, monkeypatch, 
     assert len(data.load_dataset("fashion_mnist", "train")) == 4
     assert download.main() == 0 and "present" in capsys.readouterr().out.splitlines()[-2]  # a second call downloads nothing
     assert len(asked) == 4
+
+
+def test_rng_states_saved_on_more_gpus_restore_on_the_devices_present(monkeypatch):
+    """A checkpoint from an 8-GPU run resumes on a 1-GPU machine: the present device gets device 0's state
+    (the device path on the CPU: torch.cuda stands in for a one-GPU machine)."""
+    import torch
+
+    from common import checkpoint
+
+    state = checkpoint.rng_state()
+    state["cuda"] = [torch.full((16,), k, dtype=torch.uint8) for k in range(8)]
+    calls = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_rng_state", lambda s, device: calls.append((int(s[0]), device)))
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", lambda states: pytest.fail("sets all 8 devices' states"))
+    checkpoint.set_rng_state(state)
+    assert calls == [(0, 0)]
