@@ -13,6 +13,8 @@ P       ?=
 DEVICE  ?=
 # Several seeds, e.g. SEEDS="0 1 2": one run per seed and a verdict per seed
 SEEDS   ?=
+# Datasets for `make data`: fashion_mnist mnist cifar10 imagenet (data/README.md), e.g. DATASETS="mnist cifar10"
+DATASETS ?= fashion_mnist
 # Test processes (pytest-xdist, one notebook or test file per process at a time): the cores, at most 4
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 RUNFLAGS = --profile $(PROFILE) $(foreach p,$(P),-p '$(p)') $(if $(DEVICE),--device $(DEVICE)) $(if $(SEEDS),--seeds $(SEEDS))
@@ -43,8 +45,8 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
 
-data: $(STAMP) ## obtain Fashion-MNIST into data/fashion-mnist/ (Debian package, else the official download)
-	$(PY) -m common.download
+data: $(STAMP) ## the DATASETS (default fashion_mnist; e.g. DATASETS="mnist cifar10") into data/<folder>/, checksums checked
+	$(PY) -m common.download $(DATASETS)
 
 reproduce: $(STAMP) ## data, every paper at PROFILE (default quick), then the report
 	@$(PY) -m common.download || echo "continuing without Fashion-MNIST: papers that need it will say so"

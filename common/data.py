@@ -6,7 +6,7 @@ with `-` for `_` (`fashion_mnist` -> `fashion-mnist`, as the Debian package name
 searched, in order, in `data/<folder>/`, `$REPRO_DATA/<folder>/`, `$REPRO_DATA/` and
 `/usr/share/datasets/<folder>/` (where the Debian package `dataset-fashion-mnist` installs
 Fashion-MNIST). Nothing is ever downloaded here: a missing dataset is a one-line `UserError`
-naming `make data` (`common.download` fills `data/fashion-mnist/`).
+naming `make data DATASETS=<name>` (`common.download` fills `data/<folder>/`, or `$REPRO_DATA/<folder>/`).
 
 | name | files | split sizes |
 |---|---|---|
@@ -14,7 +14,7 @@ naming `make data` (`common.download` fills `data/fashion-mnist/`).
 | `fashion_mnist` | `{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]` | 60000 / 10000, checksums verified |
 | `mnist` | the same IDX names | 60000 / 10000 |
 | `cifar10` | `cifar-10-batches-py/{data_batch_1..5,test_batch}` | 50000 / 10000 |
-| `imagenet` | `train/<class>/*.JPEG`, `val/<class>/*.JPEG` | lazy: `x` decodes on indexing |
+| `imagenet` | `train/<class>/*.JPEG`, `val/<class>/*.JPEG` | lazy: `x` is an `ImageFiles` (decodes on indexing, a batch in worker processes; `x.loader()` for epochs) |
 """
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ class Dataset:
         if n is None or n >= len(self):
             return self
         idx = np.sort(np.random.default_rng(seed).choice(len(self), size=n, replace=False))
-        return Dataset(self.name, self.split, self.x[idx], self.y[idx], self.classes, self.provenance)
+        x = self.x.take(idx) if isinstance(self.x, ImageFiles) else self.x[idx]  # image files stay lazy
+        return Dataset(self.name, self.split, x, self.y[idx], self.classes, self.provenance)
 
     def tensors(self, device="cpu"):
         import torch
@@ -85,7 +86,7 @@ def search_dirs(name: str) -> list[Path]:
 
 def _missing(name: str, what: str) -> UserError:
     where = ", ".join(str(d) for d in search_dirs(name))
-    return UserError(f"{name} not found ({what}; searched {where}); run `make data` or set REPRO_DATA to its folder")
+    return UserError(f"{name} not found ({what}; searched {where}); run `make data DATASETS={name}` or set REPRO_DATA to its folder")
 
 
 def _find(name: str, stems: list[str]) -> dict[str, Path]:
@@ -164,33 +165,104 @@ def _load_cifar10(split: str) -> Dataset:
     raise _missing("cifar10", "cifar-10-batches-py/" + names[0])
 
 
-class ImageFiles:
-    """A lazy sequence of image files decoded to float32 (3, size, size) in [0, 1] on indexing."""
+def data_workers() -> int:
+    """Decoding processes for image folders: `$REPRO_DATA_WORKERS`, else the usable cores, at most 8."""
+    if os.environ.get("REPRO_DATA_WORKERS"):
+        return max(0, int(os.environ["REPRO_DATA_WORKERS"]))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(8, cores)
 
-    def __init__(self, files: list[Path], size: int = 224, resize: int = 256):
-        self.files, self.size, self.resize = files, size, resize
+
+def decode_image(path, size: int = 224, resize: int = 256) -> np.ndarray:
+    """One image as uint8 (3, size, size): RGB, the short side resized to `resize` (bilinear), centre crop."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        im = im.convert("RGB")
+        w, h = im.size
+        scale = resize / min(w, h)
+        im = im.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
+        w, h = im.size
+        left, top = (w - size) // 2, (h - size) // 2
+        im = im.crop((left, top, left + size, top + size))
+        return np.asarray(im, dtype=np.uint8).transpose(2, 0, 1).copy()
+
+
+class ImageFolder:
+    """A torch map-style dataset over class-folder images (what torchvision's `ImageFolder` with
+    Resize(resize) + CenterCrop(size) gives; torchvision's PyPI build loads only beside a CUDA torch):
+    item i is (uint8 tensor (3, size, size), label)."""
+
+    def __init__(self, files: list[Path], labels, size: int = 224, resize: int = 256):
+        self.files, self.labels, self.size, self.resize = list(files), np.asarray(labels, dtype=np.int64), size, resize
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, i: int):
+        import torch
+
+        return torch.from_numpy(decode_image(self.files[int(i)], self.size, self.resize)), int(self.labels[int(i)])
+
+
+class ImageFiles:
+    """A lazy sequence of image files decoded to float32 (3, size, size) in [0, 1] on indexing: `x[i]` decodes
+    one image here, `x[indices]` a batch in `workers` processes (a torch DataLoader over `ImageFolder`);
+    `loader(...)` iterates (x, y) batches for an epoch with its workers kept alive."""
+
+    def __init__(self, files: list[Path], labels=None, size: int = 224, resize: int = 256, workers: int | None = None):
+        labels = np.zeros(len(files), dtype=np.int64) if labels is None else labels
+        self.folder = ImageFolder(files, labels, size, resize)
+        self.files, self.size, self.resize = self.folder.files, size, resize
+        self.workers = data_workers() if workers is None else workers
 
     def __len__(self) -> int:
         return len(self.files)
 
     def _one(self, path: Path) -> np.ndarray:
-        from PIL import Image
+        return decode_image(path, self.size, self.resize).astype(np.float32) / 255.0
 
-        with Image.open(path) as im:
-            im = im.convert("RGB")
-            w, h = im.size
-            scale = self.resize / min(w, h)
-            im = im.resize((max(1, round(w * scale)), max(1, round(h * scale))), Image.BILINEAR)
-            w, h = im.size
-            left, top = (w - self.size) // 2, (h - self.size) // 2
-            im = im.crop((left, top, left + self.size, top + self.size))
-            return np.asarray(im, dtype=np.float32).transpose(2, 0, 1) / 255.0
+    def take(self, idx) -> "ImageFiles":
+        """A lazy view of the images at `idx` (nothing decoded)."""
+        idx = np.arange(len(self))[idx]
+        return ImageFiles([self.files[int(i)] for i in idx], self.folder.labels[idx], self.size, self.resize, self.workers)
+
+    def loader(self, batch_size: int = 256, indices=None, shuffle: bool = False, seed: int = 0, workers: int | None = None,
+               drop_last: bool = False):
+        """A torch DataLoader of (float32 (B, 3, size, size) in [0, 1], int64 labels) batches over `indices`
+        (all when None), decoded in `workers` processes (default `self.workers`), in order or shuffled by `seed`."""
+        import torch
+        from torch.utils.data import DataLoader, Subset
+
+        workers = self.workers if workers is None else workers
+        ds = self.folder if indices is None else Subset(self.folder, [int(i) for i in np.asarray(indices)])
+        gen = torch.Generator().manual_seed(seed)
+        return DataLoader(ds, batch_size=batch_size, shuffle=shuffle, generator=gen, num_workers=workers,
+                          drop_last=drop_last, persistent_workers=workers > 0, collate_fn=_to_float_batch)
 
     def __getitem__(self, idx):
         if isinstance(idx, (int, np.integer)):
             return self._one(self.files[int(idx)])
         idx = np.arange(len(self))[idx]
-        return np.stack([self._one(self.files[int(i)]) for i in idx])
+        if len(idx) == 0:
+            return np.zeros((0, 3, self.size, self.size), dtype=np.float32)
+        workers = min(self.workers, len(idx) // 8)  # a process per at least 8 images
+        if workers <= 1:
+            return np.stack([self._one(self.files[int(i)]) for i in idx])
+        chunk = -(-len(idx) // workers)
+        from torch.utils.data import DataLoader, Subset
+
+        dl = DataLoader(Subset(self.folder, [int(i) for i in idx]), batch_size=chunk, num_workers=workers,
+                        collate_fn=_to_float_batch)
+        return np.concatenate([x.numpy() for x, _ in dl])
+
+
+def _to_float_batch(items):
+    """Collate (uint8 image, label) pairs into float32 [0, 1] images and int64 labels."""
+    import torch
+
+    x = torch.stack([im for im, _ in items]).to(torch.float32).div_(255.0)
+    return x, torch.as_tensor([lab for _, lab in items], dtype=torch.int64)
 
 
 def _load_imagenet(split: str) -> Dataset:
@@ -207,7 +279,7 @@ def _load_imagenet(split: str) -> Dataset:
                         labels.append(k)
             if files:
                 prov = [{"path": str(root), "sha256": hashlib.sha256("\n".join(map(str, files)).encode()).hexdigest(), "bytes": len(files)}]
-                return Dataset("imagenet", split, ImageFiles(files), np.asarray(labels, dtype=np.int64), classes, prov)
+                return Dataset("imagenet", split, ImageFiles(files, labels), np.asarray(labels, dtype=np.int64), classes, prov)
     raise _missing("imagenet", f"{sub}/<class>/*.JPEG")
 
 
@@ -229,15 +301,17 @@ def load_dataset(name: str, split: str = "train") -> Dataset:
 
 
 def available(name: str) -> bool:
-    """Whether `name` can be loaded here, without loading it."""
+    """Whether `name` can be loaded here, both splits whole, without loading it."""
     try:
         if name == "digits":
             return True
         if name in ("fashion_mnist", "mnist"):
-            _find(name, ["t10k-labels-idx1-ubyte"])
+            _find(name, [f"{p}-{k}" for p in ("train", "t10k") for k in ("images-idx3-ubyte", "labels-idx1-ubyte")])
             return True
         if name == "cifar10":
-            return any((d / "cifar-10-batches-py" / "test_batch").exists() or (d / "test_batch").exists() for d in search_dirs(name))
-        return any((d / "val").is_dir() for d in search_dirs(name))
+            names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+            return any(all((base / n).exists() for n in names)
+                       for d in search_dirs(name) for base in (d / "cifar-10-batches-py", d))
+        return any((d / "train").is_dir() and (d / "val").is_dir() for d in search_dirs(name))
     except UserError:
         return False
