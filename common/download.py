@@ -168,11 +168,11 @@ def fetch(urls: list[str], dest: Path, check: Callable[[Path], str | None], retr
                     f"{MIRROR_ENV} to a mirror) and run `{retry}` again" + (f": it resumes from {part}" if part.exists() else ""))
 
 
-def _unpack(archive: Path, source: Source, target: Path) -> None:
+def _unpack(archive: Path, source: Source, target: Path, retry: str) -> None:
     """Extract `source.unpack/` from `archive` into `target/`, check every member's md5, then rename it into
     place and remove the archive; a failure leaves nothing in place."""
     if (target / source.unpack).exists():
-        raise UserError(f"{target / source.unpack} exists but is incomplete; remove it and run `make data` again "
+        raise UserError(f"{target / source.unpack} exists but is incomplete; remove it and run `{retry}` again "
                         f"(the checked {archive.name} stays)")
     tmp = target / f".{source.unpack}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -188,11 +188,11 @@ def _unpack(archive: Path, source: Source, target: Path) -> None:
             if got != expected:
                 archive.unlink()
                 raise UserError(f"{archive.name}: {source.unpack}/{member} does not match its published md5 ({got}, "
-                                f"published {expected}); removed the archive, nothing was installed; run `make data` again")
+                                f"published {expected}); removed the archive, nothing was installed; run `{retry}` again")
         os.replace(tmp / source.unpack, target / source.unpack)
     except (tarfile.TarError, OSError, EOFError) as err:
         archive.unlink(missing_ok=True)
-        raise UserError(f"{archive} could not be unpacked ({err}); removed it, run `make data` again") from None
+        raise UserError(f"{archive} could not be unpacked ({err}); removed it, run `{retry}` again") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     archive.unlink()
@@ -209,7 +209,7 @@ def get(name: str) -> str:
         if not dest.exists():
             fetch(urls, dest, md5_check(md5), retry)
         if source.unpack:
-            _unpack(dest, source, target)
+            _unpack(dest, source, target, retry)
     return f"downloaded into {target}"
 
 

@@ -5,6 +5,7 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import shutil
 import socket
 import subprocess
@@ -22,7 +23,7 @@ MNIST_FILES = [f"{p}-{k}-ubyte.gz" for p in ("train", "t10k") for k in ("images-
 
 
 class Handler(BaseHTTPRequestHandler):
-    """GET with HTTP Range (206 / 416); `server.cut[path] = n` sends the full Content-Length but only n bytes, once."""
+    """GET with HTTP Range (206 / 416; a plain 200 when `server.ranges` is false); `server.cut[path] = n` sends the full Content-Length but only n bytes, once."""
 
     def do_GET(self):
         srv = self.server
@@ -32,7 +33,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         start, rng = 0, self.headers.get("Range")
-        if rng:
+        if rng and srv.ranges:
             start = int(rng.removeprefix("bytes=").split("-")[0])
             if start >= len(body):
                 self.send_response(416)
@@ -58,7 +59,7 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.files, srv.log, srv.cut = {}, [], {}
+    srv.files, srv.log, srv.cut, srv.ranges = {}, [], {}, True
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     srv.base = f"http://127.0.0.1:{srv.server_address[1]}"
@@ -90,6 +91,21 @@ def serve_mnist(srv, monkeypatch, tmp_path, prefix="/mnist/"):
     monkeypatch.setitem(download.SOURCES, "mnist", replace(download.SOURCES["mnist"], files={n: md5(gz[n]) for n in MNIST_FILES}))
     monkeypatch.setenv("REPRO_DATA_MIRROR", srv.base + "/")
     return raws, gz
+
+
+def serve_cifar10(srv, monkeypatch, tmp_path, n_train, n_test, wrong_md5=()):
+    """Fake CIFAR-10 as its python archive on `srv`, the table patched to its md5s (`wrong_md5`: members given a
+    wrong one); returns the unpacked source folder."""
+    src = fakedata.write_cifar10(tmp_path / "src", n_train=n_train, n_test=n_test, seed=2)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(src, arcname="cifar-10-batches-py")
+    srv.files["/cifar10/cifar-10-python.tar.gz"] = buf.getvalue()
+    members = {p.name: ("0" * 32 if p.name in wrong_md5 else md5(p.read_bytes())) for p in src.iterdir()}
+    monkeypatch.setitem(download.SOURCES, "cifar10", replace(download.SOURCES["cifar10"], members=members,
+                                                             files={"cifar-10-python.tar.gz": md5(buf.getvalue())}))
+    monkeypatch.setenv("REPRO_DATA_MIRROR", srv.base)
+    return src
 
 
 def test_official_table_matches_the_loader():
@@ -128,36 +144,17 @@ def test_mnist_downloads_checks_and_loads(server, sandbox, monkeypatch, tmp_path
 
 
 def test_cifar10_archive_unpacks_checked(server, sandbox, monkeypatch, tmp_path):
-    src = fakedata.write_cifar10(tmp_path / "src", n_train=15, n_test=6, seed=2)
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        tar.add(src, arcname="cifar-10-batches-py")
-    archive = buf.getvalue()
-    server.files["/cifar10/cifar-10-python.tar.gz"] = archive
-    members = {p.name: md5(p.read_bytes()) for p in src.iterdir()}
-    monkeypatch.setitem(download.SOURCES, "cifar10", replace(download.SOURCES["cifar10"], files={"cifar-10-python.tar.gz": md5(archive)},
-                                                             members=members))
-    monkeypatch.setenv("REPRO_DATA_MIRROR", server.base)
+    src = serve_cifar10(server, monkeypatch, tmp_path, n_train=15, n_test=6)
     assert download.main(["cifar10"]) == 0
     assert sorted(p.name for p in (sandbox / "cifar10").iterdir()) == ["cifar-10-batches-py"]  # archive removed, no temporary
     test = data.load_dataset("cifar10", "test")
     assert test.x.shape == (6, 3, 32, 32) and len(data.load_dataset("cifar10", "train")) == 15
-    import pickle
-
     batch = pickle.loads((src / "test_batch").read_bytes(), encoding="bytes")
     assert np.array_equal(test.y, batch[b"labels"]) and np.array_equal(np.rint(test.x * 255).reshape(6, -1), batch[b"data"])
 
 
 def test_cifar10_member_mismatch_installs_nothing(server, sandbox, monkeypatch, tmp_path, capsys):
-    src = fakedata.write_cifar10(tmp_path / "src", n_train=5, n_test=2)
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        tar.add(src, arcname="cifar-10-batches-py")
-    server.files["/cifar10/cifar-10-python.tar.gz"] = buf.getvalue()
-    members = {p.name: md5(p.read_bytes()) for p in src.iterdir()} | {"test_batch": "0" * 32}
-    monkeypatch.setitem(download.SOURCES, "cifar10", replace(download.SOURCES["cifar10"], files={"cifar-10-python.tar.gz": md5(buf.getvalue())},
-                                                             members=members))
-    monkeypatch.setenv("REPRO_DATA_MIRROR", server.base)
+    serve_cifar10(server, monkeypatch, tmp_path, n_train=5, n_test=2, wrong_md5=("test_batch",))
     assert download.main(["cifar10"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "test_batch does not match its published md5" in err[0]
@@ -199,6 +196,17 @@ def test_interrupted_download_resumes_with_range(server, sandbox, monkeypatch, t
     assert (f"/mnist/{name}", f"bytes={half}-") in server.log
     assert (sandbox / "mnist" / name).read_bytes() == gz[name] and not part.exists()
     assert len(data.load_dataset("mnist", "train")) == 30
+
+
+def test_a_server_without_range_support_restarts_the_file(server, sandbox, monkeypatch, tmp_path):
+    _, gz = serve_mnist(server, monkeypatch, tmp_path)
+    server.ranges = False
+    part = sandbox / "mnist" / "train-images-idx3-ubyte.gz.part"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"stale bytes from another try")
+    assert download.main(["mnist"]) == 0
+    assert ("/mnist/train-images-idx3-ubyte.gz", f"bytes={len(b'stale bytes from another try')}-") in server.log
+    assert (sandbox / "mnist" / "train-images-idx3-ubyte.gz").read_bytes() == gz["train-images-idx3-ubyte.gz"]
 
 
 def test_a_whole_part_file_is_checked_not_fetched_again(server, sandbox, monkeypatch, tmp_path):
