@@ -29,7 +29,7 @@ ifneq ($(UNKNOWN),)
 $(error unknown paper '$(UNKNOWN:reproduce-%=%)'; choose one of: $(PAPERS) (as make reproduce-<id>))
 endif
 
-.PHONY: help setup data reproduce report readme test test-deps bench budget lab clean distclean $(addprefix reproduce-,$(PAPERS))
+.PHONY: help setup data reproduce report readme test test-deps bench device-check budget lab clean distclean $(addprefix reproduce-,$(PAPERS))
 .DEFAULT_GOAL := help
 
 help: ## list the targets
@@ -83,6 +83,9 @@ bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
 	  case $$f in *_cuda.py) $(PY) -c "import sys, torch; sys.exit(not torch.cuda.is_available())" \
 	    || { echo "== $$f: skipped (no CUDA device; benchmarks/device_nlm.sh runs it on a GPU machine)"; continue; };; esac; \
 	  echo "== $$f"; $(PY) $$f; done
+
+device-check: ## on a GPU machine: every paper's smoke on the GPU and CPU, the CUDA tests, timed full-profile slices: results/bench/device_check.json (DRY=1: the same on the CPU)
+	@bash benchmarks/device_check.sh $(if $(DRY),--dry-run)
 
 budget: $(STAMP) ## time `make reproduce` end to end (in a temporary results folder) against its 30-minute budget: results/bench/reproduce.json
 	$(PY) benchmarks/reproduce_budget.py

@@ -18,7 +18,7 @@ from common.reproduce import registered_papers
 PAPERS = registered_papers()
 MAKE_PAPER = "diffusion" if "diffusion" in PAPERS else (PAPERS[0] if PAPERS else None)  # the one run through make
 VENV_PY = paths.REPO / ".venv" / "bin" / "python"
-TARGETS = {"help", "setup", "data", "reproduce", "reproduce-<id>", "report", "readme", "test-deps", "test", "bench", "budget", "lab", "clean", "distclean"}
+TARGETS = {"help", "setup", "data", "reproduce", "reproduce-<id>", "report", "readme", "test-deps", "test", "bench", "device-check", "budget", "lab", "clean", "distclean"}
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None or not VENV_PY.exists(),
                                 reason="needs GNU make and the project's .venv (make setup)")
