@@ -19,7 +19,7 @@ from common.io import atomic_write_bytes
 from common.parallel import pmap
 
 #: bump when a task's meaning changes, so stale cache entries are ignored
-VERSION = "netrecon-3"
+VERSION = "netrecon-4"
 
 
 def _key(fn, task: dict) -> str:

@@ -83,7 +83,8 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
                            record_every=record_every)
     eps = np.stack([predict.one_step_error(J, JS[i], x0, dt) for i in range(len(etas))])
     phi2_each = np.mean(np.tanh(x0) ** 2, axis=1)
-    out = {"N": N, "g": g, "seed": seed, "etas": etas, "t": res["t"], "D_mean": np.nanmean(res["D"], axis=2),
+    x2_each = np.mean(x0**2, axis=1)          # <x^2> per state: the linearised law's phi(x) = x
+    out = {"x2_each": x2_each, "N": N, "g": g, "seed": seed, "etas": etas, "t": res["t"], "D_mean": np.nanmean(res["D"], axis=2),
            "eps": eps.mean(axis=1), "eps_each": eps, "phi2": float(phi2_each.mean()), "phi2_each": phi2_each, "r": [recon.pearson_r(W, J) for W in JS],
            "d_W": [recon.d_W(W, J) for W in JS]}
     if g > 1:
@@ -94,31 +95,40 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
     return out
 
 
+def relative_error(D: np.ndarray, teacher_ms: np.ndarray) -> np.ndarray:
+    """RMS(x_S - x_T) / RMS(x_T): the teacher-student distance D = <(x_S - x_T)^2> in units of the
+    teacher's own mean square state <x_T^2> (broadcast over students); 0 where both vanish."""
+    D, ms = np.asarray(D, dtype=np.float64), np.asarray(teacher_ms, dtype=np.float64)
+    return np.sqrt(D / np.where(ms > 0, ms, np.inf))
+
+
 def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_max: float,
-                        dt: float = rnn.DT, ctrl_g: float | None = None, ctrl_eta_horizon: float | None = None,
+                        dt: float = rnn.DT, ctrl_eta_horizon: float | None = None,
                         ctrl_t_horizon: float | None = None, delta: float = 0.3) -> dict:
-    """g < 1: RMS teacher-student error from x0 ~ N(0, I), in units of eta, and its nulls.
+    """g < 1: teacher-student error from x0 ~ N(0, I), in units of eta and relative to the teacher's
+    own (decaying) state, and the nulls.
 
     Controls, from the same states and drawn after the claim's student (so its numbers do not move):
     the untrained student, an independent J' of the same ensemble (eta = 1: it knows the statistics of
-    J, not J), scaled by the same eta; the same eta-student of a chaotic teacher at `ctrl_g`; and the
-    horizon T_pd (sqrt(D) reaches `delta`) of an eta = `ctrl_eta_horizon` student of this g < 1
-    teacher, run to `ctrl_t_horizon` and censored there (NaN -> ctrl_t_horizon: never crossed).
+    J, not J), in the same regime; and the horizon T_pd (sqrt(D) reaches `delta`) of an eta =
+    `ctrl_eta_horizon` student of this g < 1 teacher, run to `ctrl_t_horizon` and censored there
+    (NaN -> ctrl_t_horizon: never crossed). Below onset every state decays to x = 0, so the error of
+    any student decays with it: only the error relative to the teacher's state tells a student that
+    learned J from one that did not.
     """
     J, rng = network(N, g, seed, "quiescent")
     JS = rnn.perturb(J, eta, g, rng)
     x0 = rng.standard_normal((n_x0, N))
     res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, record_every=10)
+    teacher = rnn.simulate(J, x0, int(round(t_max / dt)), dt=dt, record_every=10)   # (time, state, N)
+    ms = np.mean(teacher**2, axis=-1)                                   # <x_T^2>(t), (time, state)
     each = np.sqrt(res["D"]) / eta                                      # (time, state)
-    out = {"t": res["t"], "rms_over_eta": each.mean(axis=1), "rms_over_eta_each": each, "g": g, "eta": eta}
+    out = {"t": res["t"], "rms_over_eta": each.mean(axis=1), "rms_over_eta_each": each, "g": g, "eta": eta,
+           "teacher_rms_each": np.sqrt(ms), "rel_each": relative_error(res["D"], ms)}
     crng = numpy_rng(seed, "quiescent-control", N, float(g))
     un = predict.run_pair(J, rnn.perturb(J, 1.0, g, crng), x0, t_max=t_max, dt=dt, record_every=10)
     out["untrained_rms_over_eta_each"] = np.sqrt(un["D"]) / eta
-    if ctrl_g is not None:
-        Jc, rc = network(N, ctrl_g, seed, "quiescent-chaos")
-        ch = predict.run_pair(Jc, rnn.perturb(Jc, eta, ctrl_g, rc), x0, t_max=t_max, dt=dt, record_every=10)
-        out["chaos_rms_over_eta_each"] = np.sqrt(ch["D"]) / eta
-        out["ctrl_g"] = ctrl_g
+    out["untrained_rel_each"] = relative_error(un["D"], ms)
     if ctrl_eta_horizon is not None:
         h = predict.run_pair(J, rnn.perturb(J, ctrl_eta_horizon, g, crng), x0, t_max=ctrl_t_horizon, dt=dt,
                              delta=delta, record_every=10)
@@ -144,13 +154,21 @@ def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noi
     traj = rnn.simulate(J, rng.standard_normal((n_max, N)), n_steps, dt=dt)  # (T+1, n_max, N)
     obs = recon.add_observation_noise(traj, noise, rng)
     Ws = [recon.fit_least_squares(obs[:, :k], dt, ridge=ridge) for k in n_trajs]
+    # null: the same sizes P made of the smallest set's trajectories repeated, each copy with fresh
+    # observation noise: more samples, no new dynamics (only the noise is averaged)
+    k0, nrng = min(n_trajs), numpy_rng(seed, "datasize-repeat", N, float(g))
+    dW_rep = []
+    for k in n_trajs:
+        rep = recon.add_observation_noise(traj[:, np.arange(k) % k0], noise, nrng)
+        dW_rep.append(recon.d_W(recon.fit_least_squares(rep, dt, ridge=ridge), J))
+        del rep
     x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
     res = predict.run_pair(J, np.stack(Ws), x0, t_max=t_max, dt=dt, delta=delta, record_every=50)
     lr = lyap.largest_exponent(J, x0[:2], dt=dt, t_transient=0.0, t_align=t_align, t_average=t_lyap, rng=rng)
     eps = [float(predict.one_step_error(J, W, x0, dt).mean()) for W in Ws]
     return {"n_trajs": list(n_trajs), "P": [k * n_steps for k in n_trajs], "eps": eps,
             "d_W": [recon.d_W(W, J) for W in Ws], "r": [recon.pearson_r(W, J) for W in Ws],
-            "T_pd": res["T_pd"], "lam": lr.mean, "seed": seed}
+            "d_W_repeat": dW_rep, "T_pd": res["T_pd"], "lam": lr.mean, "seed": seed}
 
 
 def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) -> dict:

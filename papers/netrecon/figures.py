@@ -172,12 +172,17 @@ def one_step(res):
 
 
 @styled
-def quiescent(res):
+def quiescent(res, delta: float = 0.3):
     q = res["quiescent"]
-    fig, ax = plt.subplots(figsize=PANEL)
-    ax.plot(q["t"], q["rms_over_eta"])
-    ax.axhline(0.5, color="gray", ls="--", lw=0.8)
-    ax.set(xlabel="t", ylabel=r"RMS error / $\eta$", title="g < 1: reconstruction implies prediction")
+    fig, axes = _panels(2)
+    axes[0].plot(q["t"], q["rms_over_eta"])
+    axes[0].axhline(0.5, color="gray", ls="--", lw=0.8)
+    axes[0].set(xlabel="t", ylabel=r"RMS error / $\eta$", title="g < 1: absolute error (any student's decays)")
+    axes[1].semilogy(q["t"][1:], q["rel"][1:], label=r"student, $\eta$ = 0.1")
+    axes[1].semilogy(q["t"][1:], q["rel_untrained"][1:], label=r"untrained ($\eta$ = 1)")
+    axes[1].axhline(delta, color="gray", ls="--", lw=0.8)
+    axes[1].set(xlabel="t", ylabel=r"RMS($x_S - x_T$) / RMS($x_T$)", title="relative to the teacher's state")
+    legend(axes[1])
     fig.tight_layout()
     return fig
 

@@ -102,6 +102,21 @@ def fit_log_slope(eta: np.ndarray, T_pd: np.ndarray) -> dict:
     return {"slope": float(b), "intercept": float(a), "r2": float(r2), "lam_fit": float(1.0 / b)}
 
 
+def fit_power_law(eta: np.ndarray, T_pd: np.ndarray) -> dict:
+    """The competing power law T_pd = A eta^-b: a line ln T_pd = ln A + b ln(1/eta) fitted by least
+    squares, and its R^2 on T_pd itself (1 - sum (T - A eta^-b)^2 / sum (T - mean T)^2), so that it
+    compares with `fit_log_slope`'s R^2 of the logarithmic law on the same numbers."""
+    x = np.log(1.0 / np.asarray(eta, dtype=np.float64))
+    y = np.asarray(T_pd, dtype=np.float64)
+    ok = np.isfinite(y) & (y > 0)
+    if ok.sum() < 3:
+        raise UserError("fewer than three finite horizons; raise t_max or the tolerance")
+    b, lnA = np.polyfit(x[ok], np.log(y[ok]), 1)  # ln T = ln A + b ln(1/eta)
+    resid = y[ok] - np.exp(lnA + b * x[ok])
+    r2 = 1.0 - np.sum(resid**2) / np.sum((y[ok] - y[ok].mean()) ** 2)
+    return {"exponent": float(b), "A": float(np.exp(lnA)), "r2": float(r2)}
+
+
 def one_step_error(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, dt: float = DT) -> np.ndarray:
     """eps = ||x_S(1) - x_T(1)|| from identical states (Euclidean norm over units), per state."""
     x0 = np.atleast_2d(x0)

@@ -60,3 +60,23 @@ def test_bad_dmft_input():
         dmft.two_replica(2.0, 1.5)
     with pytest.raises(UserError):
         dmft.stationary(-1.0)
+
+
+def test_static_mean_field_solves_its_own_fixed_point_and_lies_above_dmft():
+    z, w = dmft.gauss_grid()
+    for g in (2.0, 3.0):
+        d = dmft.static_delta0(g)
+        assert d == pytest.approx(g**2 * np.sum(w * np.tanh(np.sqrt(d) * z) ** 2), rel=1e-10)
+        assert 1.05 < d / dmft.delta0(g) < 1.25          # the frozen field overestimates the variance
+    assert dmft.static_delta0(0.8) == 0.0
+
+
+def test_annealed_exponent_is_g_minus_one_at_the_origin_and_overestimates_chaos():
+    assert dmft.annealed_lyapunov(0.8, 0.0) == pytest.approx(-0.2, abs=1e-12)     # phi'(0) = 1
+    assert dmft.annealed_lyapunov(2.0, 0.0) == pytest.approx(1.0, abs=1e-12)
+    # Monte Carlo of g sqrt(<sech^4(sqrt(D) z)>) - 1
+    zz = np.random.default_rng(0).standard_normal(2_000_000)
+    assert dmft.annealed_lyapunov(2.0, 1.5) == pytest.approx(2 * np.sqrt(np.mean(np.cosh(np.sqrt(1.5) * zz) ** -4)) - 1,
+                                                             abs=2e-3)
+    for g in (2.0, 3.0):
+        assert dmft.annealed_lyapunov(g) > 1.5 * dmft.lyapunov(g)["lam"]

@@ -78,3 +78,13 @@ def test_official_os_rate_renormalises_to_the_one_step_error():
     Jqs = rnn.perturb(Jq, 0.01, 0.5, rng)
     q = predict.mismatch_rate(Jq, Jqs, x0, t_total=40.0, t_discard=30.0)
     assert q["rate"][0] == pytest.approx(-0.5, abs=0.1)
+
+
+def test_power_law_fit_is_exact_on_a_power_law_and_loses_to_the_line_on_a_logarithm():
+    eta = np.logspace(-5, -2, 7)
+    pw = predict.fit_power_law(eta, 3.0 * eta ** -0.2)
+    assert pw["exponent"] == pytest.approx(0.2, abs=1e-12) and pw["A"] == pytest.approx(3.0, rel=1e-12)
+    assert pw["r2"] == pytest.approx(1.0, abs=1e-12)
+    T = 5.0 + 4.0 * np.log(1 / eta)                     # the logarithmic horizon
+    assert predict.fit_log_slope(eta, T)["r2"] == pytest.approx(1.0, abs=1e-12)
+    assert predict.fit_power_law(eta, T)["r2"] < 0.999
