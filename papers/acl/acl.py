@@ -114,23 +114,3 @@ class CodeGAN(nn.Module):
     def sample(self, n: int, gen=None, z: torch.Tensor | None = None) -> torch.Tensor:
         return self.to_code(self.generate(self.noise(n, gen) if z is None else z.to(self.device)))
 
-
-def untrained_copy(acl: CodeGAN, seed: int) -> CodeGAN:
-    """The null of every ACL claim: a copy of `acl` whose G_c and D_c are back at a fresh random
-    initialization (seeded), keeping the code standardization (mu, T), so its samples are
-    mu + G_c^init(z) T: a code generator of the same shape and scale that learned nothing.
-
-    The residual skip is dropped: with whitened codes, z -> mu + z T is exactly the fitted Gaussian,
-    the competitor of the claims, so an untrained *residual* G_c would be that competitor plus noise
-    (in the first three-seed attempt it tied the fitted Gaussian, making every "ACL beats the fitted
-    Gaussian" claim inconclusive by construction)."""
-    import copy
-
-    null = copy.deepcopy(acl)
-    null.residual = False
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        for mod in list(null.G.modules()) + list(null.D.modules()):
-            if mod is not null.G and mod is not null.D and hasattr(mod, "reset_parameters"):
-                mod.reset_parameters()
-    return null.eval()

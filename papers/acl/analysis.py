@@ -57,7 +57,7 @@ def synthetic_metrics(rows: list[dict], mixtures) -> dict:
             out[f"syn_{mix}_{method}_kl"] = [float(v) for v in s.kl]
             if "modes_any" in s and s.modes_any.notna().all():  # VEEGAN's lenient count (one HQ sample captures a mode), for comparison
                 out[f"syn_{mix}_{method}_modes_any"] = [int(v) for v in s.modes_any]
-        for method in ("acl_ae", "uniform"):  # the claim's sampler and its structureless control
+        for method in ("acl_ae", "ae_mmd_gc", "uniform"):  # the claim's sampler, its control (no adversary), uniform noise
             if f"syn_{mix}_{method}_modes" in out:
                 modes = out[f"syn_{mix}_{method}_modes"]
                 out[f"syn_{mix}_{method}_modes_min"] = int(min(modes))

@@ -105,4 +105,5 @@ def preflight(profile: str, params: dict) -> None:
     known = set(PROFILES["quick"]) | {"seed", "device"}
     cfg = get_config(profile, **{k: v for k, v in params.items() if k in known and k not in ("seed", "device")})
     if not data.available(cfg.dataset):
-        raise UserError(f"dataset {cfg.dataset!r} not found; run `make data` (Fashion-MNIST) or set REPRO_DATA to its folder")
+        raise UserError(f"dataset {cfg.dataset!r} (the {profile} profile's) not found; run `make data DATASETS={cfg.dataset}` "
+                        f"or set REPRO_DATA to a folder holding {data.folder(cfg.dataset)}/")

@@ -22,10 +22,11 @@ from common.io import atomic_write_bytes
 from common.parallel import one_thread, pmap
 from common.seed import numpy_rng
 
-from .acl import untrained_copy
+from .acl import CodeGAN
 from .baselines import BASELINES, code_samplers, fit_gaussian
 from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
-from .nets import Classifier, ConvDecoder, ConvEncoder, mlp
+from .mmd import fit_mmd_code_generator
+from .nets import Classifier, ConvDecoder, ConvEncoder, mlp, seed_init
 from .regions import orthant_noise, shell_noise
 from .synthetic import mixture, mode_stats, sample_mixture, uniform_like
 from .train import Hyper, acl_sample, encode_all, fit_code_model, fit_gan, gan_sample, prior_dim
@@ -68,6 +69,11 @@ class Images:
                 "shape": list(self.x.shape[1:]), "classes": len(self.classes)}
 
 
+def image_device(cfg) -> str:
+    """Where the image models of a run train: the run's device (`cfg.device`, set by the notebooks), else the CPU."""
+    return str(getattr(cfg, "device", None) or "cpu")
+
+
 SPLIT = ("train: the first n_train images of permutation(seed 0) of the training split; reference: n_eval images "
          "of permutation(seed 1) of the test split; floor: the next n_floor training images (disjoint from train)")
 
@@ -75,11 +81,13 @@ SPLIT = ("train: the first n_train images of permutation(seed 0) of the training
 def provenance(cfg, seed: int, images: Images | None = None, featinfo: dict | None = None) -> dict:
     """What every results file carries: seed, sizes, the split, the evaluation network's hash and accuracy."""
     out = {"seed": int(seed), "profile_dataset": cfg.dataset if images is not None else "2-D mixtures"}
-    if images is not None:
-        out.update(n_train=len(images.x), n_eval=len(images.test_x), n_floor=len(images.floor_x), split=SPLIT)
+    if images is not None:  # the image models train where the images are; every metric is computed on the CPU
+        out.update(n_train=len(images.x), n_eval=len(images.test_x), n_floor=len(images.floor_x), split=SPLIT,
+                   image_models_device=image_device(cfg), evaluation_device="cpu")
     else:
         out.update(n_train=int(cfg.syn_n), n_eval=int(cfg.syn_eval), mixtures=list(cfg.syn_mixtures),
-                   split="2-D points drawn fresh per replicate (seeded); scored against the known modes")
+                   split="2-D points drawn fresh per replicate (seeded); scored against the known modes",
+                   synthetic_device="cpu")
     if featinfo is not None:
         out.update(featnet_sha256=featinfo["featnet_sha256"], featnet_test_acc=featinfo["featnet_test_acc"])
     else:
@@ -125,7 +133,7 @@ def ae_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dict:
     """Train (or load) replicate r of the autoencoder with ACL attached."""
     rs = rep_seed(seed, "ae", r)
     hp = Hyper.from_cfg(cfg)
-    torch.manual_seed(rs)
+    seed_init(rs)
     E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(images.x.device)
     Dec = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(images.x.device)
     out = fit_code_model(images.x, E, Dec, hp, seed=rs, ckpt=_ckpt(run_dir, f"ae-r{r}"), ckpt_every=500, desc=f"ACL-AE r{r}")
@@ -144,7 +152,7 @@ def classifier_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dic
     """Train (or load) replicate r of a standard classifier, its feature-inversion decoder and ACL."""
     rs = rep_seed(seed, "cls", r)
     hp = cls_hyper(cfg)
-    torch.manual_seed(rs)
+    seed_init(rs)
     dev = images.x.device
     C = Classifier(images.channels, images.size, len(images.classes), cfg.width // 2, cfg.cls_feat_dim).to(dev)
     Dec = ConvDecoder(cfg.cls_feat_dim, images.channels, images.size, cfg.width).to(dev)
@@ -172,7 +180,15 @@ def code_model_samples(out: dict, images: Images, n: int, samplers: dict, seed: 
     return res
 
 
-NULLS = ("untrained_gc",)  # the untrained code generator (`acl.untrained_copy`), the control of the ACL claims
+NULLS = ("mmd_gc",)  # G_c of ACL's size trained without the adversary (`mmd`), the control of the ACL claims
+
+
+def mmd_null(res: dict, x: torch.Tensor, seed: int) -> CodeGAN:
+    """The control of a trained ACL model `res` (fit_code_model / fit_gan's output, with its "hp"): a G_c
+    of the same size, standardization and schedule fitted by MMD to the same cached codes E(x) of the
+    trained encoder (`mmd.fit_mmd_code_generator`), from the same seeded initialization as ACL's G_c."""
+    encode = res.get("encode") or res["models"]["E"]
+    return fit_mmd_code_generator(encode_all(encode, x), res["hp"], seed)
 
 
 def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
@@ -193,10 +209,10 @@ def gaussian_code_map(encode, x: torch.Tensor):
 
 def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, seed: int) -> dict:
     """Classifier two-sample accuracy of each code sampler against held-out codes E(x_test) (`twosample`):
-    G_c ("acl"), the baselines, the untrained G_c, and the floor: training codes vs held-out codes."""
+    G_c ("acl"), the baselines, the MMD-trained G_c (`null`), and the floor: training codes vs held-out codes."""
     held = encode_all(res["encode"], images.test_x.to(images.x.device)).cpu()
     gen = torch.Generator().manual_seed(seed)
-    fakes = {"acl": res["models"]["acl"].sample(n, gen).cpu(), "untrained_gc": null.sample(n, gen).cpu()}
+    fakes = {"acl": res["models"]["acl"].sample(n, gen).cpu(), "mmd_gc": null.sample(n, gen).cpu()}
     fakes |= {k: sampler(n, np.random.default_rng(seed)) for k, sampler in samplers.items()}
     train_codes = encode_all(res["encode"], images.x).cpu()
     fakes["train_codes"] = train_codes[torch.randperm(len(train_codes), generator=gen)[:n]]
@@ -219,7 +235,7 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
     from types import SimpleNamespace
 
     cfg = SimpleNamespace(**cfg_dict)
-    images = Images(cfg, device=getattr(cfg, "device", "cpu"))
+    images = Images(cfg, device=image_device(cfg))
     ev, featinfo = evaluator(cfg, images, run_dir)
     gen_seed = rep_seed(seed, "samples", study, r)
     out = {"study": study, "replicate": r, "provenance": provenance(cfg, seed, images, featinfo)}
@@ -227,9 +243,9 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
         res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, seed, r, run_dir)
         samplers = fit_baselines(res, images, cfg, gen_seed)
         samples = code_model_samples(res, images, cfg.n_eval, samplers, gen_seed)
-        null = untrained_copy(res["models"]["acl"], rep_seed(seed, "untrained", study, r))
+        null = mmd_null(res, images.x, res["seed"])  # ACL's G_c without the adversary, same initialization
         with torch.no_grad():
-            samples["untrained_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))).cpu()
+            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))).cpu()
         zg = fixed_noise(seed, cfg.n_grid, res["hp"].z_dim)
         grid = code_model_samples(res, images, cfg.n_grid, samplers, seed, z=zg)
         out["c2st"] = code_c2st(res, images, samplers, null, cfg.n_eval, gen_seed)
@@ -237,17 +253,16 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
             out["cls_acc"] = res["cls_acc"]
             with torch.no_grad():  # the classifier's own head on the generated codes
                 codes = res["models"]["acl"].sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))
-                lab = res["models"]["E"].head(codes).argmax(1).numpy()
+                lab = res["models"]["E"].head(codes).argmax(1).cpu().numpy()
             out["own_head_class_frac"] = (np.bincount(lab, minlength=len(images.classes)) / len(lab)).tolist()
     else:
         res = gan_replicate(cfg, images, seed, r, "acl" if study == "aclgan" else "gan", run_dir)
         zd = prior_dim(res["models"], res["hp"])  # the plain GAN takes code_dim-wide noise, ACL-GAN z_dim
         gen = torch.Generator().manual_seed(gen_seed)
         samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
-        if study == "aclgan":  # the null: the same trained G fed an untrained G_c
-            null = {"G": res["models"]["G"], "acl": untrained_copy(res["models"]["acl"], rep_seed(seed, "untrained", study, r))}
-            with torch.no_grad():
-                samples["untrained_gc"] = gan_sample(null, cfg.n_eval, res["hp"], torch.Generator().manual_seed(gen_seed)).cpu()
+        if study == "aclgan":  # the null: the same trained G fed a G_c refit by MMD in place of the adversary
+            null = {"G": res["models"]["G"], "acl": mmd_null(res, images.x, res["seed"])}
+            samples["mmd_gc"] = gan_sample(null, cfg.n_eval, res["hp"], torch.Generator().manual_seed(gen_seed)).cpu()
         grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=fixed_noise(seed, cfg.n_grid, zd)).cpu()}
         out["regions"] = region_metrics(ev, lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), zd, cfg,
                                         rep_seed(seed, "regions", r))
@@ -319,7 +334,7 @@ def gan_replicate(cfg, images: Images, seed: int, r: int, variant: str, run_dir)
     """Train (or load) replicate r of the plain GAN or ACL-GAN (same G and D_x architectures, same seed)."""
     rs = rep_seed(seed, "gan", r)
     hp = Hyper.from_cfg(cfg)
-    torch.manual_seed(rs)
+    seed_init(rs)
     dev = images.x.device
     G = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(dev)
     Dx = ConvEncoder(images.channels, images.size, 1, cfg.width).to(dev)
@@ -355,7 +370,7 @@ def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> d
     means, sigma = mixture(mix)
     hp = _syn_hyper(cfg, model)
     h, c = cfg.syn_hidden, cfg.syn_code_dim
-    torch.manual_seed(rs)
+    seed_init(rs)
     out = {"mixture": mix, "replicate": r, "seed": rs}
     gen = torch.Generator().manual_seed(rep_seed(seed, "syn-eval", mix, r))
     if model == "ae":
@@ -363,6 +378,10 @@ def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> d
         res = fit_code_model(data, E, Dec, hp, seed=rs)
         pts = SimpleNamespace(x=data)
         samples = code_model_samples(res, pts, cfg.syn_eval, fit_baselines(res, pts, cfg, rs), rs)
+        res["hp"] = hp
+        null = mmd_null(res, data, rs)  # the control: ACL's G_c without the adversary, same initialization
+        with torch.no_grad():
+            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.syn_eval, torch.Generator().manual_seed(rs))).cpu()
         for name, x in samples.items():
             key = "acl_ae" if name == "acl" else f"ae_{name}"
             out[key] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
@@ -374,6 +393,11 @@ def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> d
         res = fit_gan(data, G, Dx, hp, seed=rs, E=E)
         x = gan_sample(res["models"], cfg.syn_eval, hp, gen)
         out[model] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
+        if model == "aclgan":  # the control: the same trained G fed a G_c refit by MMD in place of the adversary
+            res["hp"] = hp
+            null = {"G": res["models"]["G"], "acl": mmd_null(res, data, rs)}
+            x = gan_sample(null, cfg.syn_eval, hp, torch.Generator().manual_seed(rep_seed(seed, "syn-eval", mix, r)))
+            out["aclgan_mmd_gc"] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
     return out
 
 

@@ -24,7 +24,7 @@ from torch import nn
 
 from common.progress import progress
 
-from .nets import Classifier, batched
+from .nets import Classifier, batched, seed_init, seeded_cpu
 
 # sklearn's pairwise distances (inside prdc) warn that joblib's `delayed` is not sklearn's; harmless here
 # (no sklearn configuration to propagate). A per-call catch_warnings missed some of them in the worker
@@ -65,8 +65,7 @@ def kernel_distance(real, fake, subsets: int = 50, subset_size: int = 1000, seed
         kid = KernelInceptionDistance(feature=Precomputed(real.shape[1]), subsets=subsets, subset_size=size)
     kid.update(real, real=True)
     kid.update(fake, real=False)
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
+    with seeded_cpu(seed):  # KID's random subsets (on the CPU: the features are host arrays)
         mean, sd = kid.compute()
     return float(mean), float(sd)
 
@@ -120,7 +119,7 @@ def weights_sha256(model: nn.Module) -> str:
 def train_feature_net(x: torch.Tensor, y: torch.Tensor, n_classes: int, epochs: int, seed: int = 0,
                       batch: int = 128, lr: float = 2e-3, width: int = 16, feat_dim: int = 64) -> Classifier:
     """The evaluation network: a CNN classifier trained on the training split (fixed seed)."""
-    torch.manual_seed(seed)
+    seed_init(seed)
     net = Classifier(x.shape[1], x.shape[2], n_classes, width, feat_dim).to(x.device)
     opt = torch.optim.Adam(net.parameters(), lr)
     gen = torch.Generator().manual_seed(seed)

@@ -22,6 +22,7 @@ from common.progress import progress
 
 from .acl import CodeGAN
 from .losses import check_loss, confuse_loss, d_loss, g_loss, gradient_penalty
+from .nets import seed_init
 
 MODES = ("joint", "two_stage")
 
@@ -172,7 +173,7 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
         code_dim = encode(x[:2]).shape[1]
     if code_dim != hp.code_dim:
         raise UserError(f"code_dim={hp.code_dim} does not match the encoder's output size {code_dim}; set code_dim={code_dim}")
-    torch.manual_seed(seed)
+    seed_init(seed)
     acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev)
     models = nn.ModuleDict({"E": encoder, "Dec": decoder, "acl": acl})
     opts = Optimizers(acl.optimizers(hp.code_lr, hp.code_lr))
@@ -246,7 +247,7 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
     """
     hp.check()
     dev = x.device
-    torch.manual_seed(seed)
+    seed_init(seed)
     acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev) if E is not None else None
     models = nn.ModuleDict({"G": G, "Dx": Dx} | ({"E": E, "acl": acl} if E is not None else {}))
     betas = (0.5, 0.999) if hp.loss == "ns" else (0.5, 0.9)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .nets import mlp
+from .nets import mlp, seeded_cpu
 
 
 def c2st_accuracy(real, fake, seed: int = 0, hidden: int = 64, steps: int = 300, lr: float = 3e-3) -> float:
@@ -34,8 +34,7 @@ def c2st_accuracy(real, fake, seed: int = 0, hidden: int = 64, steps: int = 300,
     xte = (torch.cat([real[h:], fake[h:]]) - mu) / sd
     ytr = torch.cat([torch.ones(h), torch.zeros(h)])
     yte = torch.cat([torch.ones(n - h), torch.zeros(n - h)])
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_cpu(seed):  # the CPU generator restored after; no device generator touched
         net = mlp([real.shape[1], hidden, hidden, 1])
     opt = torch.optim.Adam(net.parameters(), lr)
     with torch.enable_grad():  # callable under no_grad

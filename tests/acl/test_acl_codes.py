@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from papers.acl.acl import CodeGAN, untrained_copy
+from papers.acl.acl import CodeGAN
 from papers.acl.metrics import memorization_ratio
 from papers.acl.regions import orthant_noise
 from papers.acl.twosample import c2st_accuracy
@@ -44,18 +44,6 @@ def test_residual_pads_or_cuts_the_noise_to_the_code_width():
         k = min(z_dim, code_dim)
         out = acl.generate(z)
         assert torch.equal(out[:, :k], z[:, :k]) and torch.equal(out[:, k:], torch.zeros(3, code_dim - k))
-
-
-def test_untrained_copy_keeps_the_whitening():
-    acl = CodeGAN(3, 3, hidden=8, depth=1, residual=True)
-    acl.set_scale(correlated_codes(), whiten=True)
-    null = untrained_copy(acl, seed=1)
-    assert torch.equal(null.T, acl.T) and torch.equal(null.mu, acl.mu)
-    assert not torch.equal(null.G[0].weight, acl.G[0].weight)
-    # no residual skip: the null is not the fitted Gaussian (mu + z T) plus noise
-    assert not null.residual and acl.residual
-    z = torch.randn(4, 3)
-    assert torch.allclose(null.sample(4, z=z), null.G(z) @ null.T + null.mu)
 
 
 def test_c2st_chance_for_one_distribution_and_one_for_separated_ones():

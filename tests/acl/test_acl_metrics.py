@@ -75,31 +75,6 @@ def test_weights_hash_tracks_every_weight():
     assert weights_sha256(a) != weights_sha256(b)
 
 
-def test_untrained_code_generator_is_a_fresh_init_with_the_code_statistics():
-    """The ACL claims' null: same shape and code scale, none of the training."""
-    import torch
-    from papers.acl.acl import CodeGAN, untrained_copy
-
-    acl = CodeGAN(4, 3, hidden=8, depth=1)
-    acl.set_scale(torch.randn(100, 4) * 2 + 5)
-    with torch.no_grad():
-        for p in acl.parameters():
-            p.add_(1.0)  # stands for training
-    before = [p.clone() for p in acl.parameters()]
-    null = untrained_copy(acl, seed=7)
-    assert torch.equal(null.mu, acl.mu) and torch.equal(null.sd, acl.sd)
-    assert all(torch.equal(a, b) for a, b in zip(before, acl.parameters()))   # the trained model is untouched
-    assert all(not torch.equal(a, b) for a, b in zip(acl.parameters(), null.parameters()))
-    again = untrained_copy(acl, seed=7)
-    assert all(torch.equal(a, b) for a, b in zip(null.parameters(), again.parameters()))   # seeded
-    fresh = CodeGAN(4, 3, hidden=8, depth=1)   # a default initialization: same weight scale
-    z = torch.randn(2000, 3, generator=torch.Generator().manual_seed(0))
-    with torch.no_grad():
-        u_null = null.G(z)
-        u_fresh = fresh.G(z)
-    assert u_null.std().item() == pytest.approx(u_fresh.std().item(), rel=0.5)   # not the trained (shifted) weights
-
-
 def test_gaussian_code_map_reproduces_the_codes_mean_and_covariance():
     import torch
     from papers.acl.experiments import gaussian_code_map

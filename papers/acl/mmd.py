@@ -1,0 +1,76 @@
+"""The null of the ACL claims: a code generator of ACL's size trained WITHOUT the adversary.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539 -- the paper credits *adversarial* code learning: G_c(z) is trained
+against a code discriminator D_c until it matches the codes E(x). The competing explanation of every
+"ACL beats a baseline" result is that any trained code generator of that size would do as well. This
+module trains exactly that: the same G_c (same MLP, same code standardization, same residual skip,
+same seeded initialization scheme, same Adam, steps, batch and learning-rate decay as the code-only
+phase `train.code_step`), with D_c's loss replaced by the kernel two-sample distance MMD^2 between a
+batch of G_c(z) and a batch of cached codes (a generative moment-matching network, Li et al. 2015;
+Dziugaite et al. 2015). Only the adversary is removed.
+
+Kernel: a sum of Gaussian kernels exp(-|a - b|^2 / (2 h^2)) at the bandwidths h = m * BANDWIDTH_FACTORS,
+m the median pairwise distance of the standardized codes (the median heuristic, widened both ways so
+that fine structure, e.g. the modes of the 2-D mixtures, and the global spread are both matched); the
+factors were fixed before any run of this control was seen.
+"""
+from __future__ import annotations
+
+import torch
+
+from .acl import CodeGAN
+from .nets import seeded_cpu
+
+BANDWIDTH_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
+
+
+def mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths) -> torch.Tensor:
+    """Biased (V-statistic) MMD^2 between the rows of x and y with the sum of Gaussian kernels at
+    `bandwidths`: mean k(x, x') + mean k(y, y') - 2 mean k(x, y). Zero iff the two empirical
+    distributions coincide (the kernel is characteristic); differentiable in x and y."""
+    xy = torch.cat([x, y])
+    d2 = torch.cdist(xy, xy).pow(2)
+    k = sum(torch.exp(-d2 / (2 * float(h) ** 2)) for h in bandwidths)
+    n = len(x)
+    return k[:n, :n].mean() + k[n:, n:].mean() - 2 * k[:n, n:].mean()
+
+
+def median_distance(u: torch.Tensor, n: int = 1000) -> float:
+    """Median pairwise Euclidean distance among the first `n` rows of u (distinct pairs)."""
+    u = u[:n].double()
+    d = torch.cdist(u, u)
+    iu = torch.triu_indices(len(u), len(u), 1)
+    return float(d[iu[0], iu[1]].median())
+
+
+def fit_mmd_code_generator(codes: torch.Tensor, hp, seed: int, factors=BANDWIDTH_FACTORS) -> CodeGAN:
+    """A CodeGAN of ACL's size whose G_c is trained by MMD^2 to the cached codes (no D_c step ever).
+
+    `hp` (a `train.Hyper`) gives the architecture (code_dim, z_dim, hidden, depth, residual_gc), the
+    standardization (normalize_codes, whiten_codes) and the schedule (code_lr decaying linearly to
+    code_lr_final * code_lr over code_steps, Adam betas (0.5, 0.9), batch code_batch), all as in the
+    adversarial code-only phase. The initial weights come from the CPU generator seeded with `seed`
+    (the global RNG of the CPU is restored afterwards; no device generator is touched), so the null is
+    the same on every device. Runs on the device of `codes`; returns the model in eval mode.
+    """
+    dev = codes.device
+    with seeded_cpu(seed):
+        acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
+    acl = acl.to(dev)
+    if hp.normalize_codes:
+        acl.set_scale(codes, whiten=hp.whiten_codes)
+    bandwidths = [median_distance(acl.standardize(codes)) * f for f in factors]
+    opt = acl.optimizers(hp.code_lr, hp.code_lr)["G_c"]
+    gen = torch.Generator().manual_seed(seed)
+    for k in range(hp.code_steps):
+        lr = hp.code_lr * (1 - (1 - hp.code_lr_final) * k / max(1, hp.code_steps - 1))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        real = acl.standardize(codes[torch.randint(len(codes), (hp.code_batch,), generator=gen).to(dev)])
+        loss = mmd2(acl.generate(acl.noise(hp.code_batch, gen)), real, bandwidths)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    acl.bandwidths = bandwidths
+    return acl.eval()

@@ -1,0 +1,79 @@
+"""Where acl computes: the image models (autoencoder, classifier, GAN / ACL-GAN, G_c / D_c and the MMD
+control) train on the run's device; every metric (FID, KID, PRDC, C2ST, class histograms) and the 2-D
+mixtures run on the CPU. The same code path runs here on the CPU with the device passed through; the tests
+marked `cuda` run it on a GPU (REPRO_TEST_DEVICE=cuda) and check that the GPU was used, that no device
+generator was reseeded, and that what runs on the CPU gives the CPU's numbers."""
+import json
+
+import pytest
+import torch
+
+from papers.acl import experiments
+from papers.acl.config import get_config
+from papers.acl.mmd import fit_mmd_code_generator
+from papers.acl.train import Hyper
+
+SMALL = dict(code_steps=5, ae_steps=5, cls_steps=5, gan_steps=3, n_eval=120, n_region=60, n_prdc=60, n_mem=60,
+             kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2)
+
+
+def _task(tmp_path, device, study):
+    cfg = vars(get_config("smoke", **SMALL)) | {"device": device}
+    return experiments.image_task(cfg, str(tmp_path), 0, 0, study)
+
+
+@pytest.mark.parametrize("study", ["ae", "cls", "aclgan"])
+def test_image_task_runs_on_the_device_it_is_given(tmp_path, test_device, study):
+    out = _task(tmp_path, test_device, study)
+    assert out["provenance"]["image_models_device"] == test_device and out["provenance"]["evaluation_device"] == "cpu"
+    want = {"ae": {"acl", "normal", "gauss", "gmm", "mmd_gc"}, "cls": {"acl", "normal", "gauss", "gmm", "mmd_gc"},
+            "aclgan": {"aclgan", "mmd_gc"}}[study]
+    assert set(out["metrics"]) == want
+    if study != "aclgan":
+        assert set(out["c2st"]) == want | {"train_codes"}
+    if study == "cls":   # the classifier's own head read G_c's codes on the device, counted on the host
+        assert sum(out["own_head_class_frac"]) == pytest.approx(1.0)
+
+
+def test_the_mmd_control_starts_from_the_same_weights_on_any_device(test_device):
+    codes = torch.randn(300, 3, generator=torch.Generator().manual_seed(0))
+    hp = Hyper(code_dim=3, z_dim=3, hidden=16, depth=1, code_steps=0, code_batch=32)
+    cpu = fit_mmd_code_generator(codes, hp, seed=4)
+    dev = fit_mmd_code_generator(codes.to(test_device), hp, seed=4)
+    assert all(p.device.type == torch.device(test_device).type for p in dev.parameters())
+    assert all(torch.equal(a, b.cpu()) for a, b in zip(cpu.parameters(), dev.parameters()))
+
+
+@pytest.mark.cuda
+def test_on_the_gpu_the_image_models_use_it_and_its_generator_is_left_alone(tmp_path):
+    torch.cuda.init()
+    state = torch.cuda.get_rng_state()
+    torch.cuda.reset_peak_memory_stats()
+    for study in ("ae", "cls", "aclgan"):
+        _task(tmp_path / study, "cuda", study)
+    assert torch.cuda.max_memory_allocated() > 0
+    assert torch.equal(torch.cuda.get_rng_state(), state)
+
+
+@pytest.mark.cuda
+def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts_and_the_cpus_2d_numbers(tmp_path, monkeypatch, in_process):
+    """Every claim is 'not run at this scale' at smoke on either device; the 2-D mixtures run on the CPU
+    whatever the device, so their metrics are the CPU's to the bit; the manifest names the GPU."""
+    import csv
+
+    from common.reproduce import main
+
+    out = {}
+    for device in ("cpu", "cuda"):
+        monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / device))
+        assert main(["acl", "--profile", "smoke", "--quiet", "--device", device]) == 0
+        run = tmp_path / device / "acl" / "smoke"
+        with open(run / "claims.csv") as f:
+            verdicts = {r["id"]: r["verdict"] for r in csv.DictReader(f)}
+        out[device] = (verdicts, json.loads((run / "metrics.json").read_text()),
+                       json.loads((run / "manifest.json").read_text()))
+    assert out["cpu"][0] == out["cuda"][0]
+    syn = {k for k in out["cpu"][1] if k.startswith("syn_")}
+    assert syn and all(out["cpu"][1][k] == out["cuda"][1][k] for k in syn)
+    assert out["cuda"][1]["image_models_device"] == "cuda" and out["cpu"][1]["image_models_device"] == "cpu"
+    assert "cuda" in json.dumps(out["cuda"][2]["device"])

@@ -1,0 +1,79 @@
+"""The control of the ACL claims: G_c of ACL's size trained by MMD, without the adversary. The kernel
+distance on hand-computable sets, the median heuristic, and the fit: same initialization as ACL's G_c,
+D_c never trained, the codes' distribution learned, the global RNG left as it was."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from papers.acl.acl import CodeGAN
+from papers.acl.mmd import BANDWIDTH_FACTORS, fit_mmd_code_generator, median_distance, mmd2
+from papers.acl.train import Hyper
+
+
+def test_mmd2_of_two_points_is_the_closed_form():
+    x, y = torch.tensor([[0.0]]), torch.tensor([[1.0]])
+    assert float(mmd2(x, y, [1.0])) == pytest.approx(2 - 2 * math.exp(-0.5), abs=1e-7)
+    # two bandwidths: k = exp(-d^2/2) + exp(-d^2/8), so k(a, a) = 2
+    assert float(mmd2(x, y, [1.0, 2.0])) == pytest.approx(4 - 2 * (math.exp(-0.5) + math.exp(-0.125)), abs=1e-6)
+
+
+def test_mmd2_is_zero_for_the_same_set_symmetric_and_grows_with_the_shift():
+    x = torch.tensor([[0.0, 0.0], [2.0, 1.0], [-1.0, 3.0]])
+    assert float(mmd2(x, x.flip(0), [0.5, 1.0])) == pytest.approx(0.0, abs=1e-6)
+    y = x + torch.tensor([0.3, 0.0])
+    assert float(mmd2(x, y, [1.0])) == pytest.approx(float(mmd2(y, x, [1.0])), abs=1e-7)
+    shifts = [float(mmd2(x, x + s, [1.0])) for s in (0.1, 0.5, 2.0)]
+    assert shifts == sorted(shifts) and shifts[0] > 0
+
+
+def test_median_distance_of_three_points():
+    assert median_distance(torch.tensor([[0.0], [1.0], [3.0]])) == pytest.approx(2.0)   # distances 1, 3, 2
+
+
+def _codes(n=3000, seed=0):
+    """Two well separated clusters in 2-d: a single Gaussian cannot match them."""
+    rng = np.random.default_rng(seed)
+    k = rng.integers(2, size=n)
+    return torch.as_tensor(np.array([[-3.0, 1.0], [3.0, -1.0]])[k] + 0.3 * rng.standard_normal((n, 2)), dtype=torch.float32)
+
+
+HP = dict(code_dim=2, z_dim=2, hidden=32, depth=2, code_batch=128, code_lr=1e-3, code_lr_final=0.1)
+
+
+def test_no_steps_gives_acl_g_c_at_its_initialization_and_d_c_is_never_trained():
+    codes = _codes(200)
+    hp = Hyper(**HP, code_steps=0, whiten_codes=True, residual_gc=True)
+    torch.manual_seed(11)                                             # how fit_code_model builds ACL's G_c
+    acl = CodeGAN(2, 2, 32, 2, residual=True)
+    null = fit_mmd_code_generator(codes, hp, seed=11)
+    assert all(torch.equal(a, b) for a, b in zip(acl.parameters(), null.parameters()))
+    hp = Hyper(**HP, code_steps=5)
+    trained = fit_mmd_code_generator(codes, hp, seed=11)
+    assert all(torch.equal(a, b) for a, b in zip(acl.D.parameters(), trained.D.parameters()))      # no adversary
+    assert not all(torch.equal(a, b) for a, b in zip(acl.G.parameters(), trained.G.parameters()))
+    assert len(trained.bandwidths) == len(BANDWIDTH_FACTORS) and not trained.training
+
+
+def test_the_fit_learns_two_clusters_and_leaves_the_global_rng_alone():
+    codes = _codes(1000)
+    state = torch.get_rng_state()
+    hp = Hyper(**(HP | dict(hidden=24, code_batch=64, code_lr=3e-3)), code_steps=200)
+    null = fit_mmd_code_generator(codes, hp, seed=3)
+    assert torch.equal(torch.get_rng_state(), state)
+    again = fit_mmd_code_generator(codes, hp, seed=3)
+    assert all(torch.equal(a, b) for a, b in zip(null.parameters(), again.parameters()))     # seeded
+    centres = torch.tensor([[-3.0, 1.0], [3.0, -1.0]])
+
+    def near(c):  # share of samples within 1.2 of a cluster centre (4 sd of a cluster)
+        return float(((c[:, None, :] - centres).norm(dim=2).min(1).values < 1.2).float().mean())
+
+    c = null.sample(1000, torch.Generator().manual_seed(0))
+    assert 0.3 < float((c[:, 0] < 0).float().mean()) < 0.7           # both clusters
+    gauss = torch.as_tensor(np.random.default_rng(1).multivariate_normal(
+        codes.mean(0).numpy(), np.cov(codes.numpy(), rowvar=False), 1000), dtype=torch.float32)
+    assert near(c) > near(gauss) + 0.2                                # not the fitted Gaussian's bridge
+    untrained = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=0), seed=3)
+    u = untrained.sample(1000, torch.Generator().manual_seed(0))
+    assert float(mmd2(c, codes, null.bandwidths)) < 0.2 * float(mmd2(u, codes, null.bandwidths))
