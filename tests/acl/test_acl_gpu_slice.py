@@ -1,0 +1,35 @@
+"""The device check's slice of acl's full profile, in its CPU dry run: every unit timed, and the projection
+is the full profile's step counts (from config.PROFILES["full"]) times the unit times."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import gpu_slice_acl as slice_acl  # noqa: E402
+
+from papers.acl.config import PROFILES  # noqa: E402
+
+
+def test_counts_are_the_full_profiles_steps():
+    from common.profiles import resolve
+
+    cfg = resolve(PROFILES, "full")
+    c = slice_acl.full_counts(cfg)
+    # 4 autoencoder, 4 classifier, 5 GAN / ACL-GAN replicates; 30k AE / code steps, 10k classifier, 50k GAN
+    assert c == {"ae_step": 4 * 30000, "code_step": (4 + 4 + 5) * 30000, "mmd_step": (4 + 4 + 5) * 30000,
+                 "cls_step": 4 * 10000, "cls_dec_step": 4 * 30000, "gan_step": 5 * 50000, "aclgan_step": 5 * 50000}
+    no_refit = slice_acl.full_counts(resolve(PROFILES, "full", code_refit=False))
+    assert no_refit["code_step"] == 8 * 30000 and no_refit["mmd_step"] == c["mmd_step"]
+    assert slice_acl.projected_hours({"a": 3600, "b": 7200}, {"a": 0.5, "b": 0.25}) == pytest.approx(1.0)
+
+
+def test_dry_run_times_every_unit_and_projects_from_them():
+    out = slice_acl.full_slice("cpu", dry_run=True)
+    assert out["ok"] and out["peak_mem_gb"] is None and out["seconds"] > 0
+    assert set(out["unit_s"]) == set(slice_acl.UNITS) == set(out["counts"])
+    assert all(v > 0 for v in out["unit_s"].values())
+    want = sum(out["counts"][k] * out["unit_s"][k] for k in out["counts"]) / 3600
+    assert out["projected_gpu_hours"] == pytest.approx(want, rel=1e-12)
+    assert "ae_step 120000" in out["basis"] and "dry run" in out["basis"]
