@@ -70,27 +70,41 @@ def step_time(K, m, n, steps=200, reps=3, device="cuda"):
     return _summary([_time(lambda: langevin(x, J, b, steps, 0.01, 1.0, g, check_every=0), 1) / steps for _ in range(reps)])
 
 
-def full_profile(gemm="float32", quick=False):
-    """Unit times of the full profile's shapes and the projected seconds per seed of each notebook's work."""
+TINY = dict(n=16, chains=8, K_sweep=2, k_rdm=20)   # dry runs: the same code on the CPU at these sizes (counts unchanged)
+
+
+def full_profile(gemm="float32", quick=False, device="cuda", tiny=False):
+    """Unit times of the full profile's shapes and the projected seconds per seed of each notebook's work.
+
+    tiny=True: every shape shrunk to TINY (N, chains, batch, stacked sweep models; one repetition), for a dry
+    run of the same code on the CPU; the counts stay the full profile's."""
     c = resolve(PROFILES, "full")
     n, m, B = 784, int(c.n_chains), int(c.batch)
     K_sweep = len(c.sweep_sizes) * int(c.sweep_replicates)
+    gen = {key: int(getattr(c, key)) for key in ("n_gen", "sweep_gen", "ooe_gen", "explore_chains")}
+    if tiny:
+        n, m, B, K_sweep = TINY["n"], TINY["chains"], TINY["chains"], TINY["K_sweep"]
+        gen = dict.fromkeys(gen, TINY["chains"])
     R = int(c.ooe_replicates)
     k_rdm = int(c.ooe_rdm_k)
     u_rdm = int(c.ooe_rdm_updates) or max(1, c.ooe_updates * c.k // k_rdm)
-    reps = 2 if quick else 3
+    k_rdm_timed = TINY["k_rdm"] if tiny else k_rdm
+    reps = 1 if tiny else 2 if quick else 3
+    per = 1 if tiny else None
+    d = dict(device=device)
     unit = {
-        "update_main": update_time(1, n, m, B, c.k, gemm=gemm, reps=reps),
-        "update_sweep": update_time(K_sweep, n, m, B, c.k, gemm=gemm, reps=reps, per=2),
-        "update_ooe_pcd": update_time(R, n, m, B, c.k, gemm=gemm, reps=reps),
-        "update_ooe_rdm": update_time(R, n, m, B, k_rdm, mode="rdm", gemm=gemm, reps=reps, per=1),
-        "step_ages": step_time(int(c.n_ages), int(c.n_gen), n, reps=reps),
-        "step_sweep": step_time(K_sweep, int(c.sweep_gen), n, steps=50, reps=reps),
-        "step_ooe": step_time(2 * R, int(c.ooe_gen), n, reps=reps),
-        "step_explore": step_time(3, int(c.explore_chains), n, steps=500, reps=reps),
-        "check_main": stability_time(1, n, reps=reps),
-        "check_sweep": stability_time(K_sweep, n, reps=reps, per=1),
-        "check_ooe": stability_time(R, n, reps=reps),
+        "update_main": update_time(1, n, m, B, c.k, gemm=gemm, reps=reps, per=per or 3, **d),
+        "update_sweep": update_time(K_sweep, n, m, B, c.k, gemm=gemm, reps=reps, per=per or 2, **d),
+        "update_ooe_pcd": update_time(R, n, m, B, c.k, gemm=gemm, reps=reps, per=per or 3, **d),
+        "update_ooe_rdm": update_time(R, n, m, B, k_rdm_timed, mode="rdm", gemm=gemm, reps=reps, per=1, **d),
+        "step_ages": step_time(int(c.n_ages), gen["n_gen"], n, steps=20 if tiny else 200, reps=reps, **d),
+        "step_sweep": step_time(K_sweep, gen["sweep_gen"], n, steps=20 if tiny else 50, reps=reps, **d),
+        "step_ooe": step_time(2 * R, gen["ooe_gen"], n, steps=20 if tiny else 200, reps=reps, **d),
+        # three stacked models at T = 1 and the quench null (one model, the noiseless flow): four model-steps
+        "step_explore": step_time(4, gen["explore_chains"], n, steps=20 if tiny else 500, reps=reps, **d),
+        "check_main": stability_time(1, n, reps=reps, per=per or 3, **d),
+        "check_sweep": stability_time(K_sweep, n, reps=reps, per=1, **d),
+        "check_ooe": stability_time(R, n, reps=reps, per=per or 3, **d),
     }
     t = {key: v["median"] for key, v in unit.items()}
     updates = {"main (notebooks 01, 04, 06 share it)": (c.main_updates, "update_main"),
@@ -112,6 +126,7 @@ def full_profile(gemm="float32", quick=False):
     updates |= checks
     parts = {name: int(cnt) * t[key] for name, (cnt, key) in (updates | steps).items()}
     return {"gemm_dtype": gemm, "unit": unit, "counts": {name: int(cnt) for name, (cnt, _) in (updates | steps).items()},
+            "unit_keys": {name: key for name, (_, key) in (updates | steps).items()},
             "projected_s": parts, "projected_total_s_per_seed": sum(parts.values()),
             "projected_total_h_per_seed": sum(parts.values()) / 3600,
             "note": ("projection: counts from PROFILES['full'] times unit times measured here; not a run of the "

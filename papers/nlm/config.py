@@ -35,6 +35,12 @@ _SHARED = {
     # steps from each corrupted input (images averaged over them), noise replicas (set on seeds 100-103)
     "denoise_nlm_updates": 1000, "denoise_nlm_steps": 500, "denoise_reps": 8,
     "second_dataset": "fashion14",
+    # exploration: a class visit counts when the chain stays in the class for at least this many successive
+    # data-like windows (avg_steps each). 2: a visit must outlast one averaging window. On development seeds
+    # 100-102 (`python -m papers.nlm.devtune dwell`) the rule declared first (the smallest dwell from which one
+    # more window changes the mean transitions by < 20 %) found none: the count falls about geometrically with
+    # the dwell (visits of every length, as hopping at a constant rate gives), so 2 was set by hand
+    "explore_dwell": 2,
 }
 
 PROFILES = {

@@ -11,6 +11,7 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
     python -m papers.nlm.devtune generalization --seeds 100 101 102 # the P-sweep's largest P: more training?
     python -m papers.nlm.devtune noise_length --seeds 100 101 102 # chains from noise: the paper's 5e4 steps?
     python -m papers.nlm.devtune binary --seeds 100 101 102      # the P-sweep on the digits with every pixel saturated
+    python -m papers.nlm.devtune dwell --seeds 100 101 102       # exploration: windows a class visit must last
 
 `explore`: trains the main model of notebook 01 once per seed (quick settings), then runs
 `experiments.exploration` with each variant of (explore_chains, explore_steps) and reports the
@@ -40,7 +41,13 @@ chains from noise find the memorized basins at quick (nothing in config.py was c
 P-sweep of notebook 02 at its smallest and largest P (quick's two replicates) on quick's digits and on the
 same images with every pixel thresholded at 1/2 (`digits_binary`: saturated strokes), each sweep claim's
 value, SE and margin and where the largest-P samples sit (`basin_diagnostics`): whether the grey levels of
-the 8x8 digits are what keeps the claims from the paper's regime (quick keeps `digits`). A variant is judged by its margin over the claim's threshold in
+the 8x8 digits are what keeps the claims from the paper's regime (quick keeps `digits`). `dwell`: notebook 04
+at quick, once per seed, and for each dwell of DWELLS (successive data-like windows a class visit must last)
+the trained model's transitions (mean, SE, margin over the claim's 3), median classes, and the quench null's
+(the trained J, b at T = 0 from the same persistent states) with the data-like fraction of every model. The
+rule, declared before the runs: the smallest dwell from which one more window changes the trained model's
+mean transitions by less than 20 % on every development seed (the count has stopped falling: what remains
+are visits that last, not a label flickering at a class boundary). A variant is judged by its margin over the claim's threshold in
 standard errors (`margin_se`) on every development seed, and by its cost (`seconds`); the choice is
 written in papers/nlm/README.md. Results: results/nlm/dev/<what>.json.
 """
@@ -88,6 +95,8 @@ BINARY_DIAGNOSTICS = ("large_p_pcd_acc_s_test", "large_p_pcd_acc_t_test", "large
                       "small_p_noise_d_train_median", "small_p_pcd_d_train_median")
 NOISE_DIAGNOSTICS = ("small_p_noise_d_train_median", "small_p_pcd_d_train_median", "small_p_test_d_train_median",
                      "small_p_energy_noise", "small_p_noise_d_other_sample_median")
+DWELLS = (1, 2, 3, 4, 6)   # explore_dwell of notebook 04, in windows of avg_steps Langevin steps
+DWELL_PLATEAU = 0.2        # the dwell rule: one more window changes the mean transitions by less than this
 EXPLORE_THRESHOLD = 3.0   # claim exploration-transitions: mean transitions >= 3
 
 
@@ -115,6 +124,39 @@ def tune_explore(seed: int) -> dict:
                      "j0_transitions_mean": m["explore_j0_transitions_mean"]}
         print(f"seed {seed} explore {name}:", json.dumps(out[name]), flush=True)
     return out
+
+
+def tune_dwell(seed: int) -> dict:
+    from . import experiments as ex
+
+    model = ex.main_model(_cfg(), seed)
+    t0 = time.perf_counter()
+    res = ex.exploration(_cfg(), seed, model)
+    out = {"seconds": time.perf_counter() - t0,
+           "data_like": {n: res["metrics"][f"explore_{n}_data_like"] for n in ex.EXPLORE_MODELS}}
+    for d in DWELLS:
+        row = {}
+        for name in ex.EXPLORE_MODELS:
+            per = [ex.visits(c, d) for c in res["window_classes_all"][name]]
+            tr = [v["transitions"] for v in per]
+            mean, se = sum(tr) / len(tr), float(torch.tensor(tr, dtype=torch.float64).std() / len(tr) ** 0.5)
+            row[name] = {"transitions_mean": mean, "transitions_se": se,
+                         "classes_median": float(torch.tensor([v["classes"] for v in per], dtype=torch.float64).median())}
+        row["margin_se"] = _margin(row["trained"]["transitions_mean"], row["trained"]["transitions_se"], "at_least", EXPLORE_THRESHOLD)
+        out[f"dwell{d}"] = row
+    means = [out[f"dwell{d}"]["trained"]["transitions_mean"] for d in DWELLS]
+    out["rel_change_next"] = {f"dwell{d}": (abs(b - a) / a if a else float("nan")) for d, a, b in zip(DWELLS, means, means[1:])}
+    print(f"seed {seed} dwell:", json.dumps(out), flush=True)
+    return out
+
+
+def chosen_dwell(results: dict) -> int | None:
+    """The dwell rule over development seeds' `tune_dwell` results: the smallest dwell whose change to the next
+    (in DWELLS) is below DWELL_PLATEAU on every seed; None when no dwell qualifies."""
+    for d in DWELLS[:-1]:
+        if all(r["rel_change_next"][f"dwell{d}"] < DWELL_PLATEAU for r in results.values()):
+            return d
+    return None
 
 
 def tune_ooe(seed: int) -> dict:
@@ -301,20 +343,22 @@ def tune_precision(seed: int) -> dict:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length", "binary"))
+    ap.add_argument("what", choices=("explore", "dwell", "ooe", "frames", "precision", "replicates", "generalization", "noise_length", "binary"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
     args = ap.parse_args(argv)
     with user_errors_exit():
         if min(args.seeds) < 100:
             raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
         torch.set_num_threads(1)
-        fn = {"explore": tune_explore, "ooe": tune_ooe, "frames": tune_frames, "precision": tune_precision,
+        fn = {"explore": tune_explore, "dwell": tune_dwell, "ooe": tune_ooe, "frames": tune_frames, "precision": tune_precision,
               "replicates": tune_replicates, "generalization": tune_generalization,
               "noise_length": tune_noise_length, "binary": tune_binary}[args.what]
         git = git_state()                    # the code that runs: the tree as it is at the start
         res = {str(s): fn(s) for s in args.seeds}
         end = git_state()
         out = {"seeds": args.seeds, "git": git, "when": now(), "results": res}
+        if args.what == "dwell":
+            out["chosen_dwell"] = chosen_dwell(res)
         if end != git:                       # the tree changed under the run: both states are recorded
             out["git_at_end"] = end
         atomic_write_json(paths.results_root() / "nlm" / "dev" / f"{args.what}.json", out)

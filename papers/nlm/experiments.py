@@ -117,21 +117,23 @@ def rise_through(sizes, values, level: float = 0.5) -> float:
     return float("nan")
 
 
-def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: int, seed: int, tag: str) -> dict:
+def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: int, seed: int, tag: str,
+                     refs=("train", "test")) -> dict:
     """Acc_S, Acc_T, E_AAI against the training set and the held-out images for every P, pooled over the
     replicates at that P, with bootstrap SEs; the memorization criterion max(Acc_S, Acc_T) on the
     training set; the transition P* where (Acc_S + Acc_T)/2 on the training set rises through 1/2, with
     a 95 % bootstrap interval and the fraction of replicates whose crossing lies inside the swept range.
 
-    samples: {model index: (S, D) images}; train_lists: {model index: (P, D) training images}.
+    samples: {model index: (S, D) images}; train_lists: {model index: (P, D) training images}; refs: the
+    references measured ("train" is needed for P*).
     """
     out = {}
-    for ref in ("train", "test"):
+    for ref in refs:
         for name in ("e_aai", "acc_s", "acc_t", "acc_max", "acc_mean"):
             out[(ref, name)] = ([], [])
     for p in sizes:
         ks = [k for k, (pp, _) in enumerate(per_model) if pp == p]
-        for ref in ("train", "test"):
+        for ref in refs:
             res = [bootstrap.adversarial_groups(samples[k], train_lists[k] if ref == "train" else test_img, n_boot,
                                                 seed * 1000 + 17 * k + (ref == "test")) for k in ks]
             pooled = {nm: (float(np.mean([r[nm][0] for r in res])), np.mean([r[nm][1] for r in res], 0))
@@ -154,6 +156,19 @@ def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: i
                                                   if inside.any() else [float("nan")] * 2)
     m[f"p_star{tag}_inside"] = float(inside.mean())
     return m
+
+
+def generalization_both(at, tag: str) -> dict:
+    """The large-P generalization measures against both references (the paper's training set and our
+    held-out images): `gen_acc_dev_both_large_p{tag}` = the largest |Acc - 1/2| of Acc_S, Acc_T on either,
+    `e_aai_both_large_p{tag}` = the larger E_AAI, each with the SE of the term that is largest.
+    `at(key)`: the largest P's value of a sweep key such as "acc_s_train" or "acc_s_train_se"."""
+    dev = {f"{a}_{r}": abs(at(f"{a}_{r}") - 0.5) for a in ("acc_s", "acc_t") for r in ("train", "test")}
+    worst = max(dev, key=dev.get)
+    e = {r: at(f"e_aai_{r}") for r in ("train", "test")}
+    we = max(e, key=e.get)
+    return {f"gen_acc_dev_both_large_p{tag}": dev[worst], f"gen_acc_dev_both_large_p{tag}_se": at(f"{worst}_se"),
+            f"e_aai_both_large_p{tag}": e[we], f"e_aai_both_large_p{tag}_se": at(f"e_aai_{we}_se")}
 
 
 def trend(sizes, values) -> float:
@@ -334,6 +349,26 @@ def memorization_sweep(cfg, seed: int, device=None) -> dict:
         dev_s, dev_t = abs(m[f"sweep{tag}_acc_s_test"][-1] - 0.5), abs(m[f"sweep{tag}_acc_t_test"][-1] - 0.5)
         m[f"gen_acc_dev_large_p{tag}"] = max(dev_s, dev_t)
         m[f"gen_acc_dev_large_p{tag}_se"] = m[f"sweep{tag}_acc_s_test_se"][-1] if dev_s >= dev_t else m[f"sweep{tag}_acc_t_test_se"][-1]
+    # nulls made of data (issue #36: the untrained network fails on being unlike any image, not on copying):
+    # held-out images as the "samples" (data-like and new, never copies: the null of the memorization claims,
+    # as many as the persistent chains), and each model's own training set (data-like, all copies:
+    # the null of the generalization claims at the largest P, which therefore also ask for Acc ~ 1/2 on the
+    # training set, the paper's own criterion)
+    n_s = int(xp.shape[-2])
+    held = {k: test_img[:n_s] for k in range(len(per_model))}
+    m.update(sweep_accuracies(sizes, per_model, held, train_lists, test_img, int(cfg.sweep_boot), seed, "_heldout", refs=("train",)))
+    m["mem_acc_small_p_heldout"] = m["sweep_heldout_acc_max_train"][0]
+    m["mem_acc_small_p_heldout_se"] = m["sweep_heldout_acc_max_train_se"][0]
+    mem_h = [float(np.mean([metrics.memorized_fraction(held[k], train_lists[k]) for k, (pp, _) in enumerate(per_model) if pp == p]))
+             for p in sizes]
+    m["sweep_heldout_memorized"], m["mem_spearman_heldout"] = mem_h, trend(sizes, mem_h)
+    copies = {k: train_lists[k] for k, (p, _) in enumerate(per_model) if p == sizes[-1]}   # all P: every one a copy
+    m.update({key.replace("sweep_copies_", "large_p_copies_"): v[-1] for key, v in
+              sweep_accuracies(sizes[-1:], per_model, copies, train_lists, test_img, int(cfg.sweep_boot), seed, "_copies").items()
+              if key.startswith("sweep_copies_")})
+    for tag, at in (("_pcd", lambda key: m[f"sweep_pcd_{key}"][-1]), ("", lambda key: m[f"sweep_{key}"][-1]),
+                    ("_untrained", lambda key: m[f"sweep_untrained_{key}"][-1]), ("_copies", lambda key: m[f"large_p_copies_{key}"])):
+        m.update(generalization_both(at, tag))
     m["e_aai_test_large_p"] = m["sweep_e_aai_test"][-1]
     m["e_aai_test_large_p_untrained"] = m["sweep_untrained_e_aai_test"][-1]
     m["e_aai_test_large_p_pcd"] = m["sweep_pcd_e_aai_test"][-1]
@@ -547,32 +582,40 @@ def window_classes(windows, train_img, labels, radius: float) -> np.ndarray:
     return cls
 
 
-def class_visits(windows, train_img, labels, radius: float) -> dict:
+def class_visits(windows, train_img, labels, radius: float, dwell: int = 1) -> dict:
     """Classes visited and class transitions of one chain's windows (`window_classes`, `visits`)."""
-    return visits(window_classes(windows, train_img, labels, radius))
+    return visits(window_classes(windows, train_img, labels, radius), dwell)
 
 
-def visits(cls) -> dict:
+def visits(cls, dwell: int = 1) -> dict:
     """Classes visited, class transitions and the data-like fraction of one chain's window classes (−1:
-    off the data). Transitions are class changes between successive data-like windows (others skipped)."""
+    off the data). A visit of a class counts only when the chain stays in it for at least `dwell`
+    successive data-like windows (off-data windows skipped); transitions are class changes between
+    successive counted visits. dwell = 1: every data-like window counts."""
     cls = np.asarray(cls)
     seq = cls[cls >= 0].tolist()
-    n_trans, runs = count_transitions(seq, min_dwell=1)
-    return {"classes": len(set(seq)), "transitions": n_trans, "data_like": float((cls >= 0).mean()) if len(cls) else float("nan")}
+    n_trans, runs = count_transitions(seq, min_dwell=int(dwell))
+    return {"classes": len({r[0] for r in runs}), "transitions": n_trans,
+            "data_like": float((cls >= 0).mean()) if len(cls) else float("nan")}
 
 
-EXPLORE_MODELS = ("trained", "untrained", "j0")   # the main model; its J, b at update 0; J = 0, b = 0 (Ornstein-Uhlenbeck)
+# the main model at T = 1; the same J, b at T = 0 (the noiseless flow) from the same persistent states (the
+# null: no thermal exploration); its J, b at update 0; J = 0, b = 0 (Ornstein-Uhlenbeck)
+EXPLORE_MODELS = ("trained", "quench", "untrained", "j0")
 
 
 def exploration(cfg, seed: int, model: dict, device=None) -> dict:
-    """Long chains of the main model (from its persistent chains) and of two nulls (untrained J, J = 0;
-    from N(0, I)), stacked.
+    """Long chains of the main model (from its persistent chains) and of three nulls, stacked.
 
+    The nulls: `quench`, the trained J, b without noise (T = 0, the noiseless flow) from the SAME
+    persistent states as the trained chains: what the paper credits for exploration is the thermal
+    dynamics of the trained network, and this null keeps everything else (couplings, starting states,
+    windows, data-like gate); `untrained` (its J, b at update 0) and `j0` (J = 0, b = 0), from N(0, I).
     After a burn-in of `explore_burn` steps, each chain's images are averaged over windows of
     `avg_steps` Langevin steps (as the memorization measure does); `class_visits` counts the digit
-    classes visited and the transitions between them per chain. The nulls run the same measurement.
-    The old measure (nearest-centroid label of every single frame, from step 0, visits >= 3 frames)
-    is logged as `explore_*_ungated` for comparison: it counts noise as class changes.
+    classes visited (a visit lasts at least `explore_dwell` data-like windows) and the transitions
+    between them per chain. The old measure (nearest-centroid label of every single frame, from step 0,
+    visits >= 3 frames) is logged as `explore_*_ungated` for comparison: it counts noise as class changes.
     """
     data, st, snaps = model["data"], model["state"], model["snaps"]
     J1, b1 = st["J"][0], st["b"][0]
@@ -580,32 +623,35 @@ def exploration(cfg, seed: int, model: dict, device=None) -> dict:
     J = torch.stack([J1, J0, torch.zeros_like(J0)]); b = torch.stack([b1, b0, torch.zeros_like(b0)])
     n_chains = int(cfg.explore_chains)
     g = torch.Generator().manual_seed(int(seed) * 101 + 3)
-    x = torch.randn((len(EXPLORE_MODELS), n_chains, data.n), generator=g, dtype=J.dtype)
+    x = torch.randn((3, n_chains, data.n), generator=g, dtype=J.dtype)
     # the trained model's chains start from its persistent training chains (its own long-run samples;
-    # chains from noise need far longer than the run to reach them, see notebook 03); the nulls from noise
+    # chains from noise need far longer than the run to reach them, see notebook 03); so does the quench
+    # null (the same states); the other nulls from noise
     pcd = st["chains"][0]
     x[0] = pcd[torch.randperm(len(pcd), generator=g)[:n_chains]].to(J.dtype) if len(pcd) >= n_chains else x[0]
     dev = compute_device(device)
     x, J, b = x.to(dev), J.to(dev), b.to(dev)
+    xq = x[0].clone()
     every = int(cfg.explore_every)
     frames = []
     from common.progress import progress
     for _ in progress(range(cfg.explore_steps // every), desc="long chains"):
         x, _ = langevin(x, J, b, every, cfg.dt, cfg.T, g, check_every=0, where="exploration")
-        frames.append(phi(x).cpu().numpy().copy())
+        xq, _ = flow(xq, J[0], b[0], every, cfg.dt)
+        frames.append(phi(torch.stack([x[0], xq, x[1], x[2]])).cpu().numpy().copy())
     frames = np.asarray(frames)                                       # (frames, model, chain, N)
     train_img, labels = data.images("train")[: model["p"]], data.y_train[: model["p"]]
     radius = float(np.quantile(metrics.nearest_distance(data.images("test"), train_img), 0.95))
     burn = int(cfg.explore_burn) // every
     per_window = max(1, int(cfg.avg_steps) // every)                  # frames per window
     win = window_images(frames[burn:], per_window)                    # (windows, model, chain, N)
+    dwell = int(cfg.explore_dwell)
     m = {"explore_radius": radius, "explore_frames": int(len(frames)), "explore_windows": int(len(win)),
-         "explore_chains": n_chains}
-    classes0 = {}
+         "explore_chains": n_chains, "explore_dwell": dwell}
+    classes = {}
     for k, name in enumerate(EXPLORE_MODELS):
-        cls = [window_classes(win[:, k, c], train_img, labels, radius) for c in range(n_chains)]
-        classes0[name] = cls[0]                                       # chain 0, window by window (the figure)
-        per = [visits(c) for c in cls]
+        cls = classes[name] = [window_classes(win[:, k, c], train_img, labels, radius) for c in range(n_chains)]
+        per = [visits(c, dwell) for c in cls]
         cl, tr = [v["classes"] for v in per], [v["transitions"] for v in per]
         m[f"explore_{name}_classes"] = cl
         m[f"explore_{name}_classes_median"] = float(np.median(cl))
@@ -613,6 +659,7 @@ def exploration(cfg, seed: int, model: dict, device=None) -> dict:
         m[f"explore_{name}_transitions_mean"] = float(np.mean(tr))
         m[f"explore_{name}_transitions_se"] = float(np.std(tr, ddof=1) / math.sqrt(n_chains)) if n_chains > 1 else float("nan")
         m[f"explore_{name}_data_like"] = float(np.nanmean([v["data_like"] for v in per]))
+        m[f"explore_{name}_transitions_dwell1_mean"] = float(np.mean([visits(c, 1)["transitions"] for c in cls]))
         lab0 = metrics.nearest_centroid_labels(frames[:, k, 0], train_img, labels)
         n0, runs0 = count_transitions(lab0.tolist())
         m[f"explore_{name}_classes_ungated"] = int(len({r[0] for r in runs0}))
@@ -623,7 +670,8 @@ def exploration(cfg, seed: int, model: dict, device=None) -> dict:
     return {"frames": chain, "labels": metrics.nearest_centroid_labels(chain, train_img, labels),
             "pc_frames": (chain - mu) @ vt[:3].T, "pc_train": (train_img - mu) @ vt[:3].T,
             "train_labels": labels, "shape": data.shape, "every": every, "burn_steps": int(cfg.explore_burn),
-            "window_steps": per_window * every, "window_classes": classes0, "metrics": m}
+            "window_steps": per_window * every, "window_classes": {name: c[0] for name, c in classes.items()},   # chain 0 (the figure)
+            "window_classes_all": classes, "metrics": m}
 
 
 # ---- notebook 05: denoising ------------------------------------------------------------------------------------

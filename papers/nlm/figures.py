@@ -51,7 +51,8 @@ def _acc_panel(ax, m, P, tag, title):
     for key, lab, style in (("acc_t_train", "Acc_T train", "o-"), ("acc_s_train", "Acc_S train", "s-"),
                             ("acc_t_test", "Acc_T held-out", "o--"), ("acc_s_test", "Acc_S held-out", "s--")):
         ax.errorbar(P, m[f"sweep{tag}_{key}"], yerr=m[f"sweep{tag}_{key}_se"], fmt=style, ms=3, capsize=2, label=lab)
-    ax.plot(P, m["sweep_untrained_acc_mean_train"], "k:", label="untrained, (Acc_S+Acc_T)/2 train")
+    ax.errorbar(P, m["sweep_heldout_acc_mean_train"], yerr=m["sweep_heldout_acc_mean_train_se"], fmt="k:", capsize=2,
+                label="held-out images as samples (null), (Acc_S+Acc_T)/2 train")
     ax.set_xscale("log")
     p_star, lo, hi, inside = (m[f"p_star{tag}{s}"] for s in ("", "_lo", "_hi", "_inside"))
     if np.isfinite(lo):                  # the interval over the bootstrap replicates that cross inside the range
@@ -64,8 +65,9 @@ def _acc_panel(ax, m, P, tag, title):
 
 @styled
 def sweep(res):
-    """The P-sweep: the persistent chains (the claims' samples), the chains from noise, held-out E_AAI
-    of both against the untrained network's, and the memorized fraction (a secondary diagnostic)."""
+    """The P-sweep: the persistent chains (the claims' samples), the chains from noise, each against held-out
+    images used as samples (the memorization null), held-out E_AAI of both against the untrained network's,
+    and the memorized fraction (a secondary diagnostic) against the held-out images'."""
     m = res["metrics"]
     P = m["sweep_sizes"]
     fig, ax = plt.subplots(1, 4, figsize=(18, 3.8))
@@ -79,7 +81,7 @@ def sweep(res):
     ax[3].semilogx(P, m["sweep_memorized"], "o-", label="time-averaged")
     ax[3].semilogx(P, m["sweep_memorized_hot"], "s--", label="single samples")
     ax[3].semilogx(P, m["sweep_memorized_quench"], "^:", label="quenched")
-    ax[3].semilogx(P, m["sweep_untrained_memorized"], "k:", label="untrained, time-averaged")
+    ax[3].semilogx(P, m["sweep_heldout_memorized"], "k:", label="held-out images (null)")
     ax[3].set_title("secondary diagnostic: memorized fraction (from noise)", fontsize=9)
     ax[3].set_ylim(-0.03, 1.03); ax[3].legend(fontsize=6)
     for a in ax:
@@ -133,7 +135,8 @@ def ooe(res):
 @styled
 def exploration(res):
     """PCA trajectory of the trained model's chain 0; that chain's data-like windows after burn-in and
-    their class (the claims' measure), against the nulls'; transitions per chain for the three models."""
+    their class (the claims' measure), against the nulls' (the quench from the same state first);
+    classes and transitions per chain for every model."""
     m = res["metrics"]
     fig = plt.figure(figsize=(20, 4))
     ax = fig.add_subplot(1, 4, 1, projection="3d")
@@ -144,7 +147,7 @@ def exploration(res):
     ax.set_xlabel("PC1"); ax.set_ylabel("PC2"); ax.set_zlabel("PC3"); ax.legend(fontsize=7)
     ax2 = fig.add_subplot(1, 4, 2)
     start, w = res["burn_steps"], res["window_steps"]
-    for name, mk in zip(EXPLORE_MODELS, ("o", "x", "+")):
+    for name, mk in zip(EXPLORE_MODELS, ("o", "s", "x", "+")):
         cls = np.asarray(res["window_classes"][name])
         t = start + w * (np.arange(len(cls)) + 0.5)
         ok = cls >= 0

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from papers.nlm import denoise as dn, exact, metrics, thermo
@@ -139,7 +140,8 @@ def test_time_reversal_asymmetry_passes_the_sampler_and_fails_both_broken_steppe
     x0 = torch.randn(600, n, generator=g, dtype=torch.float64)
     a, se = thermo.time_reversal_asymmetry(J, b, x0, 1.0, 0.01, 300, 400, 50, generator=g)
     assert abs(a) < 4 * se and se > 0
-    for name, stepper in thermo.BROKEN_STEPPERS.items():
+    for name in ("no_onsager", "anisotropic_noise"):                 # the near miss (spread 1/5) is the claim's control
+        stepper = thermo.BROKEN_STEPPERS[name]
         ab, se_b = thermo.time_reversal_asymmetry(J, b, x0, 1.0, 0.01, 300, 400, 50, generator=g, stepper=stepper)
         assert ab > 4 * se + 4 * se_b, name
 
@@ -157,6 +159,8 @@ def test_broken_steppers_do_what_their_names_say():
     xi = torch.ones(3, 4, dtype=torch.float64)
     y = x.clone(); thermo.AnisotropicNoiseStepper(J, b, x).euler(y, 0.1, xi.clone(), 1.0)
     assert torch.allclose(y - (x + 0.1 * force(x, J, b)), torch.tensor([0.5, 1.5, 0.5, 1.5], dtype=torch.float64).expand(3, 4))
+    y = x.clone(); thermo.BROKEN_STEPPERS["anisotropic_noise_20"](J, b, x).euler(y, 0.1, xi.clone(), 1.0)
+    assert torch.allclose(y - (x + 0.1 * force(x, J, b)), torch.tensor([0.8, 1.2, 0.8, 1.2], dtype=torch.float64).expand(3, 4))
 
 
 def test_langevin_restore_images_are_the_first_replica_its_ratio_measures():
@@ -173,3 +177,37 @@ def test_langevin_restore_images_are_the_first_replica_its_ratio_measures():
     err = ((res["images"] - target.numpy()) ** 2).mean(-1) / ((torch.tanh(x0) - target) ** 2).mean(-1).numpy()
     np.testing.assert_allclose(err, res["ratio"][0], rtol=1e-12)
     assert (res["ratio"] > 0.3).all()
+
+
+def test_a_visit_must_last_the_dwell_and_off_data_windows_are_skipped():
+    from papers.nlm.experiments import visits
+
+    cls = [1, -1, 1, 3, -1, 3, 3, 1, 6, 6]                 # data-like sequence 1 1 3 3 3 1 6 6
+    assert visits(cls, 1) == {"classes": 3, "transitions": 3, "data_like": 0.8}
+    assert visits(cls, 2) == {"classes": 3, "transitions": 2, "data_like": 0.8}    # the lone 1 no longer counts
+    assert visits(cls, 3) == {"classes": 1, "transitions": 0, "data_like": 0.8}    # only the three 3s last
+    assert visits([-1, -1], 2)["classes"] == 0
+
+
+def test_generalization_on_both_references_takes_the_worst_term_and_its_se():
+    from papers.nlm.experiments import generalization_both
+
+    v = {"acc_s_train": 0.45, "acc_t_train": 0.9, "acc_s_test": 0.55, "acc_t_test": 0.6, "e_aai_train": 0.08, "e_aai_test": 0.01}
+    v.update({f"{k}_se": 0.01 * (i + 1) for i, k in enumerate(list(v))})
+    out = generalization_both(v.get, "_x")
+    assert out["gen_acc_dev_both_large_p_x"] == pytest.approx(0.4) and out["gen_acc_dev_both_large_p_x_se"] == 0.02
+    assert out["e_aai_both_large_p_x"] == 0.08 and out["e_aai_both_large_p_x_se"] == 0.05
+
+
+def test_the_data_nulls_copies_fail_on_the_training_set_and_new_data_sits_at_the_small_n_level():
+    """The training set returned as samples gives Acc_S = Acc_T = 0 against it (all copies); held-out images
+    against a training set of n give Acc about (n - 1)/(2n - 1), the level new data has in an n-vs-n test."""
+    from papers.nlm.bootstrap import adversarial_groups
+
+    rng = np.random.default_rng(5)
+    train = np.tanh(rng.standard_normal((40, 12)))
+    c = adversarial_groups(train, train, n_boot=4, seed=0)
+    assert c["acc_s"][0] == 0.0 and c["acc_t"][0] == 0.0 and c["e_aai"][0] == 0.25
+    acc = [metrics.adversarial_accuracy(np.tanh(rng.standard_normal((5, 12))), np.tanh(rng.standard_normal((5, 12))))["acc_t"]
+           for _ in range(4000)]
+    assert abs(np.mean(acc) - 4 / 9) < 0.01                 # 4 other true points against 5 new ones

@@ -11,7 +11,7 @@ from papers.nlm.model import likelihood_gradient
 from papers.nlm.sampler import device_generator, langevin
 from papers.nlm.train import Trainer, TrainConfig, generate
 
-cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+cuda = pytest.mark.cuda   # the root conftest runs these with REPRO_TEST_DEVICE=cuda on a machine with a GPU
 
 
 def _data():

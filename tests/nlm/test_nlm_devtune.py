@@ -1,10 +1,11 @@
 """The development-seed tuner refuses the reported seeds and writes nothing then."""
+import numpy as np
 import pytest
 
 from papers.nlm import devtune
 
 
-@pytest.mark.parametrize("what", ["explore", "ooe", "frames", "precision", "replicates", "generalization", "noise_length", "binary"])
+@pytest.mark.parametrize("what", ["explore", "dwell", "ooe", "frames", "precision", "replicates", "generalization", "noise_length", "binary"])
 def test_reported_seeds_are_refused_with_exit_2(what, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     with pytest.raises(SystemExit) as err:
@@ -141,8 +142,8 @@ def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measure
 
     def fake_sweep(cfg, seed):
         seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_lr, cfg.n_chains))
-        return {"metrics": {"gen_acc_dev_large_p_pcd": 0.4, "gen_acc_dev_large_p_pcd_se": 0.03,
-                            "e_aai_test_large_p_pcd": 0.09, "e_aai_test_large_p_pcd_se": 0.01,
+        return {"metrics": {"gen_acc_dev_both_large_p_pcd": 0.4, "gen_acc_dev_both_large_p_pcd_se": 0.03,
+                            "e_aai_both_large_p_pcd": 0.09, "e_aai_both_large_p_pcd_se": 0.01,
                             "sweep_pcd_acc_s_test": [1.0, 0.6], "sweep_pcd_acc_t_test": [1.0, 0.9], "sweep_spectral_norm": [9.0, 6.0],
                             "sweep_euler_stability": [1.8, 0.5], "sweep_frozen_at": [1900, -1]}}
 
@@ -222,3 +223,28 @@ def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with
         assert out["digits_binary"][cid]["verdict"] == "reproduced"
         assert out["digits"][cid]["verdict"] == "not reproduced"
     assert out["digits"]["large_p_pcd_acc_t_test"] == 1.0 and out["digits"]["sizes"] == ends
+
+
+def test_dwell_counts_each_dwell_on_one_run_and_its_rule_picks_the_first_plateau(monkeypatch):
+    """tune_dwell runs notebook 04 once per seed and counts visits at every dwell of DWELLS from the same
+    window classes; chosen_dwell is the smallest dwell whose change to the next is < 20 % on every seed."""
+    from papers.nlm import experiments as ex
+
+    runs = []
+    # two identical chains per model: classes 1 1 3 3 3 1 (trained), constant 3 (quench), off the data (the others)
+    cls = {"trained": [np.array([1, 1, 3, 3, 3, 1])] * 2, "quench": [np.array([3] * 6)] * 2,
+           "untrained": [np.array([-1] * 6)] * 2, "j0": [np.array([-1] * 6)] * 2}
+    monkeypatch.setattr(ex, "main_model", lambda cfg, seed: {"seed": seed})
+    monkeypatch.setattr(ex, "exploration", lambda cfg, seed, model: runs.append(seed) or {
+        "window_classes_all": cls, "metrics": {f"explore_{n}_data_like": 0.0 for n in ex.EXPLORE_MODELS}})
+    out = devtune.tune_dwell(100)
+    assert runs == [100]
+    assert out["dwell1"]["trained"]["transitions_mean"] == 2.0          # 1 -> 3 -> 1
+    assert out["dwell2"]["trained"]["transitions_mean"] == 1.0          # the last single 1 no longer counts
+    assert out["dwell3"]["trained"]["transitions_mean"] == 0.0 and out["dwell3"]["trained"]["classes_median"] == 1.0
+    assert out["dwell1"]["quench"]["transitions_mean"] == 0.0 and out["dwell6"]["quench"]["classes_median"] == 1.0
+    assert out["rel_change_next"]["dwell1"] == 0.5
+    flat = {"dwell1": 0.5, "dwell2": 0.1, "dwell3": 0.3, "dwell4": 0.0}
+    assert devtune.chosen_dwell({"100": {"rel_change_next": flat}, "101": {"rel_change_next": dict(flat, dwell2=0.19)}}) == 2
+    assert devtune.chosen_dwell({"100": {"rel_change_next": flat}, "101": {"rel_change_next": dict(flat, dwell2=0.25)}}) == 4
+    assert devtune.chosen_dwell({"100": {"rel_change_next": dict(flat, dwell2=0.3, dwell4=0.5)}}) is None

@@ -43,8 +43,7 @@ def _fake_mnist(root: Path, n_train: int = 90, n_test: int = 60) -> None:
         (d / f"{prefix}-labels-idx1-ubyte").write_bytes(_idx(y))
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA device"))])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypatch, device):
     _fake_mnist(tmp_path)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
@@ -84,6 +83,9 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
             if isinstance(key, str):
                 assert key in metrics and metrics[key] is not None, (c.id, key)
     assert np.isfinite([metrics[c.metric] for c in claims]).all()
+    assert np.isfinite([metrics[c.control] for c in claims]).all()
+    if device == "cuda":                                                # training and sampling really ran there
+        assert torch.cuda.max_memory_allocated() > 0
 
 
 def test_full_profile_without_mnist_is_one_line_naming_the_fix(tmp_path, monkeypatch):
