@@ -13,7 +13,7 @@ from scipy.optimize import brentq
 from . import franz_parisi as fp
 from . import highdim, landscape, thermo
 from .mixture import GaussianMixture
-from .processes import simulate_backward, simulate_forward
+from .processes import simulate_backward, simulate_forward, wrong_noise_score
 
 
 def _f(x) -> float:
@@ -23,35 +23,51 @@ def _f(x) -> float:
 # ---- notebook 01: fluctuation theorems and the second law ----------------------------------------
 
 def fluctuation_theorems(cfg, seed: int = 0) -> dict:
-    """Figs 2/7 and 8: IFT forward and backward, second law against the KL drop (μ=1, σ²=1, T=10).
+    """Figs 2/7 and 8: IFT forward and backward and the second law against the KL drop, at μ = 1,
+    σ² = 1 and T = ift_T (≈ 1, where ⟨e^{−ΔS_tot}⟩ depends on the dynamics).
 
-    Nulls from the same paths: the left-point (Itô) medium entropy, which drops the Stratonovich
-    (Jacobian) term of the path measure (`*_ito_*`), for the IFT and the KL identity; for the
-    second law the one part of ΔS_tot that falls on average, forward the system entropy ΔS alone
-    (the heat to the medium left out), backward the medium entropy ΔS_E alone."""
+    Nulls, each breaking the theorem with a near miss: forward paths simulated with the noise
+    variance doubled but weighed as the paper's process (`*_forward_wrong_noise_*`); backward paths
+    of a sampler whose score is that of the noise-doubled process (`wrong_noise_score`), weighed
+    with the exact f*, p_T and p_0 (`*_backward_wrong_score_*`). For information, the same at
+    T = ift_T_long (the paper's T = 10) on ift_long_fraction of the paths, where the forward IFT
+    depends on X_0 alone and cannot fail (`*_T10_*`)."""
     mix = GaussianMixture.two_gaussians(cfg.ift_mu, cfg.ift_sigma2)
-    fwd = simulate_forward(mix, cfg.ift_T, cfg.forward_dt, cfg.n_forward, seed, show_progress=True, ito=True)
-    bwd = simulate_backward(mix, cfg.ift_T, cfg.backward_dt, cfg.n_backward, seed, show_progress=True, ito=True)
-    kl_drop = thermo.kl_to_standard_normal(mix, 0.0) - thermo.kl_to_standard_normal(mix, cfg.ift_T)
-    out = {"forward": fwd, "backward": bwd, "kl_drop": kl_drop, "metrics": {"kl_drop": _f(kl_drop)}}
-    for name, paths in (("forward", fwd), ("backward", bwd)):
+    T, c = float(cfg.ift_T), float(cfg.ift_wrong_noise)
+    fwd = simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed, show_progress=True)
+    bwd = simulate_backward(mix, T, cfg.backward_dt, cfg.n_backward, seed, show_progress=True)
+    fwd_wrong = simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed, noise_scale=c)
+    bwd_wrong = simulate_backward(mix, T, cfg.backward_dt, cfg.n_backward, seed,
+                                  sampler_score=wrong_noise_score(mix, c))
+    kl_drop = thermo.kl_to_standard_normal(mix, 0.0) - thermo.kl_to_standard_normal(mix, T)
+    out = {"forward": fwd, "backward": bwd, "kl_drop": kl_drop, "T": T,
+           "metrics": {"kl_drop": _f(kl_drop), "ift_T": T}}
+    for name, paths in (("forward", fwd), ("backward", bwd), ("forward_wrong_noise", fwd_wrong),
+                        ("backward_wrong_score", bwd_wrong)):
         st = thermo.ift_statistics(paths.total)
         mean, se = thermo.mean_and_se(paths.total)
         out["ift_" + name] = st
         out["metrics"].update({
-            f"ift_{name}_mean": st["mean"], f"ift_{name}_se": st["se"], f"ift_{name}_tol": st["tol"],
-            f"ift_{name}_n": int(st["n"]), f"frac_negative_{name}": st["frac_negative"],
-            f"dstot_{name}_mean": mean, f"dstot_{name}_se": se, f"dstot_{name}_tol": 4.0 * se,
+            f"ift_{name}_mean": st["mean"], f"ift_{name}_se": st["se"],
+            f"dstot_{name}_mean": mean, f"dstot_{name}_se": se,
             f"dsys_{name}_mean": _f(paths.system.mean()), f"dmed_{name}_mean": _f(paths.medium.mean()),
         })
-        ito = thermo.ift_statistics(paths.total_ito)
-        ito_mean, ito_se = thermo.mean_and_se(paths.total_ito)
-        out["metrics"].update({
-            f"ift_{name}_ito_mean": ito["mean"], f"ift_{name}_ito_se": ito["se"],
-            f"dstot_{name}_ito_mean": ito_mean, f"dstot_{name}_ito_se": ito_se,
-            f"dsys_{name}_se": thermo.mean_and_se(paths.system)[1],
-            f"dmed_{name}_se": thermo.mean_and_se(paths.medium)[1],
-        })
+    for name in ("forward", "backward"):
+        out["metrics"].update({f"ift_{name}_n": int(out["ift_" + name]["n"]),
+                               f"frac_negative_{name}": out["ift_" + name]["frac_negative"]})
+    # for information: the paper's T = 10, where the forward IFT cannot fail (ΔS_tot ≈ ln p_0(X_0)/N(X_0))
+    T10, n10 = float(cfg.ift_T_long), max(2, int(cfg.n_forward * cfg.ift_long_fraction))
+    nb10 = max(2, int(cfg.n_backward * cfg.ift_long_fraction))
+    for name, paths in (
+            ("forward_T10", simulate_forward(mix, T10, cfg.forward_dt, n10, seed)),
+            ("forward_T10_wrong_noise", simulate_forward(mix, T10, cfg.forward_dt, n10, seed, noise_scale=c)),
+            ("backward_T10", simulate_backward(mix, T10, cfg.backward_dt, nb10, seed)),
+            ("backward_T10_gauss_score", simulate_backward(
+                mix, T10, cfg.backward_dt, nb10, seed,
+                sampler_score=GaussianMixture.single_gaussian(0.0, cfg.ift_mu ** 2 + cfg.ift_sigma2).score))):
+        st = thermo.ift_statistics(paths.total)
+        out["metrics"].update({f"ift_{name}_mean": st["mean"], f"ift_{name}_se": st["se"],
+                               f"dstot_{name}_mean": _f(paths.total.mean())})
     # the per-path identity ΔS_E = (X_0² − X_T²)/2 of the forward Stratonovich sum
     ident = 0.5 * ((fwd.x_start ** 2).sum(-1) - (fwd.x_end ** 2).sum(-1))
     out["metrics"]["forward_medium_identity_maxerr"] = _f(np.abs(fwd.medium - ident).max())
@@ -89,12 +105,13 @@ def detailed_fluctuation_theorem(cfg, seed: int = 0) -> dict:
     rev_system = mix.log_prob(rev.x_start, T) - mix.log_prob(rev.x_end, 0.0)
     rev_total = rev.medium + rev_system
     fit = thermo.crooks_fit(fwd.total, rev_total)
-    # null: both directions with the left-point (Itô) medium entropy (the Stratonovich term dropped)
+    # null: forward paths with the noise variance doubled, weighed as the paper's process (the
+    # same wrong noise scale as the IFT's null), against the same reversed-protocol paths
+    wrong = thermo.crooks_fit(simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed,
+                                               noise_scale=cfg.ift_wrong_noise).total, rev_total)
+    # for information: the left-point (Itô) medium entropy in both directions, which shifts ΔS_tot
+    # by ½Σ(ΔX)² (a bookkeeping offset, not a broken theorem); the same-process ratio ln P(s)/P(−s)
     ito = thermo.crooks_fit(fwd.total_ito, rev.medium_ito + rev_system)
-    # for information: forward paths with the noise variance doubled, functionals of the paper's process
-    wrong = thermo.crooks_fit(simulate_forward(mix, T, cfg.forward_dt, cfg.n_forward, seed, noise_scale=2.0).total,
-                              rev_total)
-    # the same-process ratio ln P(s)/P(−s), for contrast (not a theorem for a relaxation)
     same = thermo.crooks_fit(fwd.total, fwd.total)
     m = {"dft_slope": fit["slope"], "dft_slope_se": fit["slope_se"], "dft_intercept": fit["intercept"],
          "dft_intercept_se": fit["intercept_se"], "dft_n": fit["n_forward"],
@@ -125,9 +142,9 @@ def speciation_checks(cfg) -> dict:
     """Closed-form t_S against the numerical root of the curvature of U at 0, and t_USB likewise.
 
     Nulls: the competitor's closed form ½ ln(μ² + σ²) (Biroli et al., exact only as d → ∞) against
-    the same roots; the roots and the pitchfork of the process run with its noise variance doubled
-    (`*_noise2`) against the paper's numbers; U's curvature read at the origin instead of far from
-    it against t_USB (it finds t_S instead)."""
+    the same roots; U's curvature read at the origin instead of far from
+    it against t_USB (it finds t_S instead); where p_t itself turns bimodal (`*_bimodal`, the curvature
+    of ln p_t at 0) and where its modes split (`*_modes`), against the paper's t_S."""
     rows, diffs, diffs_hd = [], [], []
 
     def miss(formula, num):
@@ -163,9 +180,10 @@ def speciation_checks(cfg) -> dict:
         mix = GaussianMixture.two_gaussians(1.0, s2)
         m[f"speciation_root_{tag}"] = landscape.speciation_time_numeric(mix)        # curvature of U at 0
         m[f"speciation_pitchfork_{tag}"] = landscape.speciation_time_pitchfork(mix)  # sampler's fixed points
-        wrong = mix.noise_scaled(2.0)                                                # null: noise variance doubled
-        m[f"speciation_root_{tag}_noise2"] = landscape.speciation_time_numeric(wrong)
-        m[f"speciation_pitchfork_{tag}_noise2"] = landscape.speciation_time_pitchfork(wrong)
+        # null: the competing reading of speciation from the density itself: where p_t turns
+        # bimodal (curvature of ln p_t at 0) and where its modes split (fixed points of ∂ln p_t)
+        m[f"speciation_root_{tag}_bimodal"] = landscape.bimodality_time_numeric(mix)
+        m[f"speciation_pitchfork_{tag}_modes"] = landscape.speciation_time_pitchfork(mix, field="modes")
     return {"rows": rows, "metrics": m}
 
 
@@ -196,7 +214,10 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
     fwd = simulate_forward(mix, cfg.rates_T, cfg.rates_forward_dt, cfg.n_rates_paths, seed,
                            n_bins=cfg.rates_bins, show_progress=True)
     bwd = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, seed,
-                            n_bins=cfg.rates_bins, show_progress=True, ito=True)
+                            n_bins=cfg.rates_bins, show_progress=True)
+    # null for π* = π: the sampler with the noise-doubled score (`wrong_noise_score`), weighed as the exact process
+    bwd_wrong = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, seed,
+                                  n_bins=cfg.rates_bins, sampler_score=wrong_noise_score(mix, cfg.ift_wrong_noise))
     mc_f, mc_b = thermo.binned_rates(fwd), thermo.binned_rates(bwd)
     cf = lambda key: (lambda tt: thermo.rates_closed_form(mix, tt)[key])  # noqa: E731
     th_f = {"pi": thermo.bin_average(cf("pi"), fwd), "phi": thermo.bin_average(cf("phi"), fwd),
@@ -208,16 +229,16 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
     brk = thermo.rates_closed_form(mix, t, broken=True)
     br_f = {"pi": thermo.bin_average(br("pi"), fwd), "phi": thermo.bin_average(br("phi"), fwd)}
     br_b = {"pi": thermo.bin_average(br("pi"), bwd), "phi": thermo.bin_average(br("phi_backward"), bwd)}
-    # ... the backward rates with the left-point (Itô) medium entropy, and two halves of the forward paths
-    mc_ito = thermo.binned_rates(bwd, medium="ito")
+    # ... the backward rates of the mis-specified sampler, and two halves of the forward paths
+    mc_wrong = thermo.binned_rates(bwd_wrong)
     h1, h2 = thermo.binned_rates(fwd, rows=slice(0, fwd.n // 2)), thermo.binned_rates(fwd, rows=slice(fwd.n // 2, None))
     z = lambda mc, th, key: np.abs(mc[key] - th[key]) / mc[key + "_se"]  # noqa: E731
     # backward bins run in s = T − t; reverse them to line up with the forward bins in t
     rb = {k: v[::-1] for k, v in mc_b.items()}
     same_grid = np.allclose(rb["t_mid"], mc_f["t_mid"])
     z_fb = lambda key: np.abs(rb[key] - mc_f[key]) / np.hypot(rb[key + "_se"], mc_f[key + "_se"])  # noqa: E731
-    rb_ito = {k: v[::-1] for k, v in mc_ito.items()}
-    z_ito = np.abs(rb_ito["pi"] - mc_f["pi"]) / np.hypot(rb_ito["pi_se"], mc_f["pi_se"])
+    rb_wrong = {k: v[::-1] for k, v in mc_wrong.items()}
+    z_wrong = np.abs(rb_wrong["pi"] - mc_f["pi"]) / np.hypot(rb_wrong["pi_se"], mc_f["pi_se"])
     z_halves = np.abs(h1["phi"] - h2["phi"]) / np.hypot(h1["phi_se"], h2["phi_se"])
     fine = np.linspace(0.0, cfg.rates_T, 20001)
     cfine = thermo.rates_closed_form(mix, fine)
@@ -237,7 +258,7 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
         "rates_broken_vs_quadrature_maxdiff": _f(max(np.abs(brk[k] - quad[k]).max() for k in ("pi", "phi", "phi_backward"))),
         "forward_mc_broken_max_z": _f(max(z(mc_f, br_f, "pi").max(), z(mc_f, br_f, "phi").max())),
         "backward_mc_broken_max_z": _f(max(z(mc_b, br_b, "pi").max(), z(mc_b, br_b, "phi").max())),
-        "pi_forward_backward_ito_max_z": _f(z_ito.max()) if same_grid else float("nan"),
+        "pi_forward_backward_wrong_score_max_z": _f(z_wrong.max()) if same_grid else float("nan"),
         "phi_forward_halves_max_z": _f(z_halves.max()),
         "pi_forward_backward_max_z": _f(z_fb("pi").max()) if same_grid else float("nan"),
         "phi_forward_backward_max_z": _f(z_fb("phi").max()) if same_grid else float("nan"),
@@ -251,7 +272,7 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
         "pi_integral": integral, "rates_kl_drop": _f(kl_drop),
         "pi_integral_minus_kl": _f(integral - kl_drop),
     }
-    return {"t": t, "closed": closed, "quad": quad, "mc_forward": mc_f, "mc_backward": mc_b,
+    return {"t": t, "closed": closed, "quad": quad, "mc_forward": mc_f, "mc_backward": mc_b, "mc_backward_wrong": mc_wrong,
             "theory_forward": th_f, "theory_backward": th_b, "t_star": t_star, "metrics": m}
 
 
@@ -262,8 +283,8 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
 
     Nulls: the same barrier at t = 0.42 for a single Gaussian of the same variance (no second
     cluster); at the smallest-but-one panel time the posterior of t = 0.42 applied to X_t drawn at
-    that time (a shuffled-time denoiser); the fold fit with the barriers paired with the fit times
-    in reverse order."""
+    that time (a shuffled-time denoiser); for the fold law B ∝ (t − t_f)^{3/2}, the competing linear
+    law B ∝ t − t_f extrapolated from the same barriers (fp_fold_offsets above the threshold)."""
     mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
     q = cfg.fp_q_min + cfg.fp_q_step * np.arange(int(cfg.fp_q_points))
     samples = fp.draw_samples(mix, cfg.fp_samples, seed)
@@ -303,11 +324,14 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
     m["fp_threshold_time"] = _f(thr)
     m["fp_threshold_fold"] = fold["t_fold"] if fold else float("nan")
     m["fp_threshold_minus_fold"] = _f(thr - m["fp_threshold_fold"])
-    # null 3: the barriers paired with the fit times in reverse order; for information, exponent 1
-    rev = fp.fold_fit(fold["ts"], fold["barriers"][::-1])[0] if fold else float("nan")
-    m["fp_threshold_fold_reversed"] = _f(rev)
-    m["fp_threshold_minus_fold_reversed"] = _f(thr - rev)
-    m["fp_threshold_fold_linear"] = fp.fold_fit(fold["ts"], fold["barriers"], exponent=1.0)[0] if fold else float("nan")
+    # null 3: the competing law, a barrier vanishing linearly (exponent 1), fitted on the same window;
+    # for information the log-log exponent of the barrier against t − (bisection threshold) and the
+    # time-reversed fit
+    lin = fp.fold_fit(fold["ts"], fold["barriers"], exponent=1.0)[0] if fold else float("nan")
+    m["fp_threshold_fold_linear"] = _f(lin)
+    m["fp_threshold_minus_fold_linear"] = _f(thr - lin)
+    m["fp_fold_exponent"] = fp.fold_exponent(fold["ts"], fold["barriers"], thr) if fold else float("nan")
+    m["fp_threshold_fold_reversed"] = fp.fold_fit(fold["ts"], fold["barriers"][::-1])[0] if fold else float("nan")
     m["fp_speciation_time"] = landscape.speciation_time_closed_form(cfg.fp_mu, cfg.fp_sigma2)
     return {"q": q, "curves": curves, "fold": fold, "threshold": thr, "metrics": m}
 
@@ -315,41 +339,43 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
 # ---- notebook 05: high dimension -------------------------------------------------------------------
 
 def cloning(cfg, seed: int = 0) -> dict:
-    """Cloning probability in d dimensions (μ = 1_d): MC against the exact curve, crossing of φ(½ ln|μ|²)."""
-    level = highdim.speciation_value(cfg.cloning_sigma2, 1.0) if cfg.cloning_sigma2 == 1.0 else None
-    out, m, devs, ses = {}, {}, [], []
+    """Cloning probability in d dimensions (μ = 1_d, σ² = cloning_sigma2): Monte Carlo against the
+    exact curve, and where it crosses the fixed d → ∞ speciation value φ* = 0.7752 (the same level
+    for every d and σ²; it is φ where m² = v), against Biroli et al.'s t_s = ½ ln Λ, Λ = |μ|² + σ².
+
+    Null (the competing prediction, judged on the same crossings): the paper's own 1-D speciation
+    time, the curvature of U at 0, carried to d dimensions, ½ ln(|μ|² + √(|μ|⁴ + (σ² − 1)²)). For
+    information, the exact crossing ½ ln(|μ|² + 1 − σ²) (`cloning_exact_crossing_d*`): Biroli's
+    ½ ln Λ is its large-d limit, off by ½ ln((d + σ²)/(d + 1 − σ²)) at finite d."""
+    s2 = float(cfg.cloning_sigma2)
+    level = highdim.speciation_value()
+    out, m, devs, ses, devs_u = {}, {}, [], [], []
     for d in cfg.cloning_dims:
-        mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=int(d))
+        mix = GaussianMixture.two_gaussians(1.0, s2, d=int(d))
         mc = highdim.CloningMC(mix, cfg.cloning_samples, seed)
-        ts_ = 0.5 * math.log(d)
-        lev = level if level is not None else float(highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, ts_)[0])
+        ts_ = 0.5 * math.log(d + s2)                                  # Biroli et al.: ½ ln Λ
+        t_u = landscape.speciation_time_closed_form(math.sqrt(d), s2)  # the paper's U-curvature time
         grid = np.linspace(max(0.02, ts_ - 2.0), ts_ + 2.0, 41)
         mean, se = mc.curve(grid)
-        exact = highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, grid)
-        cross = mc.crossing(lev, grid[0], grid[-1])
+        exact = highdim.cloning_probability_exact(math.sqrt(d), s2, grid)
+        cross = mc.crossing(level, grid[0], grid[-1])
         cross_se = mc.crossing_se(cross) if math.isfinite(cross) else float("nan")
-        out[d] = {"t": grid, "mc": mean, "se": se, "exact": exact, "crossing": cross, "t_s": ts_}
+        out[d] = {"t": grid, "mc": mean, "se": se, "exact": exact, "crossing": cross, "t_s": ts_, "t_u": t_u}
         m[f"cloning_crossing_d{d}"] = _f(cross); m[f"cloning_crossing_se_d{d}"] = _f(cross_se)
+        m[f"cloning_exact_crossing_d{d}"] = _f(0.5 * math.log(d + 1.0 - s2))
+        m[f"cloning_half_ln_lambda_d{d}"] = _f(ts_); m[f"cloning_u_curvature_time_d{d}"] = _f(t_u)
         ses.append(cross_se)
         live = exact < 0.999     # near saturation the agreement is a rare-event tail and its SE unreliable
         m[f"cloning_max_z_d{d}"] = _f(np.max(np.abs(mean - exact)[live] / se[live]))
-        devs.append(abs(cross - ts_))
-    m["cloning_speciation_value"] = _f(level if level is not None else float("nan"))
-    worst = int(np.argmax(devs))
+        devs.append(abs(cross - ts_)); devs_u.append(abs(cross - t_u))
+    m["cloning_speciation_value"] = _f(level)
+    worst = int(np.nanargmax(devs)) if np.any(np.isfinite(devs)) else 0
     m["cloning_crossing_max_abs_dev"] = _f(devs[worst])
     m["cloning_crossing_max_abs_dev_se"] = _f(ses[worst])
-    # null: the same crossing for the process run with its noise variance doubled
-    devs2, ses2 = [], []
-    for d in cfg.cloning_dims:
-        mc = highdim.CloningMC(GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=int(d)).noise_scaled(2.0),
-                               cfg.cloning_samples, seed)
-        ts_ = 0.5 * math.log(d)
-        lev = level if level is not None else float(highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, ts_)[0])
-        cross = mc.crossing(lev, max(0.02, ts_ - 2.0), ts_ + 2.0)
-        devs2.append(abs(cross - ts_)); ses2.append(mc.crossing_se(cross) if math.isfinite(cross) else float("nan"))
-    worst = int(np.nanargmax(devs2)) if np.any(np.isfinite(devs2)) else 0
-    m["cloning_noise2_crossing_max_abs_dev"] = _f(devs2[worst])
-    m["cloning_noise2_crossing_max_abs_dev_se"] = _f(ses2[worst])
+    # null: the competing prediction (the U-curvature time) against the same crossings
+    worst = int(np.nanargmax(devs_u)) if np.any(np.isfinite(devs_u)) else 0
+    m["cloning_u_curvature_max_abs_dev"] = _f(devs_u[worst])
+    m["cloning_u_curvature_max_abs_dev_se"] = _f(ses[worst])
     d = int(cfg.clone_check_d)
     mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=d)
     t_chk = 0.5 * math.log(d)
@@ -362,7 +388,8 @@ def cloning(cfg, seed: int = 0) -> dict:
 
 
 def collapse(cfg, seed: int = 0) -> dict:
-    """Self-overlap of the empirical score against t_C = ½ ln(1 + σ²/(n^{2/d} − 1))."""
+    """Self-overlap of the empirical score against t_C = ½ ln(1 + σ²/(n^{2/d} − 1)); null: the same
+    measurement with the exact population score (`highdim.PopulationOverlap`)."""
     out, m, errs = {}, {}, []
     for d in cfg.collapse_dims:
         ov = highdim.EmpiricalOverlap(cfg.collapse_n, int(d), cfg.collapse_test, seed, cfg.collapse_sigma2)
@@ -379,18 +406,20 @@ def collapse(cfg, seed: int = 0) -> dict:
     worst = max(errs) if errs else (float("nan"), float("nan"))
     m["collapse_max_rel_err_d32plus"] = _f(worst[0])
     m["collapse_max_rel_err_d32plus_se"] = _f(worst[1])
-    # null: the process run with its noise variance doubled (training data σ²/2 after rescaling), against the same t_C
+    # null: the exact population score of N(0, σ²I) (nothing memorised), same training set and
+    # starts; two clones collapse together when their nearest training points coincide
     errs2 = []
     for d in cfg.collapse_dims:
         if d < 32:
             continue
-        ov = highdim.EmpiricalOverlap(cfg.collapse_n, int(d), cfg.collapse_test, seed, cfg.collapse_sigma2 / 2.0)
+        po = highdim.PopulationOverlap(cfg.collapse_n, int(d), cfg.collapse_test, seed, cfg.collapse_sigma2)
         tc = highdim.collapse_time_theory(cfg.collapse_n, int(d), cfg.collapse_sigma2)
-        cross = ov.crossing(0.5, 1e-3, 10.0)
-        errs2.append((abs(cross - tc) / tc, (ov.crossing_se(cross) if math.isfinite(cross) else float("nan")) / tc))
+        cross = po.crossing(0.5, 1e-3, 10.0)
+        m[f"collapse_population_time_d{d}"] = _f(cross)
+        errs2.append((abs(cross - tc) / tc, (po.crossing_se(cross) if math.isfinite(cross) else float("nan")) / tc))
     worst = max(errs2) if errs2 else (float("nan"), float("nan"))
-    m["collapse_noise2_max_rel_err_d32plus"] = _f(worst[0])
-    m["collapse_noise2_max_rel_err_d32plus_se"] = _f(worst[1])
+    m["collapse_population_max_rel_err_d32plus"] = _f(worst[0])
+    m["collapse_population_max_rel_err_d32plus_se"] = _f(worst[1])
     return {"curves": out, "metrics": m}
 
 

@@ -163,7 +163,9 @@ def cloning_figure(res: dict):
         ax.errorbar(x, c["mc"], yerr=2 * c["se"], fmt="o", ms=2.5, color=f"C{k}", label=f"d={d}: crossing {c['crossing'] - c['t_s']:+.3f}")
     ax.axhline(res["metrics"]["cloning_speciation_value"], color="k", ls="--", lw=0.8)
     ax.axvline(0, color="k", lw=0.5)
-    ax.set_xlabel(r"$t - \frac{1}{2}\ln|\mu|^2$")
+    for k, (d, c) in enumerate(res["curves"].items()):
+        ax.axvline(c["t_u"] - c["t_s"], color=f"C{k}", ls=":", lw=0.8)
+    ax.set_xlabel(r"$t - \frac{1}{2}\ln\Lambda$ (dotted: the U-curvature time $t_S$)")
     ax.set_ylabel("cloning probability")
     ax.set_title("Biroli-Mézard cloning, lines exact, dots MC")
     ax.legend()
@@ -252,18 +254,24 @@ def dft_figure(res: dict, bins: int = 60):
 
 @styled
 def fp_threshold_figure(res: dict):
-    """Barrier^(2/3) against t above the threshold, its straight-line fit (fold) and the bisection result."""
+    """The barrier against t above the threshold, the fold law B ∝ (t − t_f)^{3/2} and the competing
+    linear law fitted to the same points, and the bisection threshold."""
+    from .franz_parisi import fold_fit
+
     fold = res["fold"]
     fig, ax = plt.subplots(figsize=(5.5, 4))
     if fold is not None:
         ok = np.isfinite(fold["barriers"])
-        ax.plot(fold["ts"][ok], fold["barriers"][ok] ** (2 / 3), "o", label="barrier$^{2/3}$ (MC)")
+        ax.plot(fold["ts"][ok], fold["barriers"][ok], "o", label="barrier (MC)")
+        t_lin, s1, c1 = fold_fit(fold["ts"], fold["barriers"], exponent=1.0)
         slope, icpt = fold["fit"]
-        tt = np.linspace(min(fold["t_fold"], fold["ts"].min()), fold["ts"].max(), 50)
-        ax.plot(tt, slope * tt + icpt, "C1-", lw=1, label=f"fold fit: $t_f$ = {fold['t_fold']:.4f}")
+        lo = min(fold["t_fold"], t_lin, res["threshold"]) if np.isfinite(t_lin) else fold["t_fold"]
+        tt = np.linspace(lo, fold["ts"].max(), 100)
+        ax.plot(tt, np.clip(slope * tt + icpt, 0, None) ** 1.5, "C1-", lw=1, label=f"fold law (3/2): $t_f$ = {fold['t_fold']:.4f}")
+        ax.plot(tt, np.clip(s1 * tt + c1, 0, None), "C2--", lw=1, label=f"linear law: $t_f$ = {t_lin:.4f}")
     ax.axvline(res["threshold"], color="k", ls=":", label=f"bisection: {res['threshold']:.4f}")
     ax.axhline(0, color="k", lw=0.5)
-    ax.set_xlabel("t"); ax.set_ylabel(r"$[V(q_{max}) - V(q_{min})]^{2/3}$")
+    ax.set_xlabel("t"); ax.set_ylabel(r"barrier $V(q_{max}) - V(q_{min})$")
     ax.set_title("where the secondary minimum disappears")
     ax.legend()
     fig.tight_layout()

@@ -277,6 +277,16 @@ def fold_fit(ts, barriers, exponent: float = 1.5) -> tuple[float, float, float]:
     return float(-icpt / slope), float(slope), float(icpt)
 
 
+def fold_exponent(ts, barriers, t_threshold: float) -> float:
+    """Least-squares slope of ln B against ln(t − t_threshold): the barrier's exponent read directly
+    (3/2 at a fold, 1 for a linear vanishing); nan when fewer than two usable points."""
+    ts = np.asarray(ts, dtype=np.float64); b = np.asarray(barriers, dtype=np.float64)
+    ok = np.isfinite(b) & (b > 0) & (ts > t_threshold)
+    if ok.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(ts[ok] - t_threshold), np.log(b[ok]), 1)[0])
+
+
 def fold_threshold(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, ts, **kw) -> dict:
     """Threshold time read from how the barrier vanishes: at a fold (saddle-node) of V' the local
     maximum and minimum merge and the barrier B(t) ∝ (t − t_f)^{3/2}, so B^{2/3} is linear in t;

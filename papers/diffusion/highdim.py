@@ -18,6 +18,10 @@ The self-overlap Y(t) = E Σ_i P(i | x_t)² (two clones end on the same training
 from ~1/n to 1 as t decreases; Biroli-Mézard predict the collapse at
 
     t_C = ½ ln(1 + σ² / (n^{2/d} − 1)).
+
+The null of that measurement is the exact *population* score of N(0, σ²I) (nothing memorised):
+clones from the same x_t end at independent draws of the posterior p(x_0 | x_t), and two of them
+count as collapsed together when their nearest training points coincide (`PopulationOverlap`).
 """
 from __future__ import annotations
 
@@ -163,3 +167,63 @@ class EmpiricalOverlap:
     def crossing_se(self, t: float, h: float = 1e-3) -> float:
         """Standard error of the crossing time over test points (delta method)."""
         return _crossing_se(self.values, t, h)
+
+
+class PopulationOverlap:
+    """The collapse measurement with the exact population score of N(0, σ²I) (a null: a score that
+    memorised nothing). The same training set and starts x_t as `EmpiricalOverlap` (same seed);
+    each start gets two clones run backward with the exact score, which end at independent draws
+    of the posterior N(e^{−t}σ² x_t / v_t, σ²Δ_t / v_t · I), v_t = σ²e^{−2t} + Δ_t; the pair agrees
+    when both clones' nearest training points coincide. Common random numbers over t."""
+
+    def __init__(self, n_train: int, d: int, n_test: int, seed: int = 0, sigma2: float = 1.0):
+        ref = EmpiricalOverlap(n_train, d, n_test, seed, sigma2)
+        self.a, self.idx, self.z, self.a2, self.sigma2 = ref.a, ref.idx, ref.z, ref.a2, sigma2
+        self.w = numpy_rng(seed, "collapse-population", d, n_train).standard_normal((2, n_test, d))
+
+    def values(self, t: float) -> np.ndarray:
+        e = float(ou_decay(t)); delta = float(ou_delta(t))
+        x = e * self.a[self.idx] + math.sqrt(delta) * self.z           # the same x_t as the empirical score
+        v = self.sigma2 * e * e + delta
+        mean = (e * self.sigma2 / v) * x
+        sd = math.sqrt(self.sigma2 * delta / v)
+        near = [np.argmax(2.0 * (mean + sd * w) @ self.a.T - self.a2[None, :], axis=1) for w in self.w]
+        return (near[0] == near[1]).astype(np.float64)
+
+    def curve(self, ts) -> tuple[np.ndarray, np.ndarray]:
+        vals = [self.values(t) for t in np.atleast_1d(ts)]
+        return (np.array([v.mean() for v in vals]),
+                np.array([v.std(ddof=1) / math.sqrt(v.size) for v in vals]))
+
+    def crossing(self, level: float = 0.5, t_lo: float = 1e-3, t_hi: float = 10.0) -> float:
+        """A time where the agreement fraction (a step function of t) drops through `level` (brentq)."""
+        f = lambda t: self.values(t).mean() - level  # noqa: E731
+        if f(t_lo) * f(t_hi) > 0:
+            return float("nan")
+        return float(brentq(f, t_lo, t_hi, xtol=1e-5))
+
+    def crossing_se(self, t: float, rel_h: float = 0.05) -> float:
+        """Standard error of the crossing (delta method); the slope from ±rel_h·t, wide enough to
+        average over the steps of the agreement fraction."""
+        return _crossing_se(self.values, t, rel_h * t)
+
+
+def grid_crossing(ts, values, level: float) -> float:
+    """First t (scanning upward) where a curve on a grid drops through `level`, by linear interpolation."""
+    ts = np.asarray(ts); values = np.asarray(values)
+    for i in range(len(ts) - 1):
+        if values[i] >= level > values[i + 1]:
+            return float(ts[i] + (values[i] - level) * (ts[i + 1] - ts[i]) / (values[i] - values[i + 1]))
+    return float("nan")
+
+
+def grid_crossing_se(ts, values, ses, level: float) -> float:
+    """Standard error of `grid_crossing` (delta method on the linear interpolation): the SE of the
+    curve at the two bracketing times, weighted as in the interpolation, over |slope|."""
+    ts = np.asarray(ts); values = np.asarray(values); ses = np.asarray(ses)
+    for i in range(len(ts) - 1):
+        if values[i] >= level > values[i + 1]:
+            lam = (values[i] - level) / (values[i] - values[i + 1])
+            slope = (values[i] - values[i + 1]) / (ts[i + 1] - ts[i])
+            return float(math.hypot((1 - lam) * ses[i], lam * ses[i + 1]) / slope)
+    return float("nan")

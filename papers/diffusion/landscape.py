@@ -78,6 +78,20 @@ def speciation_time_numeric(mix: GaussianMixture, t_max: float = 30.0, xtol: flo
     return float(brentq(f, lo, t_max, xtol=xtol))
 
 
+def bimodality_time_numeric(mix: GaussianMixture, t_max: float = 30.0, xtol: float = 1e-12) -> float:
+    """The root in t of the largest curvature of ln p_t at 0: where the marginal p_t itself turns
+    bimodal, ½ ln(μ² + 1 − σ²) for the pair. The competing reading of speciation (from the density,
+    without the −x²/2 of U that the sampler's drift carries): a near-miss null for t_S; nan when
+    p_t never turns bimodal."""
+    def g(t):
+        h = mix.hessian_log_prob(np.zeros((1, mix.d)), t)[0]
+        return float(np.linalg.eigvalsh(h).max())
+    lo = 1e-12
+    if g(lo) <= 0 or g(t_max) >= 0:
+        return float("nan")
+    return float(brentq(g, lo, t_max, xtol=xtol))
+
+
 def usb_time(sigma2: float) -> float:
     """t_USB = ½ ln(σ² − 1) when σ² > 2, else nan (no unstable symmetry breaking)."""
     if sigma2 <= 0:
@@ -130,17 +144,23 @@ def usb_time_from_potential(mix: GaussianMixture, x_far: float = 100.0, h: float
     return float(brentq(far_curvature, lo, t_max, xtol=1e-13))
 
 
-def pitchfork_branch(mix: GaussianMixture, ts, x_max: float = 20.0) -> np.ndarray:
+def pitchfork_branch(mix: GaussianMixture, ts, x_max: float = 20.0, field: str = "sampler") -> np.ndarray:
     """Positive fixed point x*(t) of the reverse drift f*(x, t) = x + 2∂ln p_t that the backward
-    sampler integrates (d = 1); 0 where x = 0 is the only fixed point (f* < 0 just right of 0)."""
+    sampler integrates (d = 1); 0 where x = 0 is the only fixed point (f* < 0 just right of 0).
+    `field="modes"`: the fixed points of ∂ln p_t alone, i.e. the modes of p_t (a null: the
+    density's own splitting, born at the bimodality time rather than at t_S)."""
     from .processes import _backward_drift
 
     if mix.d != 1:
         raise UserError("the pitchfork is computed for d=1 (as in the paper's figures)")
+    if field not in ("sampler", "modes"):
+        raise UserError(f"field must be 'sampler' or 'modes'; got {field!r}")
     drift = _backward_drift(mix)
 
     def f(x, t):
         xs = np.array([[x]])
+        if field == "modes":
+            return float(mix.score(xs, t)[0, 0])
         return float(drift(xs, t, np.empty_like(xs), np.empty_like(xs))[0, 0])
     out = []
     for t in np.atleast_1d(ts):
@@ -153,19 +173,19 @@ def pitchfork_branch(mix: GaussianMixture, ts, x_max: float = 20.0) -> np.ndarra
 
 
 def speciation_time_pitchfork(mix: GaussianMixture, t_lo: float = 1e-3, t_hi: float = 5.0,
-                              n_grid: int = 400, n_fit: int = 6) -> float:
+                              n_grid: int = 400, n_fit: int = 6, field: str = "sampler") -> float:
     """t_S seen in the sampler's dynamics: the time at which the branch of non-zero fixed points
     of its reverse drift is born. Near a pitchfork x*(t)² is linear in t, so a quadratic fit of
     x*² over the n_fit grid points of the branch closest to its end, extrapolated to x*² = 0."""
     grid = np.linspace(t_lo, t_hi, int(n_grid))
-    amp = pitchfork_branch(mix, grid)
+    amp = pitchfork_branch(mix, grid, field=field)
     alive = np.where(amp > 0)[0]
     if alive.size < n_fit or alive[-1] == grid.size - 1 or alive[0] != 0:
         return float("nan")
     end = alive[-1]
     # refine: a fine grid over the last two coarse intervals
     fine = np.linspace(grid[end - 1], grid[end + 1], 8 * n_fit)
-    a2 = pitchfork_branch(mix, fine) ** 2
+    a2 = pitchfork_branch(mix, fine, field=field) ** 2
     keep = a2 > 0
     tt, yy = fine[keep][-n_fit:], a2[keep][-n_fit:]
     c = np.polyfit(tt - tt[-1], yy, 2)

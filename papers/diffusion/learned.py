@@ -25,6 +25,8 @@ from torch import nn
 from common.errors import UserError
 from common.seed import numpy_rng, torch_generator
 
+from .highdim import grid_crossing, grid_crossing_se
+
 
 @dataclass
 class TwoClassData:
@@ -108,10 +110,10 @@ class ScoreNet(nn.Module):
 def untrained_score(data: TwoClassData, seed: int = 0, hidden: int = 256, device="cpu") -> ScoreNet:
     """The same network at its initialisation (the weights `train_score` starts from): a model that
     learned nothing, the null of the learned-score measurement."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = ScoreNet(data.dim, hidden=hidden).to(device)
-    return model.eval()
+    with torch.random.fork_rng(devices=[]):      # the CPU generator alone: no device generator is touched
+        torch.random.default_generator.manual_seed(int(seed))
+        model = ScoreNet(data.dim, hidden=hidden)   # initialised on the CPU, the same weights on any device
+    return model.to(device).eval()
 
 
 def shuffled_labels(data: TwoClassData, seed: int = 0) -> TwoClassData:
@@ -135,7 +137,7 @@ def train_score(data: TwoClassData, steps: int, seed: int = 0, batch: int = 256,
     x_all = torch.as_tensor(data.x_train, dtype=torch.float32).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-    losses = np.empty(steps)
+    losses = torch.empty(steps, device=x_all.device)   # kept on the device: no host sync per step
     it = range(steps)
     if show_progress:
         it = progress(it, total=steps, desc="score matching")
@@ -144,7 +146,7 @@ def train_score(data: TwoClassData, steps: int, seed: int = 0, batch: int = 256,
         for i in it:
             losses[i] = _dsm_step(model, opt, sched, x_all, batch, gen, lo, hi, t_min, t_max)
     model.eval()
-    return model, losses
+    return model, losses.cpu().numpy().astype(np.float64)
 
 
 def _dsm_step(model, opt, sched, x_all, batch, gen, lo, hi, t_min, t_max):
@@ -161,7 +163,7 @@ def _dsm_step(model, opt, sched, x_all, batch, gen, lo, hi, t_min, t_max):
     loss.backward()
     opt.step()
     sched.step()
-    return loss.item()
+    return loss.detach()
 
 
 @torch.no_grad()
@@ -235,22 +237,5 @@ def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, seed: int = 0,
     return (np.array(out), np.array(ses)) if return_se else np.array(out)
 
 
-def crossing_time(ts, values, level: float) -> float:
-    """First t (scanning upward) where the curve drops through `level`, by linear interpolation."""
-    ts = np.asarray(ts); values = np.asarray(values)
-    for i in range(len(ts) - 1):
-        if values[i] >= level > values[i + 1]:
-            return float(ts[i] + (values[i] - level) * (ts[i + 1] - ts[i]) / (values[i] - values[i + 1]))
-    return float("nan")
-
-
-def crossing_time_se(ts, values, ses, level: float) -> float:
-    """Standard error of `crossing_time` (delta method on the linear interpolation): the SE of the
-    curve at the two bracketing times, weighted as in the interpolation, over |slope|."""
-    ts = np.asarray(ts); values = np.asarray(values); ses = np.asarray(ses)
-    for i in range(len(ts) - 1):
-        if values[i] >= level > values[i + 1]:
-            lam = (values[i] - level) / (values[i] - values[i + 1])
-            slope = (values[i] - values[i + 1]) / (ts[i + 1] - ts[i])
-            return float(math.hypot((1 - lam) * ses[i], lam * ses[i + 1]) / slope)
-    return float("nan")
+crossing_time = grid_crossing          # first downward crossing of a level on a grid (highdim)
+crossing_time_se = grid_crossing_se    # its delta-method standard error

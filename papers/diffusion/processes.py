@@ -241,17 +241,28 @@ def _backward_drift(mix: GaussianMixture):
 def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, seed: int = 0, *,
                       n_bins: int = 0, keep_paths: int = 0, chunk: int = DEFAULT_CHUNK,
                       workers: int | None = None, show_progress: bool = False,
-                      x_start: np.ndarray | None = None, ito: bool = False) -> PathEntropy:
+                      x_start: np.ndarray | None = None, ito: bool = False,
+                      sampler_score=None) -> PathEntropy:
     """Reverse-time paths s ∈ [0, T] from the exact p_T with the exact score (Euler-Maruyama).
 
     `times` holds the physical time t = T − s of each grid point. `x_start` (n_paths, d) replaces
     the draw from p_T (used for clone experiments; the system entropy still uses p_T).
     `ito=True` also returns the left-point medium entropy Σ f*(X̃_n)·ΔX̃ (`medium_ito`, and per bin
     `medium_ito_bins`), the discretisation that drops the Stratonovich term (a null).
+    `sampler_score(x, t)` (a null: a mis-specified score, e.g. `wrong_noise_score`) drives the
+    Euler steps with the drift x + 2·sampler_score, while the functionals stay those of `mix` (its
+    f* in ΔS_E, its p_T and p_0 in ΔS): an approximate sampler's paths weighed as the exact
+    process's paths, which breaks the fluctuation theorems (one more score per step).
     """
     steps, dt = _check_grid(T, dt, n_paths)
     d = mix.d
     drift = _backward_drift(mix)
+    sampler = None
+    if sampler_score is not None:
+        def sampler(x, t, out, tmp):
+            np.multiply(sampler_score(x, t), 2.0, out=out)
+            out += x
+            return out
     times = T - np.arange(steps + 1) * dt
     times[-1] = 0.0
     edges, bin_of = _bins(steps, n_bins or 1)
@@ -268,6 +279,7 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
         x0 = x.copy()
         f = np.empty_like(x); f_next = np.empty_like(x); tmp = np.empty_like(x)
         y = np.empty_like(x); z = np.empty_like(x); dx = np.empty_like(x)
+        g = np.empty_like(x) if sampler is not None else None   # the sampler's drift, when mis-specified
         medium = np.zeros(m)
         medium_ito = np.zeros(m) if ito else None
         ito_b = None
@@ -284,7 +296,7 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
         for n in range(steps):
             rng.standard_normal(out=z)
             # Euler-Maruyama: X̃_{n+1} = X̃_n + f*(X̃_n, T − s_n) ds + √(2 ds) Z
-            np.multiply(f, dt, out=dx)
+            np.multiply(f if sampler is None else sampler(x, times[n], g, tmp), dt, out=dx)
             z *= noise
             dx += z
             np.add(x, dx, out=y)
@@ -316,3 +328,12 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
 
     parts = _run_chunks(one, int(n_paths), int(chunk), workers, "backward paths", show_progress)
     return _merge("backward", T, dt, times, parts, edges if n_bins else None, keep_paths)
+
+
+def wrong_noise_score(mix: GaussianMixture, c: float):
+    """The score a sampler would use if the forward process had noise variance c (dX = −X dt +
+    √(2c) dW) instead of the paper's 1: ∇ln p_t^{(c)}(x) = c^{−½} ∇ln q_t(x/√c), q = mix.noise_scaled(c).
+    A mis-specified score (a null) for `simulate_backward(sampler_score=...)`; c = 1 gives mix.score."""
+    q = mix.noise_scaled(c)
+    r = math.sqrt(float(c))
+    return lambda x, t: q.score(np.asarray(x) / r, t) / r
