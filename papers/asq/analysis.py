@@ -34,6 +34,13 @@ def per_seed(df: pd.DataFrame, config: str, seeds) -> list[float]:
     return [float(col.get(s, np.nan)) for s in seeds]
 
 
+def allbits_delta(per_seed_lists: dict, method: str, bits_list) -> list[float]:
+    """Per seed, the mean over `bits_list` of acc_<method>_w<b> - acc_lsq_w<b> (lists `acc_*_per_seed`)."""
+    diffs = np.array([[a - l for a, l in zip(per_seed_lists[f"acc_{method}_w{b}_per_seed"],
+                                              per_seed_lists[f"acc_lsq_w{b}_per_seed"])] for b in bits_list])
+    return [float(v) for v in diffs.mean(axis=0)]
+
+
 def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("uniform", "pot", "post")) -> dict:
     """Plain-number metrics for claims 1-3 from a table with columns seed, config, acc."""
     out: dict = {}
@@ -47,11 +54,11 @@ def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("u
     for b in bits_list:
         for m in ("lsq", "asq"):
             out[f"acc_{m}_w{b}_per_seed"] = per_seed(df, tag(m, b, "uniform"), seeds)
-    # ASQ - LSQ averaged over the bit widths, per seed (one paired difference per seed)
-    diffs = np.array([[a - l for a, l in zip(out[f"acc_asq_w{b}_per_seed"], out[f"acc_lsq_w{b}_per_seed"])]
-                      for b in bits_list])
-    out["delta_asq_lsq_allbits_per_seed"] = [float(v) for v in diffs.mean(axis=0)]
-    out["delta_lsq_asq_allbits_per_seed"] = [-float(v) for v in diffs.mean(axis=0)]   # the competitor's side
+        # the control of ASQ vs LSQ: the trained ASQ model with each layer's beta frozen at its mean
+        out[f"acc_asq_frozen_w{b}_per_seed"] = per_seed(df, f"frozen-{tag('asq', b, 'uniform')}", seeds)
+    # ASQ - LSQ averaged over the bit widths, per seed (one paired difference per seed); the same for frozen beta
+    out["delta_asq_lsq_allbits_per_seed"] = allbits_delta(out, "asq", bits_list)
+    out["delta_asq_frozen_lsq_allbits_per_seed"] = allbits_delta(out, "asq_frozen", bits_list)
     if 4 in bits_list:  # ASQ W4A4 before QAT (no fine-tuning): the null of the claims against full precision
         out["acc_ptq_asq_w4_per_seed"] = per_seed(df, "ptq-asq-w4a4-uniform", seeds)
     for g in grids:

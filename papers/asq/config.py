@@ -25,6 +25,7 @@ _COMMON = dict(
     acct_size=224,            # input size for MAC counting in the accounting
     eval_batch=1000,
     mse_samples=20000,
+    freeze_samples=2000,      # training images over which each layer's beta is averaged (the frozen-beta control)
     ckpt_dir="",              # "" = <run_dir>/checkpoints; point at a torchrun-trained cache
 )
 
@@ -52,3 +53,23 @@ def get_config(profile: str, seed: int = 0, **overrides):
     cfg = resolve(PROFILES, profile, **overrides)
     cfg.seeds = training_seeds(cfg.seeds, seed)
     return cfg
+
+
+def preflight(profile: str, params: dict) -> None:
+    """Missing data and bad sizes end here in one line, before any notebook runs (the runner calls it)."""
+    from common.data import available, folder
+    from common.errors import UserError
+
+    known = set(PROFILES.get(profile, PROFILES["quick"]))
+    cfg = get_config(profile, **{k: v for k, v in params.items() if k in known and k != "seed"})
+    if cfg.dataset not in ("digits",) and not available(cfg.dataset):
+        need = {"cifar10": "CIFAR-10's python batches (cifar-10-batches-py/)",
+                "imagenet": "ImageNet as class folders (train/<class>/*.JPEG, val/<class>/*.JPEG)"}.get(cfg.dataset, cfg.dataset)
+        raise UserError(f"the {profile} profile needs {need} in data/{folder(cfg.dataset)}/ or under $REPRO_DATA; "
+                        f"run `make data DATASETS={cfg.dataset}` or set REPRO_DATA")
+    if cfg.dataset == "imagenet" and cfg.arch not in ("resnet18", "resnet34", "resnet50"):
+        raise UserError(f"ImageNet needs an ImageNet-shape model; add -p arch=resnet34 (got arch={cfg.arch})")
+    for key in ("fp_epochs", "qat_epochs", "batch_size", "eval_batch", "freeze_samples"):
+        v = getattr(cfg, key)
+        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if key.endswith("epochs") else 1):
+            raise UserError(f"{key} must be an integer >= {0 if key.endswith('epochs') else 1}; got {v!r}")

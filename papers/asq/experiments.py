@@ -6,9 +6,13 @@ arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 A `Study` trains each float model once per seed and each QAT configuration once per seed, keeps
 the final weights and accuracy in `<run_dir>/checkpoints/`, and resumes an interrupted training
 from its last epoch. Later notebooks of the same run reuse what earlier ones trained.
+
+Models live on the study's device; batches are moved there, and what comes back (accuracies,
+beta tables) is on the CPU.
 """
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -120,6 +124,20 @@ class Study:
         self._record(key, {"acc": acc, "seed": seed, "config": f"ptq-{tag(method, bits, grid)}"})
         return acc
 
+    def frozen_accuracy(self, seed: int, bits: int, n: int | None = None) -> float:
+        """Test accuracy of the trained ASQ model (uniform weights) with each layer's beta frozen at its
+        mean over `n` training images: ASQ without its adaptivity (the control of the ASQ-vs-LSQ claims)."""
+        n = int(getattr(self.cfg, "freeze_samples", 2000) if n is None else n)
+        key = f"frozen-{tag('asq', bits, 'uniform')}-seed{seed}"
+        res = self._results()
+        if key in res and res[key].get("n") == n:
+            return res[key]["acc"]
+        qmodel, _ = self.qat_model(seed, "asq", bits, "uniform")
+        frozen = frozen_beta_model(qmodel, self.train, n=n, batch_size=self.cfg.eval_batch)
+        acc = accuracy(frozen, self.test, self.cfg.eval_batch, self.device)
+        self._record(key, {"acc": acc, "seed": seed, "config": f"frozen-{tag('asq', bits, 'uniform')}", "n": n})
+        return acc
+
     # -- the grid ------------------------------------------------------------------------------
     def configs(self) -> list[tuple[str, int, str]]:
         """(method, bits, grid) of every QAT run: LSQ/ASQ at each width, the grid ablation."""
@@ -146,15 +164,21 @@ class Study:
                 m, b, g = conf
                 _, acc = self.qat_model(seed, m, b, g)
                 rows.append({"seed": seed, "config": tag(m, b, g), "method": m, "bits": b, "grid": g, "acc": acc})
+                if m == "asq" and g == "uniform" and b in self.cfg.bits:   # the same model without adaptivity
+                    rows.append({"seed": seed, "config": f"frozen-{tag(m, b, g)}", "method": "frozen-asq", "bits": b,
+                                 "grid": g, "acc": self.frozen_accuracy(seed, b)})
         return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc"])
 
 
 @torch.no_grad()
 def collect_betas(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500) -> pd.DataFrame:
-    """beta of every ASQ layer for the first n examples: one row per (layer, example)."""
+    """beta of every ASQ layer for the first n examples: one row per (layer, example).
+
+    The batches go to the model's device; the table is built on the CPU."""
     layers = [(name, l) for name, l in quant_layers(qmodel) if l.act_q.adapter is not None]
     if not layers:
         raise UserError("model has no ASQ layer; convert it with method='asq'")
+    p = next(qmodel.parameters())
     qmodel.eval()
     out = {name: [] for name, _ in layers}
     for _, l in layers:
@@ -162,7 +186,7 @@ def collect_betas(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500)
     try:
         for start in range(0, min(n, len(data)), batch_size):
             xb, _ = data.batch(torch.arange(start, min(start + batch_size, n, len(data))))
-            qmodel(xb)
+            qmodel(xb.to(device=p.device, dtype=p.dtype))
             for name, l in layers:
                 out[name].append(l.act_q.last_beta.clone())
     finally:
@@ -170,9 +194,24 @@ def collect_betas(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500)
             l.act_q.record_beta = False
     frames = []
     for i, (name, _) in enumerate(layers):
-        b = torch.cat(out[name]).double().numpy()
+        b = torch.cat(out[name]).double().cpu().numpy()
         frames.append(pd.DataFrame({"layer": name, "depth": i, "example": range(len(b)), "beta": b}))
     df = pd.concat(frames, ignore_index=True)
     labels = data.y[: df.example.max() + 1].numpy()
     df["label"] = labels[df.example.to_numpy()]
     return df
+
+
+@torch.no_grad()
+def frozen_beta_model(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500) -> nn.Module:
+    """A copy of an ASQ model whose adapters output a constant: each layer's beta is fixed at its mean
+    over the first n examples of `data` (training images). Everything else (weights, steps, BN) is the
+    trained model's, so the copy differs from it only by the input dependence of beta: the adaptivity
+    the paper credits. Its accuracy against LSQ is the control of the ASQ-vs-LSQ claims."""
+    betas = collect_betas(qmodel, data, n=n, batch_size=batch_size)
+    means = betas.groupby("layer", sort=False).beta.mean()
+    frozen = copy.deepcopy(qmodel)
+    for name, layer in quant_layers(frozen):
+        if layer.act_q.adapter is not None:
+            layer.act_q.fixed_beta = float(means[name])
+    return frozen.eval()

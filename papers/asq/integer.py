@@ -18,6 +18,18 @@ with activation codes x_int = clamp(round(x / (s * beta_b)), Qn, Qp) and integer
 so every multiply-accumulate is integer (for POT, LUT entries are powers of two: shifts) and the
 only real-valued multiply is one per output. The accumulator is exact in int64, and also in
 float64 as long as |acc| < 2^53 (checked), which gives a fast exact path through BLAS.
+
+Device: everything runs where the model's parameters are (the LUT is moved to the codes' device);
+the int64 backend's matmul runs on the CPU (CUDA has no int64 matmul). Results come back on the CPU.
+Comparisons run with TF32 off, so a GPU's float32 reference is IEEE float32 like the CPU's.
+
+Near misses (the controls of the integer-path claims, `NEAR_MISSES`): the same integer path with
+one small, realistic bug, showing the checks' resolution:
+
+    lut_truncated        LUT[c] = floor(2^F m_c) instead of round(2^F m_c) (a rounding-mode change:
+                         entries differ by at most one unit of 2^-15)
+    act_top_off_by_one   activation codes clamped at Qp - 1 instead of Qp (an off-by-one level: only
+                         the activations in the top code move, by one step)
 """
 from __future__ import annotations
 
@@ -35,13 +47,26 @@ from .convert import quant_layers
 from .layers import QConv2d, QLinear
 from .levels import LOG_GRIDS, LUT_FRAC_BITS, magnitudes, storage_bits
 
+#: the near-miss variants of the integer path (see the module docstring)
+NEAR_MISSES = ("lut_truncated", "act_top_off_by_one")
 
-def lut_for(grid: str, bits: int, frac_bits: int = LUT_FRAC_BITS) -> torch.Tensor | None:
-    """The layer's look-up table: LUT[0] = 0, LUT[c] = round(2^F m_c) (int64); None for uniform."""
+
+def check_near_miss(near_miss: str | None) -> None:
+    if near_miss is not None and near_miss not in NEAR_MISSES:
+        raise UserError(f"unknown near miss {near_miss!r}; choose one of {', '.join(NEAR_MISSES)}")
+
+
+def lut_for(grid: str, bits: int, frac_bits: int = LUT_FRAC_BITS, rounding: str = "round") -> torch.Tensor | None:
+    """The layer's look-up table: LUT[0] = 0, LUT[c] = round(2^F m_c) (int64, CPU); None for uniform.
+
+    `rounding="floor"` truncates the exact magnitudes instead (the `lut_truncated` near miss: at 4 bits
+    one POST entry, 2^15 2^(-5/2) = 5792.6, becomes 5792 instead of 5793)."""
     if grid not in LOG_GRIDS:
         return None
-    mags = magnitudes(grid, bits)
-    lut = torch.round(mags * 2**frac_bits).to(torch.int64)                 # L[c] = round(2^F m_c)
+    if rounding not in ("round", "floor"):
+        raise UserError(f"unknown LUT rounding {rounding!r}; choose round or floor")
+    scaled = magnitudes(grid, bits, exact=rounding == "floor") * 2**frac_bits
+    lut = (torch.round(scaled) if rounding == "round" else torch.floor(scaled)).to(torch.int64)   # L[c] = round(2^F m_c)
     return torch.cat([torch.zeros(1, dtype=torch.int64), lut])
 
 
@@ -64,12 +89,13 @@ class IntLayer:
 
 
 @torch.no_grad()
-def export_layer(layer: nn.Module, lut_grid: str | None = None) -> IntLayer:
-    """Integer codes, scales and LUT of a QConv2d/QLinear (computed in float64).
+def export_layer(layer: nn.Module, near_miss: str | None = None) -> IntLayer:
+    """Integer codes, scales and LUT of a QConv2d/QLinear (computed in float64, on the layer's device).
 
-    `lut_grid` names another log grid whose table replaces the layer's own (a deliberately wrong
-    LUT, the null of the integer-path claims); uniform layers keep their plain codes.
+    `near_miss="lut_truncated"` builds the LUT with floor instead of round (a control of the
+    integer-path claims); uniform layers, which have no LUT, are unchanged by it.
     """
+    check_near_miss(near_miss)
     wq = layer.weight_q
     if wq.bits == 32 or layer.act_q.bits == 32:
         raise UserError("a float (32-bit) layer has no integer form; quantize it with 2..8 bits")
@@ -83,10 +109,11 @@ def export_layer(layer: nn.Module, lut_grid: str | None = None) -> IntLayer:
         codes = wq.codes(w)
     finally:
         wq.scale.data, wq.levels = orig
-    lut = lut_for(lut_grid if lut_grid is not None and wq.grid in LOG_GRIDS else wq.grid, wq.bits)
+    lut = lut_for(wq.grid, wq.bits, rounding="floor" if near_miss == "lut_truncated" else "round")
     if lut is None:
         w_int, w_scale = codes, scale.reshape(-1)
     else:
+        lut = lut.to(codes.device)
         w_int = codes.sign() * lut[codes.abs()]                                # sign * LUT[|code|]
         w_scale = scale.reshape(-1) * 2.0 ** -LUT_FRAC_BITS                     # alpha * 2^-F
     bias = None if layer.bias is None else layer.bias.detach().double()
@@ -99,8 +126,9 @@ def export_layer(layer: nn.Module, lut_grid: str | None = None) -> IntLayer:
 def accumulate(x_codes: torch.Tensor, layer: IntLayer, backend: str = "float64") -> torch.Tensor:
     """acc = sum_k x_int * w_int as an int64 tensor (B, C_out, ...).
 
-    backend "int64": im2col + int64 matmul (integer arithmetic throughout); "float64": the same
-    sums through float64 convolution, exact because every partial sum is an integer below 2^53.
+    backend "int64": im2col + int64 matmul (integer arithmetic throughout; on the CPU, since CUDA
+    has no int64 matmul, the result moved back to the codes' device); "float64": the same sums
+    through float64 convolution, exact because every partial sum is an integer below 2^53.
     """
     x_codes = x_codes.to(torch.int64)
     if backend == "float64":
@@ -115,16 +143,18 @@ def accumulate(x_codes: torch.Tensor, layer: IntLayer, backend: str = "float64")
         return acc.round().to(torch.int64)
     if backend != "int64":
         raise UserError(f"unknown integer backend {backend!r}; choose int64 or float64")
+    device = x_codes.device
+    x_codes, w_int = x_codes.cpu(), layer.w_int.cpu()
     if layer.kind == "linear":
-        return x_codes @ layer.w_int.T
-    c_out, _, kh, kw = layer.w_int.shape
+        return (x_codes @ w_int.T).to(device)
+    c_out, _, kh, kw = w_int.shape
     b, _, h, w = x_codes.shape
     cols = F.unfold(x_codes.double(), (kh, kw), layer.dilation, layer.padding, layer.stride)
     cols = cols.round().to(torch.int64)                                         # exact: codes < 2^53
-    acc = layer.w_int.reshape(c_out, -1) @ cols                                  # int64 accumulate
+    acc = w_int.reshape(c_out, -1) @ cols                                        # int64 accumulate
     h_out = (h + 2 * layer.padding[0] - layer.dilation[0] * (kh - 1) - 1) // layer.stride[0] + 1
     w_out = (w + 2 * layer.padding[1] - layer.dilation[1] * (kw - 1) - 1) // layer.stride[1] + 1
-    return acc.reshape(b, c_out, h_out, w_out)
+    return acc.reshape(b, c_out, h_out, w_out).to(device)
 
 
 def dequantize(acc: torch.Tensor, step: torch.Tensor, layer: IntLayer) -> torch.Tensor:
@@ -137,15 +167,18 @@ def dequantize(acc: torch.Tensor, step: torch.Tensor, layer: IntLayer) -> torch.
 class IntegerLayer(nn.Module):
     """Drop-in replacement of a quantized layer that runs the integer path (float64 around it)."""
 
-    def __init__(self, qlayer: nn.Module, backend: str = "float64", lut_grid: str | None = None):
+    def __init__(self, qlayer: nn.Module, backend: str = "float64", near_miss: str | None = None):
         super().__init__()
         self.act_q = qlayer.act_q            # float64 copy: the adapter and step live here
-        self.int_layer = export_layer(qlayer, lut_grid)
+        self.int_layer = export_layer(qlayer, near_miss)
         self.backend = backend
+        self.top_off_by_one = near_miss == "act_top_off_by_one"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.double()
         codes, step = self.act_q.codes(x)                                      # x_int, s * beta
+        if self.top_off_by_one:                                                # near miss: top code Qp - 1
+            codes = codes.clamp(max=self.act_q.qp - 1)
         return dequantize(accumulate(codes, self.int_layer, self.backend), step.reshape(-1), self.int_layer)
 
 
@@ -162,8 +195,10 @@ def bake_weights(qmodel: nn.Module) -> nn.Module:
     return model
 
 
-def integer_model(qmodel: nn.Module, backend: str = "float64", lut_grid: str | None = None) -> nn.Module:
-    """A float64 copy of a QAT model whose quantized layers run the integer path (`lut_grid`: a wrong LUT)."""
+def integer_model(qmodel: nn.Module, backend: str = "float64", near_miss: str | None = None) -> nn.Module:
+    """A float64 copy of a QAT model (on its device) whose quantized layers run the integer path
+    (`near_miss`: one of `NEAR_MISSES`, a control)."""
+    check_near_miss(near_miss)
     model = bake_weights(qmodel).double().eval()
     layers = quant_layers(model)
     if not layers:
@@ -171,7 +206,7 @@ def integer_model(qmodel: nn.Module, backend: str = "float64", lut_grid: str | N
     for name, layer in layers:
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, IntegerLayer(layer, backend, lut_grid))
+        setattr(parent, child, IntegerLayer(layer, backend, near_miss))
     return model
 
 
@@ -274,18 +309,20 @@ def _code_flips(qmodel: nn.Module, fq64_model: nn.Module, data, batch_size: int)
 
     qmodel.eval()
     fq64_model.eval()
+    device = model_device(qmodel)
     (c32, h32), (c64, h64) = recorder(qmodel), recorder(fq64_model)
     logits, logits64, flips = [], [], []
     try:
         for start in range(0, len(data), batch_size):
             xb, _ = data.batch(torch.arange(start, min(start + batch_size, len(data))))
+            xb = xb.to(device)
             c32.clear(), c64.clear()
-            logits.append(qmodel(xb))
-            logits64.append(fq64_model(xb.double()))
-            flip = torch.zeros(len(xb), dtype=torch.bool)
+            logits.append(qmodel(xb).cpu())
+            logits64.append(fq64_model(xb.double()).cpu())
+            flip = torch.zeros(len(xb), dtype=torch.bool, device=device)
             for a, b in zip(c32, c64):
                 flip |= (a != b).flatten(1).any(1)
-            flips.append(flip)
+            flips.append(flip.cpu())
     finally:
         for h in h32 + h64:
             h.remove()
@@ -308,8 +345,26 @@ def _path_agreement(int_logits, fq32, fq64, flipped, prefix: str = "") -> dict:
     return {prefix + k: v for k, v in out.items()}
 
 
+def model_device(model: nn.Module) -> torch.device:
+    """The device of a model's parameters (the CPU for a model without any)."""
+    p = next(model.parameters(), None)
+    return torch.device("cpu") if p is None else p.device
+
+
+class _no_tf32:
+    """TF32 off for CUDA matmuls and convolutions inside the block (restored after)."""
+
+    def __enter__(self):
+        self.saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+
+    def __exit__(self, *exc):
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
+        return False
+
+
 def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str = "float64",
-                  control_lut: str | None = None) -> dict:
+                  near_misses=()) -> dict:
     """Integer path vs the fake-quant model on `data`: max |logit diff| and argmax agreement.
 
     Against the fake-quant model run in float64 (the same arithmetic without float32 rounding)
@@ -319,14 +374,22 @@ def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str 
     from the float32 model by more than 1e-3 is either explained by a flip or counts against the
     integer path (`frac_images_diff_gt_1e-3_without_flip_fp32`).
 
-    `control_lut` names a log grid whose LUT replaces the model's own in a second integer path (the
-    null: a deliberately wrong table, e.g. POT's for POST codes); its measures come back prefixed
-    with "control_", computed against the same fake-quant logits and code flips.
+    Each of `near_misses` (names in `NEAR_MISSES`) runs the integer path once more with that bug;
+    its measures come back prefixed with "<name>_", computed against the same fake-quant logits
+    and code flips (the controls: the checks' resolution).
+
+    Runs on the model's device (TF32 off); the model is left in eval mode, in float32.
     """
     from .train import predict
 
-    int_logits = predict(integer_model(qmodel, backend), data, batch_size, dtype=torch.float64)
-    fq32, fq64, flipped = _code_flips(qmodel, bake_weights(qmodel).double(), data, batch_size)  # flipped: a code differs
+    for nm in near_misses:
+        check_near_miss(nm)
+    device = model_device(qmodel)
+    with _no_tf32():
+        int_logits = predict(integer_model(qmodel, backend), data, batch_size, device=device, dtype=torch.float64)
+        fq32, fq64, flipped = _code_flips(qmodel, bake_weights(qmodel).double(), data, batch_size)  # flipped: a code differs
+        variants = {nm: predict(integer_model(qmodel, backend, near_miss=nm), data, batch_size, device=device,
+                                dtype=torch.float64) for nm in near_misses}
     y = data.y
     out = _path_agreement(int_logits, fq32, fq64, flipped)
     out.update({
@@ -335,10 +398,9 @@ def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str 
         "acc_fakequant_fp32": float((fq32.argmax(1) == y).double().mean() * 100),
         "logit_scale": float(fq64.abs().max()),
     })
-    if control_lut is not None:
-        wrong = predict(integer_model(qmodel, backend, lut_grid=control_lut), data, batch_size, dtype=torch.float64)
-        out.update(_path_agreement(wrong, fq32, fq64, flipped, prefix="control_"))
-        out["control_acc_integer"] = float((wrong.argmax(1) == y).double().mean() * 100)
+    for nm, logits in variants.items():
+        out.update(_path_agreement(logits, fq32, fq64, flipped, prefix=f"{nm}_"))
+        out[f"{nm}_acc_integer"] = float((logits.argmax(1) == y).double().mean() * 100)
     return out
 
 
@@ -346,7 +408,7 @@ def pack_codes(codes: torch.Tensor, nbits: int):
     """Signed integer codes as an `nbits`-per-code two's-complement bit stream (numpy uint8)."""
     import numpy as np
 
-    c = codes.reshape(-1).to(torch.int64).numpy()
+    c = codes.reshape(-1).to(torch.int64).cpu().numpy()
     lo, hi = -(2 ** (nbits - 1)), 2 ** (nbits - 1) - 1
     if c.size and (c.min() < lo or c.max() > hi):
         raise UserError(f"codes outside the {nbits}-bit range [{lo}, {hi}]")
@@ -382,17 +444,46 @@ def artefact_bytes(qmodel: nn.Module, lut_per_channel: bool = False) -> dict:
         il = export_layer(layer)
         parts["codes"] += pack_codes(il.w_codes, storage_bits(il.grid, il.w_bits)).nbytes
         folded = lut_per_channel and il.lut is not None
-        parts["scales"] += (0 if folded else il.w_scale.float().numpy().nbytes) + layer.act_q.s.detach().float().numpy().nbytes
+        parts["scales"] += (0 if folded else il.w_scale.float().cpu().numpy().nbytes) + layer.act_q.s.detach().float().cpu().numpy().nbytes
         if il.lut is not None:
             tables = il.w_codes.shape[0] if lut_per_channel else 1
-            parts["lut"] += tables * il.lut[1:].numpy().astype(np.uint16).nbytes          # LUT[0] = 0 is implicit
+            parts["lut"] += tables * il.lut[1:].cpu().numpy().astype(np.uint16).nbytes    # LUT[0] = 0 is implicit
         ad = layer.act_q.adapter
         if ad is not None:
-            parts["adapters"] += sum(p.detach().float().numpy().nbytes for p in ad.parameters())
+            parts["adapters"] += sum(p.detach().float().cpu().numpy().nbytes for p in ad.parameters())
         seen.update(f"{name}.{k}" for k, _ in layer.named_parameters())
         seen.update(f"{name}.{k}" for k, _ in layer.named_buffers())
     for k, t in list(qmodel.named_parameters()) + list(qmodel.named_buffers()):
         if k not in seen and t.is_floating_point():
-            parts["float"] += t.detach().float().numpy().nbytes
+            parts["float"] += t.detach().float().cpu().numpy().nbytes
     parts["total"] = sum(parts.values())
     return {f"{k}_bytes": int(v) for k, v in parts.items()}
+
+
+@torch.no_grad()
+def logit_differences(qmodel: nn.Module, data, n: int = 500) -> tuple[torch.Tensor, torch.Tensor]:
+    """(fake-quant logits in float64, integer-path minus fake-quant logits) of the first n examples of
+    `data`, computed on the model's device (TF32 off), returned on the CPU; the model is left untouched."""
+    device = model_device(qmodel)
+    xb, _ = data.batch(torch.arange(min(n, len(data))))
+    xb = xb.to(device=device, dtype=torch.float64)
+    with _no_tf32():
+        ref = bake_weights(qmodel).double().eval()(xb)
+        out = integer_model(qmodel)(xb)
+    return ref.cpu(), (out - ref).cpu()
+
+
+def near_miss_metrics(cmp: dict) -> dict:
+    """The logged controls of the integer-path claims from `compare_paths(..., near_misses=NEAR_MISSES)`:
+    `int_<near miss>_<measure>` for the four measures the claims judge, and the near miss's accuracy."""
+    measures = {"max_abs_logit_diff": "max_abs_logit_diff", "argmax_agreement": "argmax_agreement",
+                "argmax_agreement_vs_fp32": "argmax_agreement_fp32",
+                "frac_images_diff_gt_1e3_without_flip_fp32": "frac_images_diff_gt_1e-3_without_flip_fp32",
+                "max_abs_logit_diff_vs_fp32": "max_abs_logit_diff_fp32"}
+    out = {}
+    for nm in NEAR_MISSES:
+        if f"{nm}_acc_integer" not in cmp:
+            continue
+        out.update({f"int_{nm}_{k}": cmp[f"{nm}_{v}"] for k, v in measures.items()})
+        out[f"acc_integer_w4_post_{nm}"] = cmp[f"{nm}_acc_integer"]
+    return out

@@ -59,22 +59,26 @@ def fixed_point(value: float, frac_bits: int = LUT_FRAC_BITS) -> float:
     return round(value * 2**frac_bits) / 2**frac_bits
 
 
-def magnitudes(grid: str, bits: int) -> torch.Tensor:
-    """Nonzero magnitudes of a log grid, largest first (float64); magnitude code c >= 1 is index c-1."""
+def magnitudes(grid: str, bits: int, exact: bool = False) -> torch.Tensor:
+    """Nonzero magnitudes of a log grid, largest first (float64); magnitude code c >= 1 is index c-1.
+
+    The levels are fixed-point numbers (`fixed_point`); `exact=True` gives the real values before that
+    rounding (2^(-j/2) for POST), from which a LUT with another rounding mode can be built."""
     check_grid(grid, bits)
+    fp = (lambda v: v) if exact else fixed_point
     if grid not in LOG_GRIDS:
         raise UserError(f"grid {grid!r} is not a log grid; use level_set for it")
     half = 2 ** (bits - 1)
     if grid == "pot":
         mags = [2.0 ** -j for j in range(half - 1)]                       # 2^-j
     elif grid == "post":
-        mags = [fixed_point(2.0 ** (-j / 2)) for j in range(half - 1)]    # 2^(-j/2), Eq. POST
+        mags = [fp(2.0 ** (-j / 2)) for j in range(half - 1)]             # 2^(-j/2), Eq. POST
     elif grid == "post_released":
-        mags = [fixed_point(2.0 ** (-j / 2)) for j in range(half)]        # released: one more level
+        mags = [fp(2.0 ** (-j / 2)) for j in range(half)]                 # released: one more level
     elif grid == "pot_released":
         mags = [2.0 ** -j for j in range(half)]                           # released, base 2
     else:  # apot: sums of one term from each of two PoT sets, normalised to max 1
-        mags = _apot_magnitudes(bits)
+        mags = [fp(v) for v in _apot_magnitudes(bits)]
     return torch.tensor(mags, dtype=torch.float64)
 
 
@@ -91,7 +95,7 @@ def _apot_magnitudes(bits: int) -> list[float]:
     p2 = [0.0] + [2.0 ** (-2 * i - 1) for i in range(2**n2 - 1)]
     sums = sorted({a + b for a in p1 for b in p2 if a + b > 0}, reverse=True)
     top = sums[0]
-    return [fixed_point(s / top) for s in sums]
+    return [s / top for s in sums]
 
 
 def level_set(grid: str, bits: int) -> torch.Tensor:
@@ -121,18 +125,18 @@ def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     (a midpoint m lies below v exactly when m * 2^K <= ceil(v * 2^K) - 1, m * 2^K an integer).
     Other level sets go through a binary search (`torch.bucketize`), O(n log L).
     """
-    table = _lookup(levels, v.dtype, values=True)
+    table = _lookup(levels, v.dtype, values=True, device=v.device)
     if table is None:
-        return levels.to(v.dtype)[project_index(v, levels)]
+        return levels.to(device=v.device, dtype=v.dtype)[project_index(v, levels)]
     return _look_up(v, *table)
 
 
 def project_index(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     """Index into `levels` of the nearest level of each entry of v (ties go to the lower level)."""
-    table = _lookup(levels, v.dtype, values=False)
+    table = _lookup(levels, v.dtype, values=False, device=v.device)
     if table is not None:
         return _look_up(v, *table)
-    levels = levels.to(v.dtype)
+    levels = levels.to(device=v.device, dtype=v.dtype)
     mids = (levels[1:] + levels[:-1]) / 2                                 # decision thresholds
     return torch.bucketize(v, mids)
 
@@ -141,13 +145,18 @@ _MAX_TABLE_BITS = 16
 _TABLES: dict = {}
 
 
-def _lookup(levels: torch.Tensor, dtype: torch.dtype, values: bool):
-    """(K, table) for dyadic levels within [-1, 1] (cached per level set), else None."""
-    if dtype not in (torch.float32, torch.float64) or levels.numel() < 2 or levels.device.type != "cpu":
+def _lookup(levels: torch.Tensor, dtype: torch.dtype, values: bool, device=None):
+    """(K, table) for dyadic levels within [-1, 1], else None; built once per level set on the CPU and
+    kept on `device` (the device of the values looked up), cached per (level set, dtype, device)."""
+    if dtype not in (torch.float32, torch.float64) or levels.numel() < 2:
         return None
-    key = (tuple(levels.double().tolist()), dtype, values)
+    device = torch.device("cpu") if device is None else torch.device(device)
+    key = (tuple(levels.double().tolist()), dtype, values, str(device))
+    if key not in _TABLES and device.type != "cpu":
+        cpu = _lookup(levels, dtype, values)
+        _TABLES[key] = None if cpu is None else (cpu[0], cpu[1].to(device))
     if key not in _TABLES:
-        lv = levels.double()
+        lv = levels.detach().double().cpu()
         mids = (lv[1:] + lv[:-1]) / 2
         table = None
         if float(lv.abs().max()) <= 1.0 and bool((lv[1:] > lv[:-1]).all()):
@@ -156,7 +165,7 @@ def _lookup(levels: torch.Tensor, dtype: torch.dtype, values: bool):
                 if torch.equal(scaled, scaled.round()):
                     c = torch.arange(-2**K, 2**K + 1, dtype=torch.float64)
                     index = torch.searchsorted(scaled, c - 1, right=True)   # #{m : m 2^K <= c - 1}
-                    table = (K, levels.to(dtype)[index] if values else index)
+                    table = (K, lv.to(dtype)[index] if values else index)
                     break
         _TABLES[key] = table
     return _TABLES[key]
@@ -172,13 +181,13 @@ def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64, levels:
 
     w: (rows, n). The candidate clips are alpha = r * max|w_row| for r on a grid in (0, 1].
     `levels` (sorted, within [-1, 1]) replaces the grid's level set when given.
-    Returns (rows,) float64 MSE at the best alpha.
+    Returns (rows,) float64 MSE at the best alpha, on w's device.
     """
     w = w.to(torch.float64)
-    levels = level_set(grid, bits) if levels is None else levels.to(torch.float64)
+    levels = (level_set(grid, bits) if levels is None else levels).to(device=w.device, dtype=torch.float64)
     amax = w.abs().amax(dim=1, keepdim=True).clamp_min(1e-12)
-    ratios = torch.linspace(0.05, 1.0, n_alpha, dtype=torch.float64)
-    best = torch.full((w.shape[0],), float("inf"), dtype=torch.float64)
+    ratios = torch.linspace(0.05, 1.0, n_alpha, dtype=torch.float64).tolist()
+    best = torch.full((w.shape[0],), float("inf"), dtype=torch.float64, device=w.device)
     for r in ratios:  # n_alpha small passes, each vectorised over all rows and weights
         alpha = amax * r
         q = project(torch.clamp(w / alpha, -1.0, 1.0), levels) * alpha

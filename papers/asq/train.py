@@ -67,7 +67,7 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
     end = epochs if stop_epoch is None else min(epochs, stop_epoch)
     for epoch in progress(range(start_epoch, end), total=max(end - start_epoch, 0), desc=desc or key):
         order = _order(n, seed, key, epoch)
-        running = torch.zeros((), dtype=torch.float64)
+        running = torch.zeros((), dtype=torch.float64, device=device)   # summed where the loss is: no sync per step
         for i in range(steps_per_epoch):
             idx = order[i * batch_size:(i + 1) * batch_size][rank::world]
             xb, yb = train.batch(idx)
@@ -77,8 +77,8 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
             loss.backward()
             opt.step()
             sched.step()
-            running += loss.detach().double().cpu()
-        history["loss"].append(float(running / steps_per_epoch))
+            running += loss.detach().double()
+        history["loss"].append(float(running.cpu() / steps_per_epoch))
         if ckpt is not None and rank == 0:
             save_checkpoint(ckpt, (epoch + 1) * steps_per_epoch, model, opt, sched, extra={"history": history})
         if dist is not None:
@@ -87,8 +87,13 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
 
 
 @torch.no_grad()
-def predict(model: nn.Module, data: Split, batch_size: int = 1000, device="cpu", dtype=None) -> torch.Tensor:
-    """Logits for every example of `data` (eval mode), optionally in another dtype (float64)."""
+def predict(model: nn.Module, data: Split, batch_size: int = 1000, device=None, dtype=None) -> torch.Tensor:
+    """Logits for every example of `data` (eval mode), optionally in another dtype (float64).
+
+    Batches go to `device` (None: the device of the model's parameters); the logits come back on the CPU."""
+    if device is None:
+        p = next(model.parameters(), None)
+        device = "cpu" if p is None else p.device
     model.eval()
     out = []
     for start in range(0, len(data), batch_size):
@@ -98,7 +103,7 @@ def predict(model: nn.Module, data: Split, batch_size: int = 1000, device="cpu",
     return torch.cat(out)
 
 
-def accuracy(model: nn.Module, data: Split, batch_size: int = 1000, device="cpu") -> float:
+def accuracy(model: nn.Module, data: Split, batch_size: int = 1000, device=None) -> float:
     """Top-1 accuracy in percent."""
     logits = predict(model, data, batch_size, device)
     return float((logits.argmax(1) == data.y).double().mean() * 100)

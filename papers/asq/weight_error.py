@@ -7,6 +7,11 @@ The error of a grid is the mean squared error at its best clip alpha (grid-searc
 the weights' variance so that layers and distributions are comparable:
 
     e = min_alpha mean((alpha * P(clamp(w / alpha, -1, 1)) - w)^2) / var(w)
+
+The trained layers' errors are computed on the weights' device (float64) and returned as plain numbers.
+The weight-error claim (POST below POT on most layers) is judged against the uniform grid in place
+of POST (`post_vs_pot_fraction(df, bits, "uniform", "pot")`): any grid denser than POT where the
+weights are would also beat POT, so POST's share must be set against it.
 """
 from __future__ import annotations
 
@@ -15,20 +20,7 @@ import torch
 from torch import nn
 
 from .convert import quantizable_layers
-from .levels import level_set, weight_mse
-
-# Null grids of the weight-error claim, measured exactly like the real grids. `pot_rescaled` is POT
-# with every level multiplied by 2^-1/2: a grid with sqrt 2 in it but no level between POT's. Under
-# the best-clip search it is POT at the clips r / sqrt 2 (the same grid up to the clip), so it beats
-# POT only where the finite clip search happens to land better: the resolution of the measurement.
-NULL_GRIDS = {"pot_rescaled": lambda bits: level_set("pot", bits) * 2.0 ** -0.5}
-
-
-def grid_mse(w: torch.Tensor, grid: str, bits: int) -> torch.Tensor:
-    """Best-clip MSE per row of `w` for a grid of `levels.GRIDS` or a null grid of NULL_GRIDS."""
-    if grid in NULL_GRIDS:
-        return weight_mse(w, "pot", bits, levels=NULL_GRIDS[grid](bits))
-    return weight_mse(w, grid, bits)
+from .levels import weight_mse
 
 
 def synthetic_errors(grids, bits_list, n: int, seed: int) -> pd.DataFrame:
@@ -45,7 +37,7 @@ def synthetic_errors(grids, bits_list, n: int, seed: int) -> pd.DataFrame:
         for bits in bits_list:
             for grid in grids:
                 rows.append({"distribution": dist, "grid": grid, "bits": int(bits),
-                             "nmse": float(grid_mse(w, grid, bits)[0]) / var})
+                             "nmse": float(weight_mse(w, grid, bits)[0]) / var})
     return pd.DataFrame(rows)
 
 
@@ -63,7 +55,7 @@ def layer_errors(model: nn.Module, grids, bits: int, first_last: str = "fp", tag
         var = w.var(dim=1).clamp_min(1e-30)
         for grid in grids:
             rows.append({"model": tag, "layer": name, "grid": grid, "bits": int(bits),
-                         "nmse": float((grid_mse(w, grid, bits) / var).mean())})
+                         "nmse": float((weight_mse(w, grid, bits) / var).mean())})
     return pd.DataFrame(rows)
 
 

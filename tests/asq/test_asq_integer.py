@@ -71,14 +71,11 @@ def test_compare_paths_flags_a_wrong_lut():
     import papers.asq.integer as integer
 
     orig = integer.lut_for
-    integer.lut_for = lambda grid, bits, frac_bits=LUT_FRAC_BITS: orig("pot", bits, frac_bits)   # POT table for POST codes
+    integer.lut_for = lambda grid, bits, frac_bits=LUT_FRAC_BITS, rounding="round": orig("pot", bits, frac_bits)  # POT table for POST codes
     try:
         r = compare_paths(q, data, batch_size=32)
     finally:
         integer.lut_for = orig
-    # the logged control (control_lut="pot") is the same wrong table
-    c = compare_paths(q, data, batch_size=32, control_lut="pot")
-    assert c["control_max_abs_logit_diff"] == r["max_abs_logit_diff"]
     assert r["max_abs_logit_diff"] > 1e-4 and r["frac_images_diff_gt_1e-3_fp32"] > 0.5
     assert r["frac_images_diff_gt_1e-3_without_flip_fp32"] > 0.5       # not explained by float32 code flips
 
