@@ -197,11 +197,12 @@ def _bench_cell(v) -> str:
     return _cell(v)
 
 
-def bench_block(name: str, keys: list[str], paper: str | None, dev: bool = False) -> list[str] | None:
+def bench_block(name: str, keys: list[str], paper: str | None, dev: bool = False, rows: str | None = None) -> list[str] | None:
     """Figures of `results/bench/<name>.json` (`make bench`), or with `dev` of the development-seed run
     `results/<paper>/dev/<name>.json` (`python -m papers.<paper>.devtune <name>`), by dotted key; None
     when the file is absent (the block is kept). Stamped with the revision that measured them, when, and
-    (benchmarks) the load average before and after."""
+    (benchmarks) the load average before and after. With `rows` (a dotted key of a mapping, e.g. `papers`):
+    one table row per entry of that mapping and one column per key of `keys`, read inside each entry."""
     rel = f"{paper}/dev/{name}.json" if dev else f"bench/{name}.json"
     bench = read_json(paths.results_root() / rel, default=None)
     if not bench:
@@ -222,6 +223,12 @@ def bench_block(name: str, keys: list[str], paper: str | None, dev: bool = False
             lines.append(f"**Stale:** the code changed after this {'development run' if dev else 'benchmark'} in "
                          f"{', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}: rerun "
                          f"{f'`python -m papers.{paper}.devtune {name}`' if dev else '`make bench`'}.")
+    if rows is not None:
+        group = _dotted(res, rows) or {}
+        lines += ["", f"| {rows} | " + " | ".join(f"`{k}`" for k in keys) + " |", "|---|" + "---|" * len(keys)]
+        lines += [f"| `{name_}` | " + " | ".join(_bench_cell(_dotted(entry, k)) for k in keys) + " |"
+                  for name_, entry in group.items() if isinstance(entry, dict)]
+        return lines
     lines += ["", "| figure | value |", "|---|---|"]
     lines += [f"| `{k}` | {_bench_cell(_dotted(res, k))} |" for k in keys]
     return lines
@@ -238,6 +245,10 @@ def render(spec: str, paper: str | None, old: str = "") -> list[str] | None:
         if kind == "dev" and paper is None:
             raise ValueError("a 'dev' block belongs in papers/<id>/README.md")
         return bench_block(profile, keys, paper, dev=kind == "dev")
+    if kind == "benchrows":                       # benchrows <name> <mapping key> <column keys ...>
+        if len(keys) < 2:
+            raise ValueError("a benchrows block names the mapping of its results file and the keys it shows per row")
+        return bench_block(profile, keys[1:], paper, rows=keys[0])
     if paper is None:
         raise ValueError(f"a '{kind}' block belongs in papers/<id>/README.md")
     run = Run(paper, profile)
@@ -249,7 +260,7 @@ def render(spec: str, paper: str | None, old: str = "") -> list[str] | None:
         if not keys:
             raise ValueError("a metrics block lists the metrics.json keys it shows")
         return run.header() + metrics_block(run, keys)
-    raise ValueError(f"unknown generated block {kind!r}; use claims, metrics, bench, dev or overview")
+    raise ValueError(f"unknown generated block {kind!r}; use claims, metrics, bench, benchrows, dev or overview")
 
 
 KEPT_STALE = "**Stale (kept block):**"

@@ -233,3 +233,17 @@ def test_common_files_are_the_modules_a_paper_or_the_runner_reaches(tmp_path, mo
     assert stamp._numbers_file("common/fast.py", "b") and not stamp._numbers_file("common/fast.py", "toy")
     (tmp_path / "papers/toy/broken.py").write_text("def (:\n")                            # cannot tell: every file counts
     assert stamp.common_files("toy") == sorted(runner + ["common/deep.py", "common/fast.py", "common/other.py"])
+
+
+def test_benchrows_block_shows_one_row_per_entry(toy_repo, monkeypatch):
+    from common.io import atomic_write_json
+
+    monkeypatch.setattr(readme, "changed_since", lambda sha, paper, specs=None: [])
+    text = "# Toy\n\n<!-- generated: benchrows cost papers hours cmd -->\nkept\n<!-- /generated -->\n"
+    (paths.PAPERS / "toy" / "README.md").write_text(text)
+    atomic_write_json(paths.results_root() / "bench" / "cost.json",
+                      {"name": "cost", "when": "t", "git": {"sha": "0123456789abcdef", "dirty": False},
+                       "results": {"papers": {"a": {"hours": 1.5, "cmd": "make x | y"}, "b": {"hours": 0.25}}}})
+    assert readme.main(["toy"]) == 0
+    out = (paths.PAPERS / "toy" / "README.md").read_text()
+    assert "| papers | `hours` | `cmd` |\n|---|---|---|\n| `a` | 1.5 | make x \\| y |\n| `b` | 0.25 | – |" in out
