@@ -549,4 +549,8 @@ def lyapunov_theory_vs_simulation(cfg, seed, cache_dir=None) -> dict:
         metrics[f"os_rate_eps1e-6_{k}"] = float(np.mean([r["os_rate_eps1e-6"] for r in rs]))
         metrics[f"os_true_lam_{k}"] = float(np.mean([r["lam"] for r in rs]))
     metrics["qr_lam_max"] = float(spec["lam"][0])
-    return {"metrics": metrics, "gs": gs, "lam_th": lam_th, "grid": grid, "big": big, "os": os_res, "spectrum": spec}
+    # running estimates of the N = st_N runs (shared with 04) beside their DMFT exponent, for the figure
+    running = {g: {"running": [(r["times"], r["running"]) for r in big if r["g"] == g],
+                   "lam_dmft": metrics[f"lam_dmft_{_gkey(g)}"]} for g in cfg.st_gs}
+    return {"metrics": metrics, "gs": gs, "lam_th": lam_th, "grid": grid, "big": big, "os": os_res, "spectrum": spec,
+            "running": running}
