@@ -82,8 +82,9 @@ def preflight(profile: str, params: dict) -> None:
         import torch
 
         if not torch.cuda.is_available():
-            raise UserError("the full profile trains LLaMA-8B/Qwen2-7B on a mixed NVIDIA+AMD cluster: launch "
-                            "`torchrun -m papers.hetero.train` there (see papers/hetero/README.md); here run --profile quick")
+            raise UserError("the full profile is for a machine with GPUs (torch sees none here); the real-device run is "
+                            "`torchrun -m papers.hetero.train --device cuda`, one rank per GPU, on the mixed NVIDIA+AMD "
+                            "cluster (papers/hetero/README.md, 'On a GPU'); here run --profile quick")
     keys = ("processes", "vendors", "partition", "stages", "correctness_links", "control_links", "stability_link", "schedule")
     cfg = resolve(PROFILES, profile, **{k: v for k, v in params.items() if k in keys})
     links = list(cfg.correctness_links) + list(cfg.control_links) + [cfg.stability_link]

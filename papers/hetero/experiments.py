@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import tempfile
 import time
@@ -24,6 +25,18 @@ from .launch import launch
 from .reference import reference_run, stage_state, untrained_losses
 from .model import CONFIGS
 from .topology import build_topology, expand_vendors, parse_vendors
+
+
+def emulation_device(requested: str | None = None) -> str:
+    """The device the notebooks' runs compute on, as the run's manifest must record it: always "cpu".
+    The notebooks emulate the cluster with every rank on the CPU (`Job.device` "cpu", the ranks see no
+    GPU); a GPU asked for (`--device cuda` or $REPRO_DEVICE) is not used, and one line says so and
+    where the real-device path is (`torchrun -m papers.hetero.train --device cuda`, README)."""
+    req = str(requested or os.environ.get("REPRO_DEVICE") or "auto").strip().lower()
+    if req not in ("cpu", "auto"):
+        print(f"notice: device {req} not used: the hetero notebooks emulate the cluster on the CPU; the GPU path "
+              "is `torchrun -m papers.hetero.train --device cuda`, one rank per GPU (papers/hetero/README.md)", flush=True)
+    return "cpu"
 
 
 def _deadline(cfg, steps: int, variants: int = 1) -> float:

@@ -114,7 +114,7 @@ CLUSTER_PANELS = (  # (claim metric, its control, criterion, title)
     ("cluster_cf2_vs_cf1", "cluster_cf2_samenic_vs_cf1", 1.8, "bandwidth k=2 / k=1\n(control: 2 channels on NIC 0)"),
     ("cluster_dd_vs_cf1", "cluster_dd_staged_vs_cf1", 1.2, "device-direct / CPU-fwd k=1\n(control: staging forced on)"),
     ("cluster_uneven_vs_even", "cluster_uneven_vs_even_rho1", 1.05, "uneven / even split\n(control: rho = 1)"),
-    ("cluster_mixed_vs_amd", "cluster_mixed_vs_amd_rho1", 1.05, "mixed / AMD-homogeneous\n(control: rho = 1)"),
+    ("cluster_mixed_vs_amd", "cluster_mixed_even_vs_amd", 1.05, "mixed / AMD-homogeneous\n(control: even split)"),
 )
 
 

@@ -19,6 +19,7 @@ from .schedule import SCHEDULES
 from .topology import build_topology, parse_vendors
 
 MODES = ("train", "throughput", "p2p", "selftest", "cluster")
+DEVICES = ("cpu", "cuda", "auto")
 CORPORA = ("markov", "stdlib")
 
 
@@ -62,7 +63,8 @@ class Job:
     layer_ms: float = 0.0                # emulated device: forward ms of one layer at speed 1 (backward 2x); 0 = unpaced
     head_layers: float = 0.5             # the last stage's norm + head, paced as this many layers
     nics: int = 0                        # NICs per node in an emulated cluster (0: one per channel, k_max)
-    device: str = "auto"                 # auto: the local GPU when there is one, else cpu
+    device: str = "cpu"                  # cpu: the emulation (every rank on the CPU, whatever GPUs are visible);
+                                         # cuda: rank r on GPU LOCAL_RANK (one per GPU); auto: cuda when torch sees a GPU
     out: str | None = None
 
     def link_specs(self) -> list[str]:
@@ -121,14 +123,39 @@ def validate(job: Job, world: int, vendors=None):
     topo = build_topology(vlist, job.stages, job.partition, CONFIGS[job.model].n_layers)
     if job.mode in ("p2p", "selftest", "cluster") and (world != 2 or job.stages != 2):
         raise UserError(f"the {job.mode} mode runs on exactly 2 processes and 2 stages")
-    if job.device not in ("auto", "cpu"):
-        raise UserError(f"device must be auto or cpu, got {job.device!r}")
+    if job.device not in DEVICES:
+        raise UserError(f"device must be one of {', '.join(DEVICES)}, got {job.device!r}")
     if job.fail_mode not in ("kill", "stop"):
         raise UserError(f"unknown fail_mode {job.fail_mode!r}; choose kill or stop")
     if job.resume and not job.checkpoint_dir:
         raise UserError("resume needs checkpoint_dir")
     _validate_cluster(job)
     return vlist, topo
+
+
+def rank_device(requested: str, local_rank: int, local_world: int, n_gpus: int | None = None) -> str:
+    """The device of the rank with `local_rank` among `local_world` ranks of its node: "cpu", or
+    "cuda:<local_rank>" (one rank per GPU, CUDA or ROCm). `n_gpus`: the GPUs torch sees (asked only
+    when the request is not "cpu"). A node with fewer GPUs than ranks is a one-line `UserError`; the
+    CPU emulation ("cpu") never touches a GPU, whatever is visible."""
+    if requested not in DEVICES:
+        raise UserError(f"device must be one of {', '.join(DEVICES)}, got {requested!r}")
+    if requested == "cpu":
+        return "cpu"
+    if n_gpus is None:
+        import torch
+
+        n_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if requested == "auto" and n_gpus == 0:
+        return "cpu"
+    if n_gpus == 0:
+        raise UserError("device cuda: torch sees no GPU on this node; install a CUDA/ROCm build of torch "
+                        "(README: GPU installs) or run the CPU emulation (device cpu)")
+    if local_world > n_gpus or local_rank >= n_gpus:
+        raise UserError(f"device {requested}: {local_world} ranks on this node need one GPU each, but {n_gpus} "
+                        f"present; launch at most {n_gpus} per node (torchrun --nproc-per-node {n_gpus}) "
+                        "or run the CPU emulation (device cpu)")
+    return f"cuda:{local_rank}"
 
 
 def _validate_cluster(job: Job) -> None:

@@ -4,7 +4,9 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
 
 `launch(job, world)` starts `world` processes of `python -m papers.hetero.train` with the same
 environment torchrun gives (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT), one BLAS thread
-each, each in its own process group. Like torchrun, when one rank fails the others get a grace
+each, each in its own process group. With `job.device` "cpu" (the default, the CPU emulation) the
+ranks see no GPU (CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES empty); with "cuda" rank r takes GPU r,
+and more ranks than GPUs is a one-line `UserError` before any process starts. Like torchrun, when one rank fails the others get a grace
 period (the process-group timeout) to fail on their own, then everything left is killed; a run
 that exceeds `deadline_s` is killed too. No process outlives the call.
 
@@ -32,7 +34,7 @@ from pathlib import Path
 from common import paths
 from common.errors import UserError
 
-from .job import Job, validate
+from .job import Job, rank_device, validate
 
 
 class RunFailed(RuntimeError):
@@ -97,6 +99,7 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
     `per_rank={rank: {field: value}}` changes the job of single ranks (to test start-up checks).
     A user error in the job raises `UserError` before anything starts."""
     vendors, _ = validate(job, world)
+    rank_device(job.device, world - 1, world)  # more ranks than local GPUs: one line, before anything starts
     nodes = vendor_nodes(vendors)
     work = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hetero-run-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -107,6 +110,8 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
                     LOCAL_WORLD_SIZE=str(world), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                     PYTHONPATH=str(paths.REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     base_env.pop("HETERO_VENDORS", None)
+    if job.device == "cpu":  # the CPU emulation: no rank sees a GPU, whatever this machine has
+        base_env.update(CUDA_VISIBLE_DEVICES="", HIP_VISIBLE_DEVICES="")
     base_env.update(env or {})
     grace = job.timeout_s + 10 if grace_s is None else grace_s
     cl = _cluster(cluster, nodes[-1] + 1, job.nics or job.k_max)

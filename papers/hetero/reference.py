@@ -61,22 +61,29 @@ def stage_state(model: Decoder, layers: range, first: bool, last: bool) -> dict:
     return model.stage(layers, first, last).state_dict()
 
 
-def untrained_losses(job: Job, dp: int, steps) -> dict:
+def untrained_losses(job: Job, dp: int, steps, threads: int = 1) -> dict:
     """{step: loss} of the initial model, never updated, on the batches of `steps` (the same mean over
-    replicas and micro-batches as a training step logs): the null of a model that learned nothing."""
+    replicas and micro-batches as a training step logs): the null of a model that learned nothing.
+    One thread by default, as `reference_run`: the tiny model gains nothing from more, and on a loaded
+    machine two spinning threads made this 20x slower."""
     cfg = CONFIGS[job.model]
     corpus, _ = data.load_corpus(job.corpus, job.corpus_tokens, seed=0)
     model = Decoder(cfg, seed=job.seed)
     out = {}
-    with torch.no_grad():
-        for step in steps:
-            starts = data.batch_indices(job.seed, step, dp * job.n_micro * job.micro_size, len(corpus), cfg.seq_len)
-            total = 0.0
-            for slots in data.global_batch_layout(dp, job.n_micro, job.micro_size):
-                replica = torch.zeros((), dtype=torch.float32)
-                for sl in slots:
-                    x, y = data.micro_batch(corpus, starts[sl], cfg.seq_len)
-                    replica += lm_loss(model(x), y) / job.n_micro
-                total += float(replica)
-            out[step] = total / dp
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with torch.no_grad():
+            for step in steps:
+                starts = data.batch_indices(job.seed, step, dp * job.n_micro * job.micro_size, len(corpus), cfg.seq_len)
+                total = 0.0
+                for slots in data.global_batch_layout(dp, job.n_micro, job.micro_size):
+                    replica = torch.zeros((), dtype=torch.float32)
+                    for sl in slots:
+                        x, y = data.micro_batch(corpus, starts[sl], cfg.seq_len)
+                        replica += lm_loss(model(x), y) / job.n_micro
+                    total += float(replica)
+                out[step] = total / dp
+    finally:
+        torch.set_num_threads(old)
     return out

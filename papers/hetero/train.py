@@ -32,7 +32,7 @@ from common.errors import UserError
 
 from . import data
 from .groups import Groups, audit_violations, live_violations
-from .job import Job, validate
+from .job import Job, rank_device, validate
 from .links import make_link, parse_link, parse_variant
 from .model import CONFIGS, Decoder
 from .schedule import run_step
@@ -52,11 +52,12 @@ class Rank:
         self.replica = topo.replica_of(rank)
         self.first, self.last = self.stage == 0, self.stage == topo.n_stages - 1
         self.mcfg = CONFIGS[job.model]
-        # CPU emulation: vendors select backends and links, never numerics. On GPUs each rank takes
-        # its local device (CUDA or ROCm; both answer to torch.cuda).
-        use_gpu = job.device != "cpu" and torch.cuda.is_available()
-        self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if use_gpu else torch.device("cpu")
-        if use_gpu:
+        # CPU emulation (device cpu): vendors select backends and links, never numerics, and no rank
+        # touches a GPU. Real devices (cuda, or auto with GPUs): rank LOCAL_RANK takes GPU LOCAL_RANK
+        # (CUDA or ROCm; both answer to torch.cuda); more ranks than GPUs on a node is a one-line error.
+        self.device = torch.device(rank_device(job.device, int(os.environ.get("LOCAL_RANK", "0")),
+                                               int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+        if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
         self.device_type = self.device.type
         self.groups = Groups(topo, rank, self.device_type, job.k_max, job.timeout_s, control=job.audit_control,
@@ -295,7 +296,8 @@ def run_selftest(me: Rank) -> dict:
                 if sender:
                     link.send(t, tag).wait()
                 else:
-                    dest = torch.full(t.shape[::-1], -1, dtype=t.dtype).t() if not t.is_contiguous() else torch.full_like(t, -1)
+                    dest = (torch.full(t.shape[::-1], -1, dtype=t.dtype, device=t.device).t()
+                            if not t.is_contiguous() else torch.full_like(t, -1))
                     link.recv(dest, tag).wait()
                     ok.append(bool(torch.equal(dest, t)) and dest.is_contiguous() == t.is_contiguous())
         out[spec] = {"intact": ok, "counters": link.counters()}
@@ -371,7 +373,8 @@ def worker(job: Job) -> int:
         me = Rank(job, rank, world, vendors, topo)
         result = {"rank": rank, "stage": me.stage, "replica": me.replica, "vendor": vendors[rank],
                   "topology": topo.describe(), "corpus": me.corpus_info,
-                  "netcluster_node": os.environ.get("NETCLUSTER_NODE")}
+                  "netcluster_node": os.environ.get("NETCLUSTER_NODE"), "device": str(me.device),
+                  "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
         # every rank asks its own live groups; the planned invariant is checked once, on rank 0
         result["audit"] = me.groups.audit()
         result["audit_live_violations"] = live_violations(result["audit"])
@@ -423,7 +426,8 @@ def parse_args(argv=None) -> Job:
     ap.add_argument("--seed", type=int)
     ap.add_argument("--corpus", help="markov | stdlib")
     ap.add_argument("--corpus-tokens", type=int)
-    ap.add_argument("--device", help="auto (the local GPU if any) | cpu")
+    ap.add_argument("--device", help="auto (default: rank LOCAL_RANK on GPU LOCAL_RANK when torch sees "
+                    "GPUs, else the CPU) | cuda (refuses without enough GPUs) | cpu (the emulation)")
     ap.add_argument("--timeout", type=float, dest="timeout_s")
     ap.add_argument("--checkpoint-dir")
     ap.add_argument("--checkpoint-every", type=int)
@@ -434,6 +438,7 @@ def parse_args(argv=None) -> Job:
     if args.get("partition"):
         args["partition"] = [int(x) for x in args["partition"].split(",")]
     base.update({k: v for k, v in args.items() if v is not None})
+    base.setdefault("device", "auto")  # under torchrun: one rank per GPU when there are GPUs (the job file's own else)
     return Job.from_dict(base)
 
 
