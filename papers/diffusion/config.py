@@ -78,3 +78,16 @@ PROFILES = {
         "learned_empirical_noise": 16,
     }),
 }
+
+
+def preflight(profile: str, params: dict) -> None:
+    """A missing dataset for the learned score (Fashion-MNIST at full) ends here in one line, before
+    any notebook runs; the other notebooks need no data."""
+    from common.data import available, folder
+    from common.errors import UserError
+
+    base = PROFILES.get(profile, PROFILES["quick"])
+    name = params.get("learned_dataset") or base["learned_dataset"]
+    if not available(name):
+        raise UserError(f"the {profile} profile's learned score needs {name} (data/{folder(name)}/); "
+                        f"run `make data` or set REPRO_DATA to the folder that holds it")
