@@ -98,3 +98,10 @@ def test_the_gpu_slice_dry_run_on_the_cpu():
     assert res["projected_gpu_hours"] == pytest.approx(total * res["step_s"] / 3600)
     assert res["step_s"] >= max(f + b for f, b in zip(res["stage_times"]["forward"], res["stage_times"]["backward"]))
     assert "cross-vendor links" in res["notes"] and "\n" not in res["basis"]
+
+
+def test_the_tolerance_rule_of_the_development_seeds():
+    from papers.hetero.devtune import tolerance_from_dev
+
+    assert tolerance_from_dev([0.0215, -0.0196, 0.0514]) == 0.11  # twice 5.14 % = 10.28 %, rounded up
+    assert tolerance_from_dev([0.0314]) == 0.07 and tolerance_from_dev([0.03]) == 0.06  # a whole percent stays
