@@ -388,10 +388,11 @@ def _differences(name: str | None, baseline: str | None, metrics: dict) -> list[
 
 
 def transform_of(a: list[float], b: list[float]) -> str | None:
-    """How `b` follows `a` exactly, replicate by replicate: 'negated', 'a fixed multiple (x k)', 'offset by a
-    constant (+ c)' or 'identical'; None when it does not (or when either is constant or they differ in length,
-    where no such relation can be told from chance)."""
-    if len(a) != len(b) or len(a) < 2:
+    """How `b` follows `a` exactly, replicate by replicate: 'the metric negated', 'a fixed multiple of the metric
+    (x k)' or 'the metric offset by a constant (+ c)'; None when it does not, or when that cannot be told from
+    chance: fewer than three replicates, either list constant, or `b` equal to `a` (a null that changes nothing
+    is a control that passes too, which the verdict says already)."""
+    if len(a) != len(b) or len(a) < 3:
         return None
     scale = max(abs(x) for x in (*a, *b))
     tol = RELATIVE * scale
@@ -400,7 +401,7 @@ def transform_of(a: list[float], b: list[float]) -> str | None:
     off = [y - x for x, y in zip(a, b)]
     if max(off) - min(off) <= tol:
         c = sum(off) / len(off)
-        return "identical to the metric" if abs(c) <= tol else f"the metric offset by a constant ({c:+.4g})"
+        return None if abs(c) <= tol else f"the metric offset by a constant ({c:+.4g})"
     if all(abs(x) > tol for x in a):
         ratio = [y / x for x, y in zip(a, b)]
         k = sum(ratio) / len(ratio)

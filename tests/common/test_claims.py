@@ -374,6 +374,10 @@ def test_degenerate_over_seeds_for_scalar_claims():
     assert {t["verdict"][0] for t in tables.values()} == {REPRODUCED}    # each seed alone cannot tell
     row = combine_seeds(tables, [c], runs, "quick").iloc[0]
     assert row["verdict"] == INCONCLUSIVE and "offset by a constant (-1)" in row["note"]
+    same = {k: {"m": m["m"], "m_null": m["m"]} for k, m in runs.items()}    # a null equal to the metric passes too
+    tables = {s: evaluate([c], m, "quick") for s, m in same.items()}
+    row = combine_seeds(tables, [c], same, "quick").iloc[0]
+    assert row["verdict"] == INCONCLUSIVE and "control degenerate" not in row["note"]
     runs[2]["m_null"] = 0.4                                              # a null that moves on its own
     tables = {s: evaluate([c], m, "quick") for s, m in runs.items()}
     assert combine_seeds(tables, [c], runs, "quick").iloc[0]["verdict"] == REPRODUCED
