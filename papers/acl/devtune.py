@@ -8,6 +8,7 @@ https://arxiv.org/abs/2001.11539
     python -m papers.acl.devtune cls-codes --seeds 100     # the same on a trained classifier's features
     python -m papers.acl.devtune cls-fid --seeds 100 101   # the classifier's code phase, chosen by FID
     python -m papers.acl.devtune synthetic --seeds 100 101 # ACL-AE on ring6 / grid16, old vs new code phase
+    python -m papers.acl.devtune controls --seeds 100      # a look at the control without the adversary
 
 `codes`: trains one quick-profile autoencoder per seed (reconstruction phase only), caches E(x) of the
 training subset and of the held-out test images, then fits G_c / D_c variants on the cached codes and
@@ -163,9 +164,45 @@ def tune_synthetic(seed: int, replicates: int = 3) -> dict:
     return out
 
 
+def look_controls(seed: int) -> dict:
+    """The control of the ACL claims (`mmd.fit_mmd_code_generator`: G_c of ACL's size trained without the
+    adversary) beside ACL, on a development seed, nothing chosen from it: one quick ACL-AE replicate
+    (the run's code path, `experiments.ae_replicate`) with FID / KID / the smallest class share of ACL,
+    the MMD-trained G_c, the fitted Gaussian and the GMM on the same decoder; and ACL-AE against its MMD
+    control on the ring and the grid (one replicate each: modes under the 1/5-share rule, HQ fraction)."""
+    from pathlib import Path
+    from tempfile import TemporaryDirectory
+
+    from . import experiments as ex
+    from .config import get_config
+
+    cfg = get_config("quick")
+    images = ex.Images(cfg)
+    out = {"ae": {}, "ring": {}, "grid": {}}
+    with TemporaryDirectory() as tmp:
+        ev, _ = ex.evaluator(cfg, images, Path(tmp))
+        t0 = time.perf_counter()
+        res = ex.ae_replicate(cfg, images, seed, 0, Path(tmp))
+        gen_seed = ex.rep_seed(seed, "samples", "ae", 0)
+        samples = ex.code_model_samples(res, images, cfg.n_eval, ex.fit_baselines(res, images, cfg, gen_seed), gen_seed)
+        null = ex.mmd_null(res, images.x, res["seed"])
+        with torch.no_grad():
+            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed)))
+        for name, x in samples.items():
+            m = ev.evaluate(x, memorization=False, full=False)
+            out["ae"][name] = {"fid": m["fid"], "kid": m["kid"], "class_min_frac": m["class_min_frac"]}
+        print(f"seed {seed} images ({time.perf_counter() - t0:.0f} s):", json.dumps(out["ae"]), flush=True)
+    for mix in ("ring", "grid"):
+        r = ex.synthetic_task(vars(cfg), mix, 0, seed, "ae")
+        for name in ("acl_ae", "ae_mmd_gc", "ae_gmm", "uniform"):
+            out[mix][name] = {"modes": r[name]["modes"], "modes_any": r[name]["modes_any"], "hq": r[name]["hq_frac"]}
+        print(f"seed {seed} {mix}:", json.dumps(out[mix]), flush=True)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("codes", "cls-codes", "cls-fid", "synthetic"))
+    ap.add_argument("what", choices=("codes", "cls-codes", "cls-fid", "synthetic", "controls"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101])
     args = ap.parse_args(argv)
     with user_errors_exit():
@@ -173,7 +210,7 @@ def main(argv=None):
             raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
         torch.set_num_threads(1)
         fn = {"codes": tune_codes, "cls-codes": lambda s: tune_codes(s, "classifier"), "cls-fid": tune_cls_fid,
-              "synthetic": tune_synthetic}[args.what]
+              "synthetic": tune_synthetic, "controls": look_controls}[args.what]
         res = {str(s): fn(s) for s in args.seeds}
         atomic_write_json(paths.results_root() / "acl" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "git": git_state(), "when": now(), "results": res})
 
