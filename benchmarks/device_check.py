@@ -96,12 +96,11 @@ def smoke(paper: str, device: str) -> dict:
 
 
 def gpu_slice(paper: str, device: str, dry_run: bool) -> dict:
-    path = REPO / "benchmarks" / f"gpu_slice_{paper}.py"
-    if not path.exists():
+    from common.bench import load_benchmark
+
+    if not (REPO / "benchmarks" / f"gpu_slice_{paper}.py").exists():
         return {"ok": False, "error": f"no benchmarks/gpu_slice_{paper}.py"}
-    spec = importlib.util.spec_from_file_location(f"gpu_slice_{paper}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_benchmark(f"gpu_slice_{paper}")
     t0 = time.perf_counter()
     res = dict(mod.full_slice(device, dry_run))
     res.setdefault("seconds", round(time.perf_counter() - t0, 2))

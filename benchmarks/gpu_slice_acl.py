@@ -15,8 +15,6 @@ training, every metric (FID, KID, PRDC, C2ST), the GMM fits and the 2-D mixtures
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -134,12 +132,9 @@ def full_slice(device: str, dry_run: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--dry-run", action="store_true")
-    args = ap.parse_args(argv)
-    print(json.dumps(full_slice(args.device, args.dry_run), indent=1, default=str))
-    return 0
+    from common.bench import slice_cli
+
+    return slice_cli(full_slice, __doc__, argv)
 
 
 if __name__ == "__main__":

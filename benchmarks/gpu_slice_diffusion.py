@@ -20,8 +20,6 @@ arrays of the real shapes stand in for the images (speed does not depend on the 
 """
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 import time
@@ -180,12 +178,9 @@ def full_slice(device: str, dry_run: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--dry-run", action="store_true")
-    args = ap.parse_args(argv)
-    print(json.dumps(full_slice(args.device, args.dry_run), indent=1, default=str))
-    return 0
+    from common.bench import slice_cli
+
+    return slice_cli(full_slice, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@ the AMD GPUs' speed; the projection counts the link as free and the AMD stages a
 """
 from __future__ import annotations
 
-import argparse
-import json
 import time
 
 
@@ -53,12 +51,9 @@ def full_slice(device: str, dry_run: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--dry-run", action="store_true")
-    args = ap.parse_args(argv)
-    print(json.dumps(full_slice(args.device, args.dry_run), indent=1, default=str))
-    return 0
+    from common.bench import slice_cli
+
+    return slice_cli(full_slice, __doc__, argv)
 
 
 if __name__ == "__main__":

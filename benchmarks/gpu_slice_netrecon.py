@@ -20,8 +20,6 @@ real shapes stand in for the teacher's (speed does not depend on the values).
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
@@ -173,13 +171,9 @@ def full_slice(device: str, dry_run: bool, seeds: int = SEEDS) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--dry-run", action="store_true")
-    ap.add_argument("--seeds", type=int, default=SEEDS)
-    args = ap.parse_args(argv)
-    print(json.dumps(full_slice(args.device, args.dry_run, args.seeds), indent=1, default=str))
-    return 0
+    from common.bench import slice_cli
+
+    return slice_cli(full_slice, __doc__, argv, seeds=SEEDS)
 
 
 if __name__ == "__main__":

@@ -74,3 +74,31 @@ def write_benchmark(name: str, results: dict) -> Path:
                             "machine": machine(), "results": results})
     print(f"wrote {out}")
     return out
+
+
+def load_benchmark(name: str):
+    """The module `benchmarks/<name>.py` (the benchmarks folder is not a package), loaded from its file."""
+    import importlib.util
+
+    path = paths.REPO / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def slice_cli(full_slice, doc: str, argv=None, **int_options) -> int:
+    """The command line of a `benchmarks/gpu_slice_<id>.py`: `--device` (default cuda), `--dry-run`, and an
+    integer option per keyword (its default), passed through to `full_slice`; prints the result as JSON."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dry-run", action="store_true", help="the same code on the CPU at tiny sizes")
+    for key, default in int_options.items():
+        ap.add_argument(f"--{key.replace('_', '-')}", type=int, default=default)
+    args = vars(ap.parse_args(argv))
+    device, dry = args.pop("device"), args.pop("dry_run")
+    print(json.dumps(full_slice(device, dry, **args), indent=1, default=str))
+    return 0

@@ -1,14 +1,11 @@
 """benchmarks/gpu_slice_diffusion.py in its dry mode: the same code on the CPU at tiny shapes; the projection is
 the full profile's counts times the unit times measured (arXiv:2405.11932)."""
-import importlib.util
 
 import pytest
 
-from common import paths
+from common.bench import load_benchmark
 
-spec = importlib.util.spec_from_file_location("gpu_slice_diffusion", paths.REPO / "benchmarks" / "gpu_slice_diffusion.py")
-gpu_slice = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gpu_slice)
+gpu_slice = load_benchmark("gpu_slice_diffusion")
 
 
 def test_dry_run_projects_the_full_profiles_counts_times_the_measured_unit_times():

@@ -1,16 +1,14 @@
 """benchmarks/gpu_slice_nlm.py in its dry mode: the same code on the CPU at tiny shapes; the projection is the
 full profile's counts times the unit times measured, as the device check's contract asks."""
-import importlib.util
 import sys
 
 import pytest
 
 from common import paths
+from common.bench import load_benchmark
 
 sys.path.insert(0, str(paths.REPO / "benchmarks"))
-spec = importlib.util.spec_from_file_location("gpu_slice_nlm", paths.REPO / "benchmarks" / "gpu_slice_nlm.py")
-gpu_slice = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gpu_slice)
+gpu_slice = load_benchmark("gpu_slice_nlm")
 
 
 def test_dry_run_projects_the_full_profiles_counts_times_the_measured_unit_times():
