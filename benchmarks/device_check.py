@@ -20,7 +20,6 @@ README's "GPU check" block shows it (`make readme`).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -141,7 +140,7 @@ def cuda_tests(device: str, limit: float) -> dict:
 
 
 def environment() -> dict:
-    import importlib
+    import importlib.util
 
     missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
     info = {"python": sys.version.split()[0], "missing_modules": missing}
