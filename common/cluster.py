@@ -119,13 +119,13 @@ class FanoutProgress:
     """done/total, failures, retries: tqdm on a terminal; elsewhere (logs) a line every 10 % and one per retry or failure."""
 
     def __init__(self, total: int, desc: str | None = None):
-        from .progress import _interactive
+        from .progress import interactive
 
         self.total, self.desc = total, desc or "cluster"
         self.done = self.failed = self.retried = 0
         self.start, self.next_mark = time.perf_counter(), 0.1
         self.bar = None
-        if _interactive():
+        if interactive():
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=total, desc=self.desc, leave=False)

@@ -40,23 +40,23 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
     """Convert numpy/torch scalars and arrays, paths and non-finite floats for JSON."""
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, Path):
         return str(obj)
     if hasattr(obj, "tolist"):  # numpy / torch scalars and arrays
-        return _jsonable(obj.tolist())
+        return jsonable(obj.tolist())
     if isinstance(obj, float) and not math.isfinite(obj):
         return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
     return obj
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(_jsonable(obj), indent=2, sort_keys=True) + "\n")
+    return atomic_write_text(path, json.dumps(jsonable(obj), indent=2, sort_keys=True) + "\n")
 
 
 def read_json(path: str | os.PathLike, default: Any = None) -> Any:

@@ -24,12 +24,13 @@ def resolve(profiles: dict[str, dict], profile: str, **overrides) -> SimpleNames
             continue
         if key not in cfg:
             raise UserError(f"unknown parameter {key!r}; valid: {', '.join(sorted(cfg))}")
-        cfg[key] = _coerce(key, value, cfg[key])
+        cfg[key] = coerce(key, value, cfg[key])
     cfg["profile"] = profile
     return SimpleNamespace(**cfg)
 
 
-def _coerce(key, value, like):
+def coerce(key, value, like):
+    """`value` converted to the type of `like` (a profile's value); a `UserError` naming `key` when it cannot be."""
     if like is None or isinstance(value, type(like)):
         return value
     try:
@@ -69,7 +70,7 @@ def check_overrides(profiles: dict[str, dict], profile: str, overrides: dict) ->
     for key, value in overrides.items():
         if value is None or key not in cfg:
             continue
-        value = _coerce(key, value, cfg[key])
+        value = coerce(key, value, cfg[key])
         counts = [p[key] for p in profiles.values() if key in p]
         if all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts) and value < 1:
             raise UserError(f"parameter {key!r} counts something and must be >= 1 "

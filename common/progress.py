@@ -9,7 +9,8 @@ from typing import Iterable, Iterator, TypeVar
 T = TypeVar("T")
 
 
-def _interactive() -> bool:
+def interactive() -> bool:
+    """A terminal on stderr, and progress not switched off (REPRO_PROGRESS=0): draw bars, not log lines."""
     if os.environ.get("REPRO_PROGRESS") == "0":
         return False
     try:
@@ -22,7 +23,7 @@ def progress(iterable: Iterable[T], total: int | None = None, desc: str | None =
     """Iterate with a progress display suited to where the output goes."""
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
-    if _interactive():
+    if interactive():
         from tqdm.auto import tqdm
 
         yield from tqdm(iterable, total=total, desc=desc, leave=False)

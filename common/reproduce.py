@@ -29,7 +29,7 @@ from .claims import (REPRODUCED, combine_seeds, evaluate, format_measured, headl
                      write_claims_table, write_seed_table)
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_json, read_json, sha256_file
-from .profiles import PROFILE_NAMES, _coerce, check_overrides
+from .profiles import PROFILE_NAMES, coerce, check_overrides
 from .runs import Run, now
 
 RESERVED = ("profile", "run_dir")
@@ -150,7 +150,7 @@ def check_values(paper: str, profile: str, params: dict, declared: dict[Path, di
         defaults.update({k: v for k, v in notebook_defaults(nb).items() if k in own})
     for key, like in defaults.items():
         if own[key] is not None and isinstance(like, (bool, int, float, list, tuple)):
-            _coerce(key, own[key], like)
+            coerce(key, own[key], like)
 
 
 def preflight(paper: str, profile: str, params: dict) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
-from .io import _jsonable, atomic_write_json, read_json
+from .io import jsonable, atomic_write_json, read_json
 
 
 def now() -> str:
@@ -109,7 +109,7 @@ class Run:
         """Merge `metrics` into `metrics.json`; returns the merged dict."""
         path = self.dir / "metrics.json"
         merged = read_json(path, default={}) or {}
-        merged.update(_jsonable(metrics))
+        merged.update(jsonable(metrics))
         atomic_write_json(path, merged)
         return merged
 

@@ -1,0 +1,1 @@
+"""The runner: `python -m common.reproduce` (see common/README.md, "The runner")."""
