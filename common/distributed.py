@@ -9,6 +9,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+from .errors import UserError
+
 
 @dataclass
 class DistContext:
@@ -56,17 +58,26 @@ class DistContext:
 
 
 def init_distributed(device: str | None = None) -> DistContext:
-    import torch
+    """The process group of a `torchrun` launch (a no-op context outside one).
+
+    The device follows `device`, else `$REPRO_DEVICE`, else auto (`common.device.select_device`): on a
+    GPU each rank takes `cuda:LOCAL_RANK` with NCCL, and a launch with more ranks per node than GPUs is a
+    `UserError` naming the fix; on the CPU every rank uses gloo."""
+    from .device import select_device
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world <= 1:
-        from .device import select_device
-
         return DistContext(device=select_device(device).device)
+    import torch
     import torch.distributed as dist
 
     rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
-    if torch.cuda.is_available() and device != "cpu":
+    kind = select_device(device).backend
+    if kind in ("cuda", "rocm"):
+        n = torch.cuda.device_count()
+        if local >= n:
+            raise UserError(f"rank {rank} has LOCAL_RANK {local} but this node has {n} GPU{'s' * (n != 1)}; "
+                            f"launch with `torchrun --nproc-per-node {max(n, 1)}` or pass --device cpu")
         torch.cuda.set_device(local)
         dev, backend = torch.device("cuda", local), "nccl"
     else:

@@ -4,17 +4,26 @@ A run's manifest records the git revision it ran at (and the tracked files that 
 `staleness` compares that with the working tree now, over the files that decide a paper's numbers:
 `papers/<id>/` and `notebooks/<id>/` and the modules of `common/` that the paper's code, its notebooks
 or the runner import, directly or through each other (`common_files`: a common module that none of
-them reaches cannot change the paper's numbers), leaving out prose (`*.md`), the modules that
-only present or orchestrate a run (`PRESENTATION`: the report, these stamps, the runner, whose
-parameters and executed notebooks the manifest records), a paper's development-seed tuner
-(`papers/<id>/devtune.py`, which no notebook runs; what it chose is in the paper's config), and
-what decides the verdicts rather than
-the numbers: the claims file (its sha256 is in the manifest) and the judging code `common/claims.py`.
-Those are flagged on their own, and `--rejudge` mends them without a rerun.
+them reaches cannot change the paper's numbers), leaving out prose (`*.md`) and three kinds of file
+named by folder or name prefix, never by single file, so that splitting a module into several (or into a
+package) never silently moves code from one kind to another:
+
+- `PRESENTATION`: what only presents or orchestrates a run (the runner package `common/runner/`, the
+  report, the README generator, these stamps, the evidence plots, the cluster fan-out); the manifest records
+  the runner's parameters and executed notebooks.
+- `TUNING`: a paper's development-seed runs and investigations (`papers/<id>/devtune*`,
+  `papers/<id>/investigations*`): no notebook runs them; what they chose is in the paper's config.
+- `JUDGING`: what decides the verdicts rather than the numbers: the judging code (`common/claims*`); and the
+  claims file (its sha256 is in the manifest). Those are flagged on their own, and `--rejudge` mends them
+  without a rerun.
+
+A pattern is a git pathspec: `*` matches across `/`, so `common/report*` holds `common/report.py` and a
+future `common/report/` package alike.
 """
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import subprocess
 from pathlib import Path
@@ -23,16 +32,27 @@ from . import paths
 from .io import sha256_file
 
 
-PRESENTATION = ("common/report.py", "common/readme.py", "common/stamp.py", "common/reproduce.py", "common/cluster.py")
-JUDGING = "common/claims.py"
-TUNING = "devtune.py"   # papers/<id>/devtune.py: development-seed runs; no notebook imports it (its choices live in config.py)
+PRESENTATION = ("common/runner/*", "common/reproduce*", "common/report*", "common/readme*", "common/stamp*",
+                "common/evidence*", "common/cluster*")
+JUDGING = ("common/claims*",)
+TUNING = ("devtune*", "investigations*")   # under papers/<id>/: development-seed runs, investigations
 
 
 RUNNER = "common.reproduce"   # every paper's notebooks run through it: its imports count for all
 
 
-def _common_imports(source: str, in_common: bool) -> set[str] | None:
-    """Dotted names of the `common` modules a source imports (None: it does not parse)."""
+def _matches(f: str, patterns) -> bool:
+    return any(fnmatch.fnmatch(f, pat) for pat in patterns)
+
+
+def tuning_patterns(paper: str) -> list[str]:
+    """The pathspecs of a paper's development runs and investigations."""
+    return [f"papers/{paper}/{t}" for t in TUNING]
+
+
+def _common_imports(source: str, package: str | None) -> set[str] | None:
+    """Dotted names of the `common` modules a source imports (None: it does not parse). `package`: the
+    dotted package the source sits in when it is part of `common` (relative imports resolve against it)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -43,8 +63,11 @@ def _common_imports(source: str, in_common: bool) -> set[str] | None:
             out.update(a.name for a in node.names if a.name == "common" or a.name.startswith("common."))
         elif isinstance(node, ast.ImportFrom):
             mod = node.module or ""
-            if node.level == 1 and in_common:                     # from . import x / from .x import y
-                base = "common" + (f".{mod}" if mod else "")
+            if node.level >= 1 and package:                       # from . import x / from ..x import y
+                parts = package.split(".")
+                if node.level - 1 >= len(parts):
+                    continue
+                base = ".".join(parts[:len(parts) - (node.level - 1)] + ([mod] if mod else []))
             elif node.level == 0 and (mod == "common" or mod.startswith("common.")):
                 base = mod
             else:
@@ -77,13 +100,20 @@ def common_files(paper: str) -> list[str]:
     """The `common/*.py` files (repository-relative) that can change `paper`'s numbers: those its package
     and notebooks import and those the runner imports, closed under imports between common modules. A
     source that does not parse makes every common file count."""
-    folder = paths.REPO / "common"
-    mods = {f"common.{p.stem}": f"common/{p.name}" for p in folder.glob("*.py") if p.stem != "__init__"}
-    mods["common"] = "common/__init__.py"
+    mods, packages = {}, {}
+    for p in sorted((paths.REPO / "common").rglob("*.py")):
+        rel = p.relative_to(paths.REPO)
+        dotted = ".".join(rel.with_suffix("").parts)
+        if p.stem == "__init__":
+            dotted = dotted[: -len(".__init__")]
+        mods[dotted] = rel.as_posix()
+        packages[dotted] = dotted if p.stem == "__init__" else dotted.rpartition(".")[0]
+    mods.setdefault("common", "common/__init__.py")
+    packages.setdefault("common", "common")
     every = sorted(mods.values())
     todo = {RUNNER} & set(mods)
     for src in _paper_sources(paper):
-        found = _common_imports(src, in_common=False)
+        found = _common_imports(src, package=None)
         if found is None:
             return every
         todo |= found & set(mods)
@@ -94,7 +124,7 @@ def common_files(paper: str) -> list[str]:
             continue
         seen.add(name)
         try:
-            found = _common_imports((paths.REPO / mods[name]).read_text(), in_common=True)
+            found = _common_imports((paths.REPO / mods[name]).read_text(), package=packages[name])
         except OSError:
             found = None
         if found is None:
@@ -105,16 +135,16 @@ def common_files(paper: str) -> list[str]:
 
 def code_paths(paper: str, tuning: bool = False) -> list[str]:
     """The pathspecs whose change can change a paper's numbers (`tuning`: of its development-seed runs,
-    so its devtune.py counts too)."""
+    so its devtune and investigations count too)."""
     return [f"papers/{paper}", f"notebooks/{paper}", *common_files(paper), ":(exclude)*.md",
-            f":(exclude)papers/{paper}/claims.yaml", *([] if tuning else [f":(exclude)papers/{paper}/{TUNING}"]),
-            f":(exclude){JUDGING}", *(f":(exclude){f}" for f in PRESENTATION)]
+            f":(exclude)papers/{paper}/claims.yaml", *([] if tuning else [f":(exclude){t}" for t in tuning_patterns(paper)]),
+            *(f":(exclude){f}" for f in JUDGING), *(f":(exclude){f}" for f in PRESENTATION)]
 
 
 def _numbers_file(f: str, paper: str, common: list[str] | None = None) -> bool:
     in_common = f in (common_files(paper) if common is None else common)
     return ((f.startswith((f"papers/{paper}/", f"notebooks/{paper}/")) or in_common) and not f.endswith(".md")
-            and f not in (f"papers/{paper}/claims.yaml", f"papers/{paper}/{TUNING}", JUDGING, *PRESENTATION))
+            and f != f"papers/{paper}/claims.yaml" and not _matches(f, [*tuning_patterns(paper), *JUDGING, *PRESENTATION]))
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
@@ -153,8 +183,9 @@ def staleness(manifest: dict, paper: str) -> list[str]:
         why.append(f"the code changed after the run in {len(changed)} file{'s' * (len(changed) > 1)} "
                    f"({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}): rerun it")
     judged_at = (manifest.get("rejudged") or {}).get("git") or git.get("sha")
-    if changed is not None and changed_since(judged_at, paper, [JUDGING]):
-        why.append(f"the judging code ({JUDGING}) changed after the verdicts were judged: re-judge with "
+    judging = changed_since(judged_at, paper, list(JUDGING)) if changed is not None else None
+    if judging:
+        why.append(f"the judging code ({', '.join(judging)}) changed after the verdicts were judged: re-judge with "
                    f"`python -m common.reproduce {paper} --profile {manifest.get('profile', '<profile>')} --rejudge`")
     recorded = manifest.get("claims_sha256")
     claims = paths.PAPERS / paper / "claims.yaml"

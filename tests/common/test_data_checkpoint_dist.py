@@ -207,3 +207,29 @@ def test_rng_states_saved_on_more_gpus_restore_on_the_devices_present(monkeypatc
     monkeypatch.setattr(torch.cuda, "set_rng_state_all", lambda states: pytest.fail("sets all 8 devices' states"))
     checkpoint.set_rng_state(state)
     assert calls == [(0, 0)]
+
+
+def test_distributed_refuses_more_ranks_than_gpus_and_follows_repro_device(monkeypatch):
+    """A rank whose LOCAL_RANK has no GPU is one line naming the fix, not `cuda:LOCAL_RANK` taken blindly;
+    REPRO_DEVICE=cpu keeps every rank on gloo even where CUDA is present."""
+    from common import device as device_mod
+    from common.errors import UserError
+
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    import os
+    import types
+
+    monkeypatch.setattr(device_mod, "select_device", lambda requested=None: types.SimpleNamespace(
+        backend=(requested or os.environ.get("REPRO_DEVICE") or "cuda"), device=None))   # a machine with CUDA
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.delenv("REPRO_DEVICE", raising=False)
+    with pytest.raises(UserError, match=r"LOCAL_RANK 3 but this node has 2 GPUs; launch with `torchrun --nproc-per-node 2`"):
+        init_distributed()
+    started = []
+    monkeypatch.setattr(torch.distributed, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.distributed, "init_process_group", lambda backend: started.append(backend))
+    monkeypatch.setenv("REPRO_DEVICE", "cpu")
+    ctx = init_distributed()
+    assert (ctx.backend, str(ctx.device), started) == ("gloo", "cpu", ["gloo"])

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from common import paths
-from common.reproduce import registered_papers
+from common.runner.registry import papers as registered_papers
 
 PAPERS = registered_papers()
 MAKE_PAPER = "diffusion" if "diffusion" in PAPERS else (PAPERS[0] if PAPERS else None)  # the one run through make

@@ -235,6 +235,37 @@ def test_common_files_are_the_modules_a_paper_or_the_runner_reaches(tmp_path, mo
     assert stamp.common_files("toy") == sorted(runner + ["common/deep.py", "common/fast.py", "common/other.py"])
 
 
+def test_common_files_follow_imports_into_and_out_of_subpackages(tmp_path, monkeypatch):
+    """Relative imports inside a package of `common` resolve against that package (`from .. import x`,
+    `from .y import z`), so a module split into a package keeps its imports counted."""
+    files = {"common/__init__.py": "", "common/reproduce.py": "from .runner.cli import main\n",
+             "common/runner/__init__.py": "", "common/runner/cli.py": "from . import judge\nfrom .. import runs\n",
+             "common/runner/judge.py": "from ..claims import j\n", "common/runs.py": "x = 1\n",
+             "common/claims.py": "y = 2\n", "common/other.py": "z = 3\n", "papers/toy/model.py": "import numpy\n"}
+    for f, text in files.items():
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(text)
+    (tmp_path / "notebooks/toy").mkdir(parents=True)
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path / "notebooks")
+    assert stamp.common_files("toy") == sorted(["common/__init__.py", "common/claims.py", "common/reproduce.py",
+                                                "common/runner/__init__.py", "common/runner/cli.py",
+                                                "common/runner/judge.py", "common/runs.py"])
+
+
+def test_the_kinds_of_file_are_named_by_folder_or_prefix_so_a_split_keeps_its_kind():
+    """A module split into a package (or into several modules of the same prefix) stays what it was."""
+    for f in ("common/runner/cli.py", "common/runner/staging/lock.py", "common/report.py", "common/report/html.py",
+              "common/readme_blocks.py", "common/stamp.py", "common/reproduce.py"):
+        assert not stamp._numbers_file(f, "toy", common=[f]), f
+    for f in ("common/claims.py", "common/claims/seeds.py", "papers/toy/devtune.py", "papers/toy/devtune/fold.py",
+              "papers/toy/investigations.py", "papers/toy/claims.yaml", "papers/toy/README.md"):
+        assert not stamp._numbers_file(f, "toy", common=[f]), f
+    for f in ("common/runs.py", "common/profiles.py", "papers/toy/studies/regimes.py", "notebooks/toy/01-a.ipynb"):
+        assert stamp._numbers_file(f, "toy", common=[f]), f
+
+
 def test_benchrows_block_shows_one_row_per_entry(toy_repo, monkeypatch):
     from common.io import atomic_write_json
 
@@ -247,3 +278,51 @@ def test_benchrows_block_shows_one_row_per_entry(toy_repo, monkeypatch):
     assert readme.main(["toy"]) == 0
     out = (paths.PAPERS / "toy" / "README.md").read_text()
     assert "| papers | `hours` | `cmd` |\n|---|---|---|\n| `a` | 1.5 | make x \\| y |\n| `b` | 0.25 | – |" in out
+
+
+def test_tuned_block_shows_each_setting_chosen_on_development_seeds_with_the_figures_that_chose_it(toy_repo, monkeypatch):
+    """`config.TUNED` names the development run behind a setting; the block shows the setting in every
+    profile, the run's seeds and figures, and flags the run when the code changed after it."""
+    import types
+
+    from common import devseeds
+    from common.runner import registry
+
+    cfg = types.SimpleNamespace(
+        PROFILES={"smoke": {"window": [0.1, 0.2]}, "quick": {"window": [0.2, 0.4]}, "full": {"window": [0.2, 0.4]}},
+        TUNED={"window": {"result": "fold", "show": ["results.gap.w24", "results.gap.w12"], "why": "the smallest gap | ties"}})
+    monkeypatch.setattr(registry, "config", lambda paper: cfg)
+    monkeypatch.setattr(readme, "changed_since", lambda sha, paper, specs=None: [])
+    text = "# Toy\n\n<!-- generated: tuned -->\nkept\n<!-- /generated -->\n"
+    (paths.PAPERS / "toy" / "README.md").write_text(text)
+    assert readme.main(["toy"]) == 0                                              # no development run here: kept
+    assert "kept" in (paths.PAPERS / "toy" / "README.md").read_text()
+    with pytest.raises(Exception, match="reported seed"):
+        devseeds.write_result("toy", "fold", [0, 100], {"gap": {}})               # a reported seed never tunes
+    monkeypatch.setattr("common.runs.git_state", lambda: {"sha": "0123456789abcdef", "dirty": False})
+    devseeds.write_result("toy", "fold", [100, 101], {"gap": {"w24": 0.125, "w12": 0.5}})
+    assert readme.main(["toy"]) == 0
+    out = (paths.PAPERS / "toy" / "README.md").read_text()
+    assert ("| `window` | `[0.1, 0.2]` | `[0.2, 0.4]` | `[0.2, 0.4]` | `python -m papers.toy.devtune fold` | 100, 101 | "
+            "`results.gap.w24` = 0.125; `results.gap.w12` = 0.5 | the smallest gap \\| ties |") in out
+    assert "- `results/toy/dev/fold.json`: git 0123456789ab, finished" in out and "Stale" not in out
+    monkeypatch.setattr(readme, "changed_since", lambda sha, paper, specs=None: ["papers/toy/model.py"])
+    assert readme.main(["toy"]) == 0
+    assert ("**Stale:** the code changed after this development run in papers/toy/model.py: rerun "
+            "`python -m papers.toy.devtune fold`") in (paths.PAPERS / "toy" / "README.md").read_text()
+    cfg.TUNED = {}
+    assert readme.main(["toy"]) == 0
+    assert "No setting of this paper was chosen on development seeds." in (paths.PAPERS / "toy" / "README.md").read_text()
+
+
+def test_development_and_reported_seeds_are_kept_apart():
+    from common import devseeds
+    from common.errors import UserError
+
+    assert devseeds.is_development(100) and not devseeds.is_development(99)
+    devseeds.require_reported([0, 1, 2, 99])
+    devseeds.require_development([100, 101, 102])
+    with pytest.raises(UserError, match="development seed"):
+        devseeds.require_reported([2, 100])
+    with pytest.raises(UserError, match="reported seeds"):
+        devseeds.require_development([1, 2, 100])

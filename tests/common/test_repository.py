@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from common import paths
-from common.reproduce import notebook_parameters, registered_papers
+from common.reproduce import notebook_parameters
+from common.runner.registry import papers as registered_papers
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*/*.ipynb"))
 PAPERS = registered_papers()
@@ -48,7 +49,7 @@ def test_paper_layout(paper):
 
 
 def test_common_knows_no_paper():
-    for f in (paths.REPO / "common").glob("*.py"):
+    for f in (paths.REPO / "common").rglob("*.py"):
         assert not re.search(r"^\s*(from|import)\s+papers\.", f.read_text(), re.M), f
 
 
