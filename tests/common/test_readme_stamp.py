@@ -56,8 +56,8 @@ def test_code_changed_after_the_run_is_stale(toy_repo, monkeypatch):
     why = stamp.staleness({"git": {"sha": "abc", "dirty": False, "dirty_files": []}}, "toy")
     assert why == ["the code changed after the run in 1 file (papers/toy/model.py): rerun it"]
     why = stamp.staleness({"git": {"sha": "abc", "dirty": True, "dirty_files": ["papers/other/x.py", "papers/toy/README.md",
-                                                                                "common/parallel.py", "common/report.py"]}}, "toy")
-    assert why[0] == "the run had uncommitted changes in 1 of its code files (common/parallel.py)"
+                                                                                "common/runs.py", "common/report.py"]}}, "toy")
+    assert why[0] == "the run had uncommitted changes in 1 of its code files (common/runs.py)"
     assert stamp.staleness({}, "toy") == ["the run's revision is unknown here, so its code cannot be compared with this checkout"]
 
 
