@@ -4,7 +4,7 @@ Paper: Yu & Huang, https://arxiv.org/abs/2405.11932. Only the learned score of n
 matching of an MLP on Fashion-MNIST trouser/bag at 14x14, and the reverse SDE of its clones) runs on the GPU;
 every simulation (forward and backward paths, Franz-Parisi, cloning, collapse) is numpy on the CPU. The slice
 times one unit of each at the full profile's real sizes and projects the whole profile from its counts
-(`papers.diffusion.config.PROFILES["full"]`):
+(`papers.diffusion.config.get_config("full")`):
 
 * score-matching steps on `device` (dimension 196, hidden 512, batch 256) x learned_steps;
 * reverse-SDE steps of the clones on `device` (starts x 8 clones rows) x learned_times x 2 networks x learned_clone_steps;
@@ -137,10 +137,9 @@ def _time_overlap(n_train: int, d: int, n_test: int) -> float:
 def full_slice(device: str, dry_run: bool) -> dict:
     import torch
 
-    from common.profiles import resolve
-    from papers.diffusion.config import PROFILES
+    from papers.diffusion.config import get_config
 
-    full = resolve(PROFILES, "full")
+    full = get_config("full")
     on_cuda = str(device).startswith("cuda")
     if on_cuda:
         torch.cuda.reset_peak_memory_stats()

@@ -12,5 +12,8 @@ Modules, each small and named for what it holds:
 * `franz_parisi`  the Franz-Parisi potential V(q), V'(q), V''(q) and its secondary minimum
 * `highdim`       Biroli-Mezard cloning probability and the collapse of the empirical score
 * `learned`       a small time-conditioned score network trained by denoising score matching
-* `config`        the smoke / quick / full profiles
+* `studies`       one module per notebook: `measure(cfg, ...)` returns the metrics it logs and the arrays it plots
+* `figures`       the figures the notebooks save
+* `config`        the smoke / quick / full profiles (`get_config`, `preflight`, `TUNED`)
+* `devtune`       development-seed runs behind the settings in `config.TUNED`
 """

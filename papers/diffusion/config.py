@@ -1,10 +1,15 @@
-"""Profiles for the diffusion notebooks (https://arxiv.org/abs/2405.11932).
+"""Profiles for the diffusion notebooks (https://arxiv.org/abs/2405.11932): the paper's contract with the runner.
 
 smoke: seconds, for tests. quick (default): a few minutes on 2 CPU cores. full: the paper's
-trajectory counts and step sizes, or more. All three run the same code; resolve with
-`common.profiles.resolve(PROFILES, profile, **overrides)`.
+trajectory counts and step sizes, or more. All three run the same code; `get_config(profile,
+**overrides)` resolves one, `preflight(cfg)` checks its data before anything runs, and `TUNED` says
+which settings were chosen on development seeds (`python -m papers.diffusion.devtune`).
 """
 from __future__ import annotations
+
+from types import SimpleNamespace
+
+from common.profiles import resolve
 
 _SHARED = {
     # Figs 2, 3, 7, 8: fluctuation theorems (μ = 1, σ² = 1) at T = 1, where ⟨e^{−ΔS_tot}⟩ depends on
@@ -25,9 +30,7 @@ _SHARED = {
     "fp_mu": 1.0, "fp_sigma2": 0.1, "fp_times": [0.42, 0.015, 0.01],
     "fp_q_min": 0.075, "fp_q_step": 0.01,
     "fp_threshold_hi": 0.42, "fp_threshold_lo": 0.015, "fp_threshold_tol": 0.004,
-    # times above the threshold for the fold fit: the smallest evenly spaced window where the 3/2 and
-    # the linear law extrapolate 2 tolerances (0.02) apart (development seeds 100-102; 0.005-0.04
-    # before, where both laws land within 0.004 of the threshold)
+    # times above the threshold for the fold fit, chosen on development seeds (TUNED below)
     "fp_fold_offsets": [0.02, 0.04, 0.06, 0.08, 0.10],
     # high dimension: cloning (μ = 1_d, σ² = 0.4 as in Figs 9-10, so that ½ ln Λ, the exact crossing
     # and the U-curvature time all differ) and collapse of the empirical score
@@ -80,14 +83,37 @@ PROFILES = {
 }
 
 
-def preflight(profile: str, params: dict) -> None:
+TUNED = {
+    "fp_fold_offsets": {
+        "result": "fold_window",
+        "show": ["results.100.w005_040.laws_apart", "results.100.w010_050.laws_apart", "results.100.w020_100.laws_apart",
+                 "results.101.w005_040.laws_apart", "results.101.w010_050.laws_apart", "results.101.w020_100.laws_apart",
+                 "results.102.w005_040.laws_apart", "results.102.w010_050.laws_apart", "results.102.w020_100.laws_apart"],
+        "why": "the window of times above the Franz-Parisi threshold on which the fold law (t - t_f)^(3/2) is fitted: "
+               "the first candidate window, closest to the threshold first, on which the 3/2 law and the linear law "
+               "extrapolate the barrier to zero about 2 tolerances (0.02) apart at every development seed",
+    },
+}
+
+
+def get_config(profile: str, **params) -> SimpleNamespace:
+    """The resolved profile (`common.profiles.resolve`): `profile`'s settings with every non-None
+    override in `params` applied; an unknown profile or key, or a bad value, is a `UserError`."""
+    return resolve(PROFILES, profile, **params)
+
+
+def preflight(cfg, params: dict | None = None) -> None:
     """A missing dataset for the learned score (Fashion-MNIST at full) ends here in one line, before
-    any notebook runs; the other notebooks need no data."""
+    any notebook runs; the other notebooks need no data. `cfg` is `get_config(...)`'s result.
+
+    Until the runner passes the resolved config (issue #37), the old call `preflight(profile, params)`
+    is accepted too and resolved here."""
     from common.data import available, folder
     from common.errors import UserError
 
-    base = PROFILES.get(profile, PROFILES["quick"])
-    name = params.get("learned_dataset") or base["learned_dataset"]
+    if isinstance(cfg, str):
+        cfg = get_config(cfg, **{k: v for k, v in (params or {}).items() if k in PROFILES.get(cfg, {})})
+    name = cfg.learned_dataset
     if not available(name):
-        raise UserError(f"the {profile} profile's learned score needs {name} (data/{folder(name)}/); "
+        raise UserError(f"the {cfg.profile} profile's learned score needs {name} (data/{folder(name)}/); "
                         f"run `make data` or set REPRO_DATA to the folder that holds it")

@@ -1,14 +1,15 @@
-"""Development-seed runs behind the settings frozen in config.py (seeds 100 and up; 0-2 are the reported seeds).
+"""Development-seed runs behind the settings frozen in config.py (`common.devseeds`: seeds 100 and up tune,
+the seeds below are reported).
 
     python -m papers.diffusion.devtune fold_window [--seeds 100 101 102]
 
 `fold_window`: the window of times above the Franz-Parisi threshold on which `fp-threshold-time` fits the
-fold law B ∝ (t − t_f)^{3/2} against the competing linear law. At each seed: the bisection threshold and
-the barriers at OFFSETS above it (quick's samples and q grid), then, for each candidate window, where the
-3/2 law and the linear law extrapolate the barrier to zero. The rule that chose `fp_fold_offsets`: the
-first of the candidate windows, closest to the threshold first, on which the two laws land about 2
-tolerances (0.02) apart on the development seeds (0.0198-0.0202 there; the one before, 0.006-0.008); the
-verdict played no part. Writes results/diffusion/dev/fold_window.json.
+fold law B ∝ (t − t_f)^{3/2} against the competing linear law (Sec. VII, Fig. 11). At each seed: the
+bisection threshold and the barriers at OFFSETS above it (quick's samples and q grid), then, for each
+candidate window, where the 3/2 law and the linear law extrapolate the barrier to zero. The rule that chose
+`fp_fold_offsets` (`config.TUNED`, where the README shows the figures that chose it): the first of the
+candidate windows, closest to the threshold first, on which the two laws land about 2 tolerances (0.02)
+apart on the development seeds; the verdict played no part. Writes results/diffusion/dev/fold_window.json.
 """
 from __future__ import annotations
 
@@ -16,14 +17,13 @@ import argparse
 
 import numpy as np
 
-from common import paths
-from common.errors import UserError, user_errors_exit
+from common import devseeds
+from common.errors import user_errors_exit
 from common.io import atomic_write_json
-from common.profiles import resolve
 from common.runs import git_state, now
 
 from . import franz_parisi as fp
-from .config import PROFILES
+from .config import get_config
 from .mixture import GaussianMixture
 
 OFFSETS = [0.005, 0.01, 0.02, 0.03, 0.04, 0.06, 0.08, 0.10, 0.12]
@@ -32,10 +32,12 @@ WINDOWS = {"w005_040": [0.005, 0.01, 0.02, 0.03, 0.04], "w010_050": [0.01, 0.02,
 
 
 def tune_fold_window(seed: int) -> dict:
-    cfg = resolve(PROFILES, "quick")
+    """At one development seed: the bisection threshold, the barriers at OFFSETS above it, and per
+    candidate window where the 3/2 (fold) and the linear law put t_f, with the log-log exponent."""
+    cfg = get_config("quick")
     mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
     q = cfg.fp_q_min + cfg.fp_q_step * np.arange(int(cfg.fp_q_points))
-    small = fp.draw_samples(mix, cfg.fp_threshold_samples, seed + 1)      # as franz_parisi_curves draws them
+    small = fp.draw_samples(mix, cfg.fp_threshold_samples, seed + 1)      # as studies.franz_parisi draws them
     thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol)
     b = fp.fold_threshold(mix, q, small, thr + np.asarray(OFFSETS))["barriers"]
     out = {"threshold": float(thr), "barriers": [float(x) for x in b]}
@@ -52,18 +54,17 @@ def tune_fold_window(seed: int) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("fold_window",))
-    ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
+    ap.add_argument("--seeds", type=int, nargs="+", default=list(devseeds.DEFAULT))
     args = ap.parse_args(argv)
     with user_errors_exit():
-        if min(args.seeds) < 100:
-            raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
+        devseeds.require_development(args.seeds)
         git = git_state()
         res = {str(s): tune_fold_window(s) for s in args.seeds}
         out = {"seeds": args.seeds, "git": git, "when": now(), "results": res}
         end = git_state()
         if end != git:
             out["git_at_end"] = end
-        atomic_write_json(paths.results_root() / "diffusion" / "dev" / f"{args.what}.json", out)
+        atomic_write_json(devseeds.result_path("diffusion", args.what), out)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Figures of Yu & Huang (https://arxiv.org/abs/2405.11932), regenerated from `experiments` results.
+"""Figures of Yu & Huang (https://arxiv.org/abs/2405.11932), regenerated from the results of `studies`
+(one module per notebook: each `measure(cfg, ...)` returns the arrays a figure here plots).
 
 Each function returns a matplotlib Figure; the notebooks save it through
 `run.save_figure(fig, name, caption=..., claims=[...])`. One style for all: 10-point labels,
@@ -12,6 +13,7 @@ import numpy as np
 
 from common.plots import styled
 
+from .franz_parisi import fold_fit
 from .landscape import PHASES, potential
 from .mixture import GaussianMixture
 
@@ -256,8 +258,6 @@ def dft_figure(res: dict, bins: int = 60):
 def fp_threshold_figure(res: dict):
     """The barrier against t above the threshold, the fold law B ∝ (t − t_f)^{3/2} and the competing
     linear law fitted to the same points, and the bisection threshold."""
-    from .franz_parisi import fold_fit
-
     fold = res["fold"]
     fig, ax = plt.subplots(figsize=(5.5, 4))
     if fold is not None:

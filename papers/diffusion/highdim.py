@@ -34,6 +34,7 @@ from common.errors import UserError
 from common.seed import numpy_rng
 
 from .mixture import GaussianMixture, ou_decay, ou_delta
+from .processes import simulate_backward
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(201)
 _GH_W = _GH_W / np.sqrt(2.0 * np.pi)
@@ -107,8 +108,6 @@ def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: i
     Returns (probability, se); with `shuffled=True` also (probability, se) of the null with the
     pairing shuffled: each first clone compared with the second clone of the next start (a cyclic
     shift, so never its own), i.e. clones of independent starts."""
-    from .processes import simulate_backward
-
     rng = numpy_rng(seed, "clones", mix.d)
     x_t = mix.sample(int(n), rng, t=t)
     start = np.concatenate([x_t, x_t])

@@ -26,13 +26,14 @@ from scipy.optimize import brentq
 from common.errors import UserError
 
 from .mixture import GaussianMixture
+from .processes import backward_drift
 
 PHASES = ("none", "symmetry breaking", "unstable")
 
 
 def potential(mix: GaussianMixture, x, t: float, shift_origin: bool = True) -> np.ndarray:
     """U(x, t) = −|x|²/2 − 2 ln p_t(x), optionally shifted so that U(0, t) = 0."""
-    xs, flat = mix._points(x)
+    xs, flat = mix.points(x)
     u = -0.5 * (xs * xs).sum(-1) - 2.0 * mix.log_prob(xs, t)   # −∇U = x + 2∇ln p_t
     if shift_origin:
         u = u + 2.0 * mix.log_prob(np.zeros((1, mix.d)), t)[0]
@@ -149,13 +150,11 @@ def pitchfork_branch(mix: GaussianMixture, ts, x_max: float = 20.0, field: str =
     sampler integrates (d = 1); 0 where x = 0 is the only fixed point (f* < 0 just right of 0).
     `field="modes"`: the fixed points of ∂ln p_t alone, i.e. the modes of p_t (a null: the
     density's own splitting, born at the bimodality time rather than at t_S)."""
-    from .processes import _backward_drift
-
     if mix.d != 1:
         raise UserError("the pitchfork is computed for d=1 (as in the paper's figures)")
     if field not in ("sampler", "modes"):
         raise UserError(f"field must be 'sampler' or 'modes'; got {field!r}")
-    drift = _backward_drift(mix)
+    drift = backward_drift(mix)
 
     def f(x, t):
         xs = np.array([[x]])

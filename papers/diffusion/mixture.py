@@ -146,7 +146,9 @@ class GaussianMixture:
         return None
 
     # ---- densities ---------------------------------------------------------------------------
-    def _points(self, x):
+    def points(self, x):
+        """`x` as an (n, d) float64 array of points, and whether it came as a flat (n,) array of d = 1
+        points (so that results can be returned flat); a `UserError` when its dimension is not d."""
         x = np.asarray(x, dtype=np.float64)
         flat = x.ndim == 1 and self.d == 1
         if flat:
@@ -160,7 +162,7 @@ class GaussianMixture:
     def component_log_joint(self, x, t: float = 0.0) -> np.ndarray:
         """(n, K): ln w_k + ln N(x; e^{−t} m_k, v_k(t) I)."""
         mix = self.at(t)
-        x, _ = self._points(x)
+        x, _ = self.points(x)
         sq = (x * x).sum(-1)[:, None] - 2.0 * x @ mix.means.T + (mix.means ** 2).sum(-1)[None, :]
         return (np.log(mix.weights)[None, :] - 0.5 * sq / mix.variances[None, :]
                 - 0.5 * self.d * (LOG_2PI + np.log(mix.variances))[None, :])
@@ -168,7 +170,7 @@ class GaussianMixture:
     def log_prob(self, x, t: float = 0.0) -> np.ndarray:
         """ln p_t(x), by log-sum-exp over components."""
         pair = self.symmetric_pair()
-        x, _ = self._points(x)
+        x, _ = self.points(x)
         if pair is not None:
             mu, s2 = pair
             e = float(ou_decay(t)); v = 1.0 + (s2 - 1.0) * e * e; m = mu * e
@@ -191,7 +193,7 @@ class GaussianMixture:
 
     def score(self, x, t: float = 0.0) -> np.ndarray:
         """∇ln p_t(x) = Σ_k P(k|x) (e^{−t} m_k − x) / v_k(t)."""
-        x, flat = self._points(x)
+        x, flat = self.points(x)
         pair = self.symmetric_pair()
         if pair is not None:
             mu, s2 = pair
@@ -205,7 +207,7 @@ class GaussianMixture:
 
     def hessian_log_prob(self, x, t: float = 0.0) -> np.ndarray:
         """(n, d, d): ∇∇ln p_t = Σ_k r_k [u_k u_kᵀ − I/v_k] − s sᵀ with u_k = (m_k − x)/v_k."""
-        x, _ = self._points(x)
+        x, _ = self.points(x)
         mix = self.at(t)
         r = self.responsibilities(x, t)
         u = (mix.means[None, :, :] - x[:, None, :]) / mix.variances[None, :, None]

@@ -214,8 +214,11 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
     return _merge("forward", T, dt, times, parts, edges if n_bins else None, keep_paths)
 
 
-def _backward_drift(mix: GaussianMixture):
-    """f*(x, t) = x + 2∇ln p_t(x), the reverse drift evaluated at physical time t."""
+def backward_drift(mix: GaussianMixture):
+    """f*(x, t) = x + 2∇ln p_t(x), the reverse drift of the backward SDE (Sec. V) evaluated at physical
+    time t, as a function `drift(x, t, out, tmp) -> out` writing into `out` (`tmp` a scratch array of
+    x's shape); the pair's tanh fast path in d = 1. The sampler's field whose pitchfork marks t_S
+    (`landscape.pitchfork_branch`)."""
     pair = mix.symmetric_pair()
     if pair is not None and mix.d == 1:
         mu, s2 = float(pair[0][0]), pair[1]
@@ -256,7 +259,7 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
     """
     steps, dt = _check_grid(T, dt, n_paths)
     d = mix.d
-    drift = _backward_drift(mix)
+    drift = backward_drift(mix)
     sampler = None
     if sampler_score is not None:
         def sampler(x, t, out, tmp):

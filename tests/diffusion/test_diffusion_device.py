@@ -10,19 +10,18 @@ import pytest
 import torch
 
 from common.claims import evaluate, load_claims
-from common.profiles import resolve
-from papers.diffusion import experiments as ex
 from papers.diffusion import learned
-from papers.diffusion.config import PROFILES
+from papers.diffusion.config import get_config
+from papers.diffusion.studies import entropy_rates, high_dimension, potential_phase_diagram
 
 cuda = pytest.mark.cuda
-CLAIMS = Path(ex.__file__).with_name("claims.yaml")
+CLAIMS = Path(learned.__file__).with_name("claims.yaml")
 TINY = dict(learned_steps=15, learned_hidden=16, learned_clone_starts=12, learned_clone_steps=4, learned_times=4,
             learned_empirical_noise=2)
 
 
 def _learned(device):
-    return ex.learned_speciation(resolve(PROFILES, "smoke", **TINY), seed=0, device=device)
+    return high_dimension.learned_speciation(get_config("smoke", **TINY), seed=0, device=device)
 
 
 def test_the_learned_score_runs_on_the_device_it_is_given_and_returns_host_numbers():
@@ -54,11 +53,12 @@ def test_on_a_gpu_the_learned_score_uses_gpu_memory_and_the_same_initial_weights
 
 @cuda
 def test_on_a_gpu_the_smoke_verdicts_are_the_cpu_verdicts():
-    cfg = resolve(PROFILES, "smoke", **TINY)
+    cfg = get_config("smoke", **TINY)
     runs = {}
     for dev in ("cpu", "cuda"):
         m = {}
-        for res in (ex.speciation_checks(cfg), ex.entropy_rates(cfg, 0), ex.learned_speciation(cfg, 0, device=dev)):
+        for res in (potential_phase_diagram.speciation_checks(cfg), entropy_rates.measure(cfg, seed=0),
+                    high_dimension.learned_speciation(cfg, 0, device=dev)):
             m |= res["metrics"]
         runs[dev] = evaluate(load_claims(CLAIMS), m, "smoke")
     smoke = [c.id for c in load_claims(CLAIMS) if "smoke" in c.profiles]

@@ -13,9 +13,10 @@ import torch
 from common import data as cdata
 from common import fakedata
 from common.claims import load_claims
-from common.profiles import resolve
-from papers.diffusion import experiments as ex, figures as figs
-from papers.diffusion.config import PROFILES, preflight
+from papers.diffusion import figures as figs
+from papers.diffusion.config import get_config, preflight
+from papers.diffusion.studies import entropy_rates, franz_parisi, fluctuation_theorems, high_dimension, \
+    potential_phase_diagram
 
 TINY = dict(  # every count of the full profile cut to seconds; its models, datasets, step sizes and dims stay
     n_forward=2000, n_backward=1000, n_hist=400, hist_seeds=2, ift_long_fraction=0.1, phase_grid=9,
@@ -50,20 +51,18 @@ def test_full_profile_runs_every_notebook_function_on_fashion_mnist_files(tmp_pa
     sums = _fake_fashion_mnist(tmp_path)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
     monkeypatch.setattr(cdata, "FASHION_MNIST_SHA256", sums)      # the checksum check runs, on the stand-ins
-    cfg = resolve(PROFILES, "full", **TINY)
+    cfg = get_config("full", **TINY)
     assert (cfg.learned_dataset, cfg.learned_downsample, tuple(cfg.learned_classes)) == ("fashion_mnist", 2, (1, 8))
-    preflight("full", vars(cfg))
+    preflight(cfg)
     torch.set_num_threads(1)
     seed, metrics = 0, {}
-    res = {"sch": ex.schematic_2d(cfg, seed), "ft": ex.fluctuation_theorems(cfg, seed),          # notebook 01
-           "dft": ex.detailed_fluctuation_theorem(cfg, seed), "heavy": ex.heavy_tails(cfg, seed),
-           "spec": ex.speciation_checks(cfg), "phase": ex.phase_diagram(cfg),                   # notebook 02
-           "rates": ex.entropy_rates(cfg, seed),                                                # notebook 03
-           "fp": ex.franz_parisi_curves(cfg, seed),                                             # notebook 04
-           "clone": ex.cloning(cfg, seed), "collapse": ex.collapse(cfg, seed),                  # notebook 05
-           "learned": ex.learned_speciation(cfg, seed, device=device)}
+    res = {"nb01": fluctuation_theorems.measure(cfg, seed=seed), "nb02": potential_phase_diagram.measure(cfg),
+           "rates": entropy_rates.measure(cfg, seed=seed), "fp": franz_parisi.measure(cfg, seed=seed),
+           "nb05": high_dimension.measure(cfg, seed=seed, device=device)}
     for r in res.values():
-        metrics |= r.get("metrics", {})
+        metrics |= r["metrics"]
+    res |= {"sch": res["nb01"]["schematic"], "ft": res["nb01"]["ift"], "dft": res["nb01"]["dft"],
+            "clone": res["nb05"]["cloning"], "collapse": res["nb05"]["collapse"], "learned": res["nb05"]["learned"]}
     assert metrics["learned_dim"] == 14 * 14
     import matplotlib.pyplot as plt
     for fig in (figs.schematic_2d(res["sch"]), figs.ift_running_mean(res["ft"]), figs.dft_figure(res["dft"]),
@@ -71,7 +70,7 @@ def test_full_profile_runs_every_notebook_function_on_fashion_mnist_files(tmp_pa
                 figs.fp_threshold_figure(res["fp"]), figs.cloning_figure(res["clone"]),
                 figs.collapse_figure(res["collapse"]), figs.learned_figure(res["learned"])):
         plt.close(fig)
-    claims = [c for c in load_claims(Path(ex.__file__).with_name("claims.yaml")) if "full" in c.profiles]
+    claims = [c for c in load_claims(Path(figs.__file__).with_name("claims.yaml")) if "full" in c.profiles]
     assert len(claims) == 28
     for c in claims:
         for key in (c.metric, c.control):

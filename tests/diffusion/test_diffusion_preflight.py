@@ -3,14 +3,17 @@ import pytest
 
 from common import data as cdata
 from common.errors import UserError
-from papers.diffusion.config import preflight
+from papers.diffusion.config import get_config, preflight
 
 
 def test_full_without_fashion_mnist_is_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(cdata, "available", lambda name: name != "fashion_mnist")
     with pytest.raises(UserError) as err:
-        preflight("full", {})
+        preflight(get_config("full"))
     msg = str(err.value)
     assert "fashion_mnist" in msg and "make data" in msg and "\n" not in msg
-    preflight("quick", {})                              # the digits ship with scikit-learn
-    preflight("full", {"learned_dataset": "digits"})    # an override that needs no download
+    preflight(get_config("quick"))                                  # the digits ship with scikit-learn
+    preflight(get_config("full", learned_dataset="digits"))         # an override that needs no download
+    with pytest.raises(UserError):                                  # the runner's call before #37, kept until it passes cfg
+        preflight("full", {"n_forward": 10})
+    preflight("full", {"learned_dataset": "digits", "seed": 3})
