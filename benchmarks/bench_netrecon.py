@@ -123,7 +123,7 @@ def peak_memory(fn, *a, **k):
     return out, sec, peak / 2**20
 
 
-def lyapunov_comparison(N, nets, steps, discard, repeats, experiments, pmap, one_thread):
+def lyapunov_comparison(N, nets, steps, discard, repeats, task_module, pmap, one_thread):
     """The reference loop against ours at equal work, interleaved (reference, ours, reference, ...).
 
     Two sizes of the official protocol: one point (g = 2, 5 networks: 5 tasks on the machine's
@@ -141,12 +141,12 @@ def lyapunov_comparison(N, nets, steps, discard, repeats, experiments, pmap, one
                      t_average=(steps - discard) * 0.01, **extra) for g in gs for s in range(nets)]
 
     def run_ours(tasks, fused=True):
-        out, sec = timed(pmap, experiments.lyapunov_task, [dict(t, fused=fused) for t in tasks], desc="ours")
+        out, sec = timed(pmap, task_module.lyapunov_task, [dict(t, fused=fused) for t in tasks], desc="ours")
         lam = np.array([r["lam_mean"] for r in out])
         return sec, lam
 
     with one_thread():  # compile (or load) the kernel once, outside the timings
-        experiments.lyapunov_task(N=64, g=2.0, seed=0, n_traj=1, t_transient=0.0, t_average=0.1)
+        task_module.lyapunov_task(N=64, g=2.0, seed=0, n_traj=1, t_transient=0.0, t_average=0.1)
     sizes = {"point": [2.0], "sweep": [1.5, 2.0, 3.0, 4.0]}
     out = {"N": N, "networks_per_g": nets, "steps": steps, "discarded": discard, "repeats": repeats,
            "kernel_fused": kernels.available(),
@@ -194,7 +194,7 @@ def lyapunov_comparison(N, nets, steps, discard, repeats, experiments, pmap, one
 
 def main():
     from common.bench import write_benchmark
-    from papers.netrecon import dmft, experiments, recon, rnn
+    from papers.netrecon import dmft, recon, rnn, tasks
     from common.parallel import one_thread, pmap
 
     quick = os.environ.get("REPRO_BENCH_QUICK") == "1"
@@ -204,7 +204,7 @@ def main():
     N, nets = 1000, 5
     steps, discard = (2000, 400) if quick else (10_000, 2000)
     repeats = 1 if quick else 2
-    results["lyapunov"] = lyapunov_comparison(N, nets, steps, discard, repeats, experiments, pmap, one_thread)
+    results["lyapunov"] = lyapunov_comparison(N, nets, steps, discard, repeats, tasks, pmap, one_thread)
 
     # 2. reconstruction at N = 1000 --------------------------------------------------------------
     rng = np.random.default_rng(1)

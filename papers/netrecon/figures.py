@@ -3,7 +3,7 @@
 Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
 https://arxiv.org/abs/2409.04240
 
-Each function takes a result of `pipeline` and returns a matplotlib Figure; the notebook saves it
+Each function takes a result of a study's `measure` (`studies/`) and returns a matplotlib Figure; the notebook saves it
 with `run.save_figure(fig, name, caption=..., claims=[...])`. One style for all of them: panels of
 about 4.8 x 3.6 inches, 10-point labels, 8-point legends, and every legend label shown once.
 """

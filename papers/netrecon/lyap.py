@@ -24,7 +24,7 @@ import numpy as np
 from common.errors import UserError
 
 from .kernels import rows_times_JT
-from .rnn import DT, _JT, check_params, euler_step
+from .rnn import DT, check_params, euler_step, transposed
 
 
 @dataclass
@@ -79,7 +79,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         raise UserError("single precision cannot resolve a 1e-6 separation; use method='tangent' or float64")
     x = np.atleast_2d(np.array(x0, dtype=dtype))
     K, N = x.shape
-    JT = _JT(J).astype(dtype, copy=False)
+    JT = transposed(J).astype(dtype, copy=False)
     Jc = np.ascontiguousarray(J, dtype=dtype)  # rows of J for the fused pair product
     rng = rng if rng is not None else np.random.default_rng(0)
     n_tr, n_av = _steps(t_transient, dt), _steps(t_average, dt)
@@ -163,7 +163,7 @@ def spectrum(J: np.ndarray, x0: np.ndarray, k: int, dt: float = DT, t_transient:
         raise UserError("need t_ons > 0, t_average > 0 and non-negative transients")
     rng = rng if rng is not None else np.random.default_rng(0)
     x = np.array(x0, dtype=np.float64).reshape(1, N)
-    JT = _JT(J)
+    JT = transposed(J)
     for _ in range(_steps(t_transient, dt)):
         x = euler_step(x, JT, dt)
     Q = np.linalg.qr(rng.standard_normal((N, k)))[0].T  # rows are tangent vectors

@@ -19,12 +19,22 @@ import numpy as np
 
 from common.errors import UserError
 
-from .rnn import DT, _JT, check_params, euler_step
+from .rnn import DT, check_params, euler_step, transposed
 
 
 def distance(xT: np.ndarray, xS: np.ndarray) -> np.ndarray:
     """D = (1/N) ||x_T - x_S||^2 over the last axis."""
     return np.mean((xT - xS) ** 2, axis=-1)  # D(t) = (1/N) sum_i (x_i^T - x_i^S)^2
+
+
+def relative_error(D: np.ndarray, teacher_ms: np.ndarray) -> np.ndarray:
+    """RMS(x_S - x_T) / RMS(x_T): the teacher-student distance D = <(x_S - x_T)^2> in units of the
+    teacher's own mean square state <x_T^2> (broadcast over students); 0 where both vanish.
+
+    Our reading of the paper's g < 1 claim (teacher-student error figure at g = 0.8): below onset
+    every state decays to x = 0, so the error is judged relative to the teacher's own state."""
+    D, ms = np.asarray(D, dtype=np.float64), np.asarray(teacher_ms, dtype=np.float64)
+    return np.sqrt(D / np.where(ms > 0, ms, np.inf))
 
 
 def first_crossing(rms: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
@@ -57,7 +67,7 @@ def run_pair(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_max: float, dt: fl
     JS = JS[None] if single else JS
     xT = np.atleast_2d(np.array(x0, dtype=np.float64))
     S, (K, N) = JS.shape[0], xT.shape
-    JT, JST = _JT(J), _JT(JS)
+    JT, JST = transposed(J), transposed(JS)
     xS = np.broadcast_to(xT, (S, K, N)).copy()
     n_steps = int(round(t_max / dt))
     n_rec = n_steps // record_every + 1
@@ -120,7 +130,7 @@ def fit_power_law(eta: np.ndarray, T_pd: np.ndarray) -> dict:
 def one_step_error(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, dt: float = DT) -> np.ndarray:
     """eps = ||x_S(1) - x_T(1)|| from identical states (Euclidean norm over units), per state."""
     x0 = np.atleast_2d(x0)
-    return np.linalg.norm(euler_step(x0, _JT(JS), dt) - euler_step(x0, _JT(J), dt), axis=-1)
+    return np.linalg.norm(euler_step(x0, transposed(JS), dt) - euler_step(x0, transposed(J), dt), axis=-1)
 
 
 def one_step_theory(N: int, g: float, eta, phi2: float, dt: float = DT):
@@ -147,7 +157,7 @@ def mismatch_rate(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_total: float,
     ln(1 + |forcing| / eps) / dt, of order ln(2)/dt, not lambda. Returns {"rate": (K,), "eps": (K,)}.
     """
     xT = np.atleast_2d(np.array(x0, dtype=np.float64))
-    JT, JST = _JT(J), _JT(JS)
+    JT, JST = transposed(J), transposed(JS)
     n_total, n_discard = int(round(t_total / dt)), int(round(t_discard / dt))
     if not 1 <= n_discard < n_total - 1:
         raise UserError("mismatch_rate needs 0 < t_discard < t_total - 2 dt")

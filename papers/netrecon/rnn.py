@@ -89,7 +89,7 @@ def spectral_radius(J: np.ndarray) -> float:
 # ---------------------------------------------------------------------------------------------
 # dynamics
 # ---------------------------------------------------------------------------------------------
-def _JT(J: np.ndarray) -> np.ndarray:
+def transposed(J: np.ndarray) -> np.ndarray:
     """J transposed, contiguous, so that `phi @ JT` computes (J phi) for row states."""
     return np.ascontiguousarray(np.swapaxes(J, -1, -2))
 
@@ -132,7 +132,7 @@ def simulate(J: np.ndarray, x0: np.ndarray, n_steps: int, dt: float = DT, method
     x = np.array(x0, dtype=np.float64, copy=True)
     if x.shape[-1] != N:
         raise UserError(f"initial state has {x.shape[-1]} units but J is {N} x {N}")
-    step, JT = STEPPERS[method], _JT(J)
+    step, JT = STEPPERS[method], transposed(J)
     if not record:
         for _ in range(n_steps):
             x = step(x, JT, dt)

@@ -9,7 +9,8 @@ import torch
 
 from common.profiles import resolve
 from common.seed import torch_generator
-from papers.netrecon import pipeline, recon, rnn
+from papers.netrecon import recon, rnn
+from papers.netrecon.studies import reconstruction
 from papers.netrecon.config import PROFILES
 
 TINY = dict(workers=1, rec_N=12, rec_gs=[2.0], rec_n_traj=3, rec_n_steps=40, adam_epochs_chaos=2, adam_batch=16,
@@ -27,13 +28,13 @@ def _fit(device):
 
 def test_adam_runs_on_the_cpu_unless_the_run_has_a_cuda_gpu(monkeypatch):
     monkeypatch.setenv("REPRO_DEVICE", "cpu")
-    assert pipeline.adam_device(None) == "cpu" and pipeline.adam_device("auto") == "cpu"
-    assert pipeline.adam_device("cpu") == "cpu"
+    assert reconstruction.adam_device(None) == "cpu" and reconstruction.adam_device("auto") == "cpu"
+    assert reconstruction.adam_device("cpu") == "cpu"
 
 
 def test_the_reconstruction_path_takes_the_device_it_is_given_on_the_cpu(test_device):
     cfg = resolve(PROFILES, "smoke", **TINY)
-    res = pipeline.reconstruction(cfg, 0, device=pipeline.adam_device(test_device))
+    res = reconstruction.measure(cfg, seed=0, device=reconstruction.adam_device(test_device))
     m = res["metrics"]
     for key in ("adam_r_g2", "ctrl_adam_r_g2", "ls_relfro_g2", "ctrl_ls_relfro_g2", "adam_Tpd_g2"):
         assert np.isfinite(m[key]), key
@@ -51,7 +52,7 @@ def test_an_adam_fit_is_fixed_by_its_generator_on_the_cpu():
 
 @pytest.mark.cuda
 def test_on_a_gpu_the_adam_fit_uses_it_and_matches_the_cpu():
-    assert pipeline.adam_device("cuda").startswith("cuda")
+    assert reconstruction.adam_device("cuda").startswith("cuda")
     torch.cuda.reset_peak_memory_stats()
     W_gpu, h_gpu = _fit("cuda")
     assert torch.cuda.max_memory_allocated() > 0                      # the fit ran there, no silent fallback

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from papers.netrecon import estimates, experiments
+from papers.netrecon import estimates, tasks
 
 
 def test_sem_by_hand():
@@ -24,9 +24,9 @@ def test_jackknife_of_a_constant_statistic_is_zero_and_rows_are_samples():
 
 def test_per_trajectory_autocorrelation_averages_to_the_pooled_one():
     s = np.random.default_rng(1).standard_normal((64, 3, 5))
-    each = experiments.autocorrelation(s, 10, per_trajectory=True)
+    each = tasks.autocorrelation(s, 10, per_trajectory=True)
     assert each.shape == (11, 3)
-    assert np.allclose(each.mean(axis=1), experiments.autocorrelation(s, 10))
+    assert np.allclose(each.mean(axis=1), tasks.autocorrelation(s, 10))
     assert each[0] == pytest.approx((s**2).mean(axis=(0, 2)))     # lag 0: the variance per trajectory
 
 

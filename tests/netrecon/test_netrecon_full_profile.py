@@ -1,7 +1,7 @@
 """The full profile runs the code quick runs: every function the notebooks call, with the full profile's
 settings (its gains, eta grid, two-replica cases, Delta(tau) window, dtype) and every size cut to seconds.
 netrecon needs no dataset (its teachers are random networks drawn from the seed), so there are no files to
-fake and no preflight. Every claim judged at full gets a finite metric and a finite control from that code
+fake and its preflight is a no-op. Every claim judged at full gets a finite metric and a finite control from that code
 (arXiv:2409.04240)."""
 import numpy as np
 import pytest
@@ -9,8 +9,8 @@ import pytest
 from common.claims import load_claims
 from common import paths
 from common.profiles import resolve
-from papers.netrecon import pipeline
-from papers.netrecon.config import PROFILES
+from papers.netrecon.config import PROFILES, preflight
+from papers.netrecon.studies import dmft, lyapunov, prediction, reconstruction, regimes
 
 TINY = dict(  # sizes and times cut; gains, eta grid, cases, dt, dtype and the claims' windows stay full's
     workers=1, traj_N=30, traj_t=2.0,
@@ -32,13 +32,13 @@ def test_full_profile_runs_the_notebooks_code_and_every_full_claim_gets_its_numb
     full = resolve(PROFILES, "full")
     assert (cfg.tr_cases, cfg.pred_etas, cfg.st_max_lag, cfg.st_dtype) == (full.tr_cases, full.pred_etas,
                                                                            full.st_max_lag, "float32")
+    assert preflight(cfg) is None
     seed, metrics = 0, {}
-    metrics |= pipeline.regimes(cfg, seed)["metrics"]                                             # 01
-    metrics |= pipeline.reconstruction(cfg, seed, device=pipeline.adam_device(test_device))["metrics"]   # 02
-    metrics |= pipeline.prediction(cfg, seed)["metrics"]                                          # 03
-    metrics |= pipeline.stationary_comparison(cfg, seed)["metrics"]                               # 04
-    metrics |= pipeline.two_replica_comparison(cfg, seed)["metrics"]
-    metrics |= pipeline.lyapunov_theory_vs_simulation(cfg, seed)["metrics"]                       # 05
+    metrics |= regimes.measure(cfg, seed=seed)["metrics"]                                                 # 01
+    metrics |= reconstruction.measure(cfg, seed=seed, device=reconstruction.adam_device(test_device))["metrics"]   # 02
+    metrics |= prediction.measure(cfg, seed=seed)["metrics"]                                              # 03
+    metrics |= dmft.measure(cfg, seed=seed)["metrics"]                                                    # 04
+    metrics |= lyapunov.measure(cfg, seed=seed)["metrics"]                                                # 05
     claims = [c for c in load_claims(paths.REPO / "papers" / "netrecon" / "claims.yaml") if "full" in c.profiles]
     assert len(claims) == 31
     missing = []
@@ -56,5 +56,5 @@ def test_full_profile_on_a_gpu_fits_adam_there():
 
     cfg = resolve(PROFILES, "full", **TINY)
     torch.cuda.reset_peak_memory_stats()
-    m = pipeline.reconstruction(cfg, 0, device=pipeline.adam_device("cuda"))["metrics"]
+    m = reconstruction.measure(cfg, seed=0, device=reconstruction.adam_device("cuda"))["metrics"]
     assert torch.cuda.max_memory_allocated() > 0 and np.isfinite(m["adam_r_g2"]) and np.isfinite(m["adam_r_g0p8"])

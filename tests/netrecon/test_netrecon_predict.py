@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from common.errors import UserError
-from papers.netrecon import experiments, predict, rnn
+from papers.netrecon import predict, rnn, tasks
 
 
 def test_first_crossing_interpolates():
@@ -50,9 +50,9 @@ def test_chaotic_student_crosses_and_horizon_shrinks_with_eta():
 
 def test_task_is_deterministic_for_a_seed():
     kw = dict(N=40, g=2.0, seed=3, eta=0.1, n_x0=2, T=1.0)
-    a, b = experiments.pair_distance_task(**kw), experiments.pair_distance_task(**kw)
+    a, b = tasks.pair_distance_task(**kw), tasks.pair_distance_task(**kw)
     assert np.array_equal(a["D"], b["D"])
-    c = experiments.pair_distance_task(**dict(kw, seed=4))
+    c = tasks.pair_distance_task(**dict(kw, seed=4))
     assert not np.array_equal(a["D"], c["D"])
 
 

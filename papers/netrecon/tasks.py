@@ -1,11 +1,15 @@
-"""One task per (g, seed): the units of work the notebooks hand to `common.parallel.pmap`.
+"""The worker tasks: one unit of work per (g, seed), fanned out with `common.parallel.pmap`.
 
 Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
 https://arxiv.org/abs/2409.04240
 
-Each task builds its own network from `common.seed.numpy_rng(seed, <name>, g, ...)`, so a result
-depends only on its arguments, whatever process runs it. Results are small (no N-sized arrays
-except where asked) so they travel cheaply between processes.
+Each task is a module-level function (pmap ships it to spawned processes or Dask workers by its
+qualified name, `papers.netrecon.tasks.<name>`) that builds its own network from
+`common.seed.numpy_rng(seed, <name>, g, ...)`, so a result depends only on its arguments, whatever
+process runs it. Results are small (no N-sized arrays except where asked) so they travel cheaply
+between processes. `dispatch` lets one pool mix task kinds; `grid_tasks` and `stationary_tasks` are
+the task lists two notebooks share (01 and 05, 04 and 05), so the second one reads them from the
+run's cache (`cache.cached_pmap`).
 """
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ import numpy as np
 
 from common.seed import numpy_rng
 
-from . import lyap, predict, recon, rnn
+from . import dmft, lyap, predict, recon, rnn
+from .predict import relative_error
 
 
 def autocorrelation(states: np.ndarray, max_lag: int, per_trajectory: bool = False) -> np.ndarray:
@@ -37,6 +42,27 @@ def network(N: int, g: float, seed: int, *keys):
     """The teacher J for (N, g, seed, keys) and a generator for everything else in the task."""
     rng = numpy_rng(seed, "network", N, float(g), *keys)
     return rnn.make_J(N, g, rng), rng
+
+
+def dispatch(fn: str, kw: dict):
+    """Run the task of this module named `fn` with keyword arguments `kw` (lets one pmap mix task kinds)."""
+    return globals()[fn](**kw)
+
+
+def grid_tasks(cfg, seed: int) -> list[dict]:
+    """`lyapunov_task` arguments of the lambda(g) grid (notebooks 01 and 05 share them through the cache)."""
+    return [dict(N=cfg.grid_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.grid_n_traj,
+                 t_transient=cfg.grid_t_transient, t_average=cfg.grid_t_average, t_align=cfg.grid_t_align, dt=cfg.dt)
+            for g in cfg.grid_gs for s in range(cfg.grid_seeds)]
+
+
+def stationary_tasks(cfg, seed: int) -> list[dict]:
+    """`lyapunov_task` arguments of the N = st_N stationary runs, float32 tangent map with recorded states
+    (notebooks 04 and 05 share them through the cache)."""
+    return [dict(N=cfg.st_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.st_n_traj, t_transient=cfg.st_t_transient,
+                 t_average=cfg.st_t_average, t_align=cfg.st_t_align, dt=cfg.dt, record_dt=cfg.st_record_dt,
+                 max_lag_time=cfg.st_max_lag, method="tangent", dtype=cfg.st_dtype)
+            for g in cfg.st_gs for s in range(cfg.st_seeds)]
 
 
 def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, t_average: float,
@@ -94,12 +120,6 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
         out["lam"] = lr.mean
     return out
 
-
-def relative_error(D: np.ndarray, teacher_ms: np.ndarray) -> np.ndarray:
-    """RMS(x_S - x_T) / RMS(x_T): the teacher-student distance D = <(x_S - x_T)^2> in units of the
-    teacher's own mean square state <x_T^2> (broadcast over students); 0 where both vanish."""
-    D, ms = np.asarray(D, dtype=np.float64), np.asarray(teacher_ms, dtype=np.float64)
-    return np.sqrt(D / np.where(ms > 0, ms, np.inf))
 
 
 def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_max: float,
@@ -173,8 +193,6 @@ def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noi
 
 def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) -> dict:
     """The two-replica DMFT D(t) (a task, so several (g, eta) run in parallel)."""
-    from . import dmft
-
     r = dmft.two_replica(g, eta, T=T, dt=dt, n_nodes=n_nodes)
     return {"g": g, "eta": eta, "t": r.t, "D": r.D, "C_TT": r.C_TT}
 

@@ -1,0 +1,122 @@
+"""Notebook 02-reconstruction: least squares and the paper's Adam fit, and d_W against the data size.
+
+Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
+https://arxiv.org/abs/2409.04240
+
+Paper: the reconstruction section (training curves and W-J scatter at g = 0.8 and 2, official
+`RNN learning` scripts: N = 200, 100 x 500 steps, Adam on windows of 4, batch 250, lr 0.1) and d_W
+against the data size (official `Effective prediction time/`). Claims `least-squares-exact-g2`,
+`adam-reconstruction-*`, `adam-student-horizon-g2`.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from common.parallel import single_threaded
+from common.seed import numpy_rng, torch_generator
+
+from .. import predict, recon, rnn, tasks
+from ..estimates import sem
+from . import gain_key
+
+
+def adam_device(device=None) -> str:
+    """Where the Adam fits run: the run's device when it is a CUDA (or ROCm) GPU, else the CPU.
+
+    Everything else in this paper (numpy/numba simulations, DMFT) runs on the CPU whatever the device.
+    Adam's minibatch order and start come from CPU generators, so only rounding depends on the device.
+    """
+    from common.device import select_device
+
+    info = select_device(None if device in (None, "auto") else str(device))
+    return str(info.device) if info.backend in ("cuda", "rocm") else "cpu"
+
+
+def fit_metrics(k: str, ls: dict, adam: dict) -> dict:
+    """The fits' scores (`recon.summary` of the least-squares and the Adam W) under the gain suffix `k`."""
+    return {f"ls_relfro_{k}": ls["rel_fro"], f"adam_r_{k}": adam["r"], f"adam_dW_{k}": adam["d_W"],
+            f"adam_eta_{k}": adam["eta"], f"adam_relfro_{k}": adam["rel_fro"]}
+
+
+def control_metrics(k: str, relfro_float32: float, relfro_shuffled: float, r_shuffled: float,
+                    r_untrained: float) -> dict:
+    """The reconstruction's controls: least squares on float32-rounded states (the identity's near miss),
+    on time-shuffled states (logged), and the untrained Adam student's r (the draw before step one)."""
+    return {f"ctrl_ls_relfro_{k}": relfro_float32, f"shuffled_ls_relfro_{k}": relfro_shuffled,
+            f"ctrl_ls_r_{k}": r_shuffled, f"ctrl_adam_r_{k}": r_untrained}
+
+
+def student_metrics(k: str, g: float, T_pd: np.ndarray, rms: np.ndarray, t_max: float) -> dict:
+    """The Adam student against its teacher: mean T_pd over states, censored at `t_max` where the error
+    never reached delta (NaN), with its standard error; below onset the largest mean RMS error over
+    time (`rms`: (time, state))."""
+    T = np.where(np.isnan(T_pd), t_max, T_pd)
+    out = {f"adam_Tpd_{k}": float(np.mean(T)), f"adam_Tpd_se_{k}": sem(T)}
+    if g < 1:
+        out[f"adam_max_rms_{k}"] = float(rms.mean(axis=1).max())       # from x0 ~ N(0, I)
+    return out
+
+
+def fit_gain(cfg, seed: int, g: float, dev: str) -> tuple[dict, dict]:
+    """Every fit of one teacher at gain g: (metrics, data for the figures)."""
+    J, rng = tasks.network(cfg.rec_N, g, seed, "recon")
+    traj = rnn.simulate(J, rng.standard_normal((cfg.rec_n_traj, cfg.rec_N)), cfg.rec_n_steps, dt=cfg.dt)
+    W_ls = recon.fit_least_squares(traj, cfg.dt)
+    epochs = cfg.adam_epochs_sub if g < 1 else cfg.adam_epochs_chaos
+    gen = torch_generator(seed, "adam", g)
+    W_ad, hist = recon.fit_adam(traj, cfg.dt, epochs=epochs, lr=cfg.adam_lr, batch_size=cfg.adam_batch,
+                                window=cfg.adam_window, J_true=J, generator=gen, device=dev)
+    noisy = recon.add_observation_noise(traj, cfg.sweep_noise, rng)
+    sweep = {"n": [], "P": [], "dW_exact": [], "dW_noisy": [], "dW_adam": []}
+    for n in cfg.sweep_n_trajs:
+        sweep["n"].append(n)
+        sweep["P"].append(n * cfg.rec_n_steps)
+        sweep["dW_exact"].append(recon.d_W(recon.fit_least_squares(traj[:, :n], cfg.dt), J))
+        sweep["dW_noisy"].append(recon.d_W(recon.fit_least_squares(noisy[:, :n], cfg.dt, ridge=cfg.sweep_ridge), J))
+    adam_sweep = []
+    for n in cfg.adam_sweep_n_trajs:
+        W_n, _ = recon.fit_adam(traj[:, :n], cfg.dt, epochs=cfg.adam_sweep_epochs, lr=cfg.adam_lr,
+                                batch_size=cfg.adam_batch, window=cfg.adam_window,
+                                generator=torch_generator(seed, "adam-sweep", g, n), device=dev)
+        adam_sweep.append((n * cfg.rec_n_steps, recon.d_W(W_n, J)))
+    k = gain_key(g)
+    s_ls, s_ad = recon.summary(W_ls, J, g), recon.summary(W_ad, J, g)
+    metrics = fit_metrics(k, s_ls, s_ad)
+    # least squares on noise-free data is an identity; its near miss is the same fit on the same
+    # states rounded to float32 (what the check resolves). The shuffled-time fit (no dynamics to
+    # learn) is logged beside it. The Adam null: the student before its first step (the
+    # protocol's own initial draw)
+    W_32 = recon.fit_least_squares(traj.astype(np.float32).astype(np.float64), cfg.dt)
+    W_sh = recon.fit_least_squares(recon.shuffle_time(traj, numpy_rng(seed, "shuffle-time", cfg.rec_N, g)), cfg.dt)
+    W_0 = recon.adam_init(cfg.rec_N, torch_generator(seed, "adam", g))
+    metrics.update(control_metrics(k, recon.rel_frobenius(W_32, J), recon.rel_frobenius(W_sh, J),
+                                   recon.pearson_r(W_sh, J), recon.pearson_r(W_0, J)))
+    # the Adam student against its teacher: from states on the attractor in chaos, from x0 ~ N(0, I)
+    # below onset (where the attractor is x = 0)
+    x0 = rng.standard_normal((cfg.adam_n_x0, cfg.rec_N))
+    if g > 1:
+        x0 = rnn.relax(J, x0, cfg.pred_t_burn, dt=cfg.dt)
+    pair = predict.run_pair(J, W_ad, x0, t_max=cfg.adam_t_max, dt=cfg.dt, delta=cfg.pred_delta, record_every=10)
+    rms = np.sqrt(pair["D"])                                                 # (time, state)
+    # below onset the error never reaches delta: T_pd censored at adam_t_max (a lower bound)
+    metrics.update(student_metrics(k, g, pair["T_pd"], rms, cfg.adam_t_max))
+    if len(sweep["P"]) > 2:
+        metrics[f"sweep_spearman_noisy_{k}"] = float(stats.spearmanr(sweep["P"], sweep["dW_noisy"])[0])
+    data = {"J": J, "W_ls": W_ls, "W_adam": W_ad, "hist": hist, "sweep": sweep, "adam_sweep": adam_sweep,
+            "pair": {"t": pair["t"], "rms": rms}, "r": s_ad["r"]}
+    return metrics, data
+
+
+@single_threaded
+def measure(cfg, *, seed: int, device=None) -> dict:
+    """Least squares and the paper's Adam fit at rec_N for each g; d_W against the data size.
+
+    The Adam fits run on `adam_device(device)`; everything else on the CPU. Returns {"metrics",
+    "by_g": {g: fits, training history, sweeps, the student's error}} for the notebook's figures."""
+    dev = adam_device(device)
+    out, metrics = {}, {}
+    for g in cfg.rec_gs:
+        m, out[g] = fit_gain(cfg, seed, g, dev)
+        metrics.update(m)
+    return {"metrics": metrics, "by_g": out}
