@@ -86,9 +86,9 @@ PROFILES = {
 TUNED = {
     "fp_fold_offsets": {
         "result": "fold_window",
-        "show": ["results.100.w005_040.laws_apart", "results.100.w010_050.laws_apart", "results.100.w020_100.laws_apart",
-                 "results.101.w005_040.laws_apart", "results.101.w010_050.laws_apart", "results.101.w020_100.laws_apart",
-                 "results.102.w005_040.laws_apart", "results.102.w010_050.laws_apart", "results.102.w020_100.laws_apart"],
+        # where the two laws land at each development seed, on the chosen window and the two before it
+        "show": [f"results.{seed}.{window}.laws_apart" for seed in (100, 101, 102)
+                 for window in ("w005_040", "w010_050", "w020_100")],
         "why": "the window of times above the Franz-Parisi threshold on which the fold law (t - t_f)^(3/2) is fitted: "
                "the first candidate window, closest to the threshold first, on which the 3/2 law and the linear law "
                "extrapolate the barrier to zero about 2 tolerances (0.02) apart at every development seed",

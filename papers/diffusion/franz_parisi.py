@@ -55,6 +55,8 @@ class FPSamples:
 
 
 def draw_samples(mix: GaussianMixture, n: int, seed: int = 0) -> FPSamples:
+    """n joint pairs (X_0' ~ p_0, the standard normal Z of X_t | X_0') over which V(q) = −⟨ln Z(q)⟩
+    averages (Sec. VII, Eqs. (70)-(79); 10⁵ pairs in the official `fpp.py`), as common random numbers."""
     if mix.d != 1:
         raise UserError("the Franz-Parisi potential is implemented for d=1 (as in the paper)")
     if int(n) < 2:
@@ -99,7 +101,10 @@ def _logp0_derivs(mix: GaussianMixture):
 def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSamples, *,
                  block: int = 4096, q_block: int = 4, workers: int | None = None,
                  fast: bool = True) -> dict:
-    """V(q), V'(q), V''(q) averaged over the joint samples, vectorised over (q, samples)."""
+    """V(q), V'(q), V''(q) averaged over the joint samples, vectorised over (q, samples).
+
+    Sec. VII, Eqs. (70)-(79): V(q) = −⟨ln Z(q)⟩, V'(q), V''(q) (Fig. 11; the official `fpp.py` takes finite
+    differences)."""
     q = np.asarray(q, dtype=np.float64)
     if np.any(q <= 0):
         raise UserError("q must be positive (it is a squared distance)")
@@ -155,7 +160,9 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
 
 
 def secondary_minimum(curve: dict) -> dict | None:
-    """The interior local minimum of V (V' − → +) beyond the first local maximum, or None."""
+    """The interior local minimum of V (V' − → +) beyond the first local maximum, or None.
+
+    Sec. VII, Fig. 11 (the other cluster, at t = 0.42)."""
     q, dv, v = curve["q"], curve["dV"], curve["V"]
     down = np.where((dv[:-1] > 0) & (dv[1:] <= 0))[0]    # local maxima
     up = np.where((dv[:-1] < 0) & (dv[1:] >= 0))[0]      # local minima
@@ -178,6 +185,9 @@ def threshold_time(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, t_hi
     """The time below which the secondary minimum is gone, by bisection on common random numbers.
 
     Requires a secondary minimum at t_hi and none at t_lo; returns nan otherwise.
+
+    Sec. VII, Fig. 11 (the minimum present at t = 0.42, gone at 0.015; the time itself is not stated in the
+    paper).
     """
     has = lambda t: secondary_minimum(fp_potential(mix, t, q, samples, **kw)) is not None  # noqa: E731
     if not has(t_hi) or has(t_lo):
@@ -193,6 +203,8 @@ def threshold_time(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, t_hi
 
 
 def n_inflection_points(curve: dict) -> int:
+    """Sign changes of V'' on the q grid: the extra inflection points of V as t → 0 that Sec. VII reads as
+    fragmentation (Fig. 11, t = 0.01)."""
     return int(np.sum(np.diff(np.sign(curve["ddV"])) != 0))
 
 
@@ -260,7 +272,9 @@ def ln_z_per_sample(mix: GaussianMixture, t: float, q: float, samples: FPSamples
 
 
 def barrier_with_se(mix: GaussianMixture, t: float, samples: FPSamples, q_max: float, q_min: float) -> tuple[float, float]:
-    """Barrier V(q_max) − V(q_min) = ⟨ln Z(q_min) − ln Z(q_max)⟩ and its standard error over samples."""
+    """Barrier V(q_max) − V(q_min) = ⟨ln Z(q_min) − ln Z(q_max)⟩ and its standard error over samples.
+
+    Sec. VII, Eqs. (70)-(79), Fig. 11."""
     diff = ln_z_per_sample(mix, t, q_min, samples) - ln_z_per_sample(mix, t, q_max, samples)
     return float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(diff.size))
 
@@ -268,7 +282,9 @@ def barrier_with_se(mix: GaussianMixture, t: float, samples: FPSamples, q_max: f
 def fold_fit(ts, barriers, exponent: float = 1.5) -> tuple[float, float, float]:
     """(t_f, slope, intercept) of the least-squares line through (t, B^{1/exponent}); nan when
     fewer than three finite positive barriers. exponent = 3/2 is the fold; another exponent, or the
-    barriers paired with the times in reverse order, gives the nulls of the fold reading."""
+    barriers paired with the times in reverse order, gives the nulls of the fold reading.
+
+    For the threshold of Sec. VII (Fig. 11); the fold law is our reconstruction, not the paper's."""
     ts = np.asarray(ts, dtype=np.float64); b = np.asarray(barriers, dtype=np.float64)
     ok = np.isfinite(b) & (b > 0)
     if ok.sum() < 3:
@@ -279,7 +295,9 @@ def fold_fit(ts, barriers, exponent: float = 1.5) -> tuple[float, float, float]:
 
 def fold_exponent(ts, barriers, t_threshold: float) -> float:
     """Least-squares slope of ln B against ln(t − t_threshold): the barrier's exponent read directly
-    (3/2 at a fold, 1 for a linear vanishing); nan when fewer than two usable points."""
+    (3/2 at a fold, 1 for a linear vanishing); nan when fewer than two usable points.
+
+    For the threshold of Sec. VII (Fig. 11)."""
     ts = np.asarray(ts, dtype=np.float64); b = np.asarray(barriers, dtype=np.float64)
     ok = np.isfinite(b) & (b > 0) & (ts > t_threshold)
     if ok.sum() < 2:
@@ -290,7 +308,9 @@ def fold_exponent(ts, barriers, t_threshold: float) -> float:
 def fold_threshold(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, ts, **kw) -> dict:
     """Threshold time read from how the barrier vanishes: at a fold (saddle-node) of V' the local
     maximum and minimum merge and the barrier B(t) ∝ (t − t_f)^{3/2}, so B^{2/3} is linear in t;
-    a least-squares line through (t, B^{2/3}) at times `ts` above the threshold gives t_f."""
+    a least-squares line through (t, B^{2/3}) at times `ts` above the threshold gives t_f.
+
+    For the threshold of Sec. VII (Fig. 11); not in the paper."""
     ts = np.asarray(ts, dtype=np.float64)
     barriers = []
     for t in ts:

@@ -41,7 +41,10 @@ _GH_W = _GH_W / np.sqrt(2.0 * np.pi)
 
 
 def cloning_probability_exact(mu_norm: float, sigma2: float, t) -> np.ndarray:
-    """φ(t) = ½(1 + E tanh²(m x/v)) for ½N(±μ, σ²I), by Gauss-Hermite quadrature."""
+    """φ(t) = ½(1 + E tanh²(m x/v)) for ½N(±μ, σ²I), by Gauss-Hermite quadrature.
+
+    Biroli, Bonnaire, de Bortoli & Mézard (arXiv:2402.18491), the cloning probability; an extension of Sec. VI
+    to d dimensions."""
     if sigma2 <= 0:
         raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
     t = np.atleast_1d(np.asarray(t, dtype=np.float64))
@@ -53,7 +56,9 @@ def cloning_probability_exact(mu_norm: float, sigma2: float, t) -> np.ndarray:
 
 
 def speciation_value(sigma2: float = 1.0, mu_norm: float = 1.0) -> float:
-    """φ at t = ½ ln|μ|² (0.7752 when σ = 1, whatever |μ|)."""
+    """φ at t = ½ ln|μ|² (0.7752 when σ = 1, whatever |μ|).
+
+    Biroli et al. (arXiv:2402.18491): the cloning probability at their speciation time."""
     return float(cloning_probability_exact(mu_norm, sigma2, 0.5 * math.log(mu_norm ** 2))[0])
 
 
@@ -62,6 +67,8 @@ class CloningMC:
 
     Each sample keeps its component label and standard normal vector, so x_t at any t is
     e^{−t} m_k + √v_k(t) z and the curve is smooth in t (its crossing can be found by brentq).
+
+    Biroli et al. (arXiv:2402.18491), cloning.
     """
 
     def __init__(self, mix: GaussianMixture, n: int, seed: int = 0):
@@ -107,7 +114,9 @@ def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: i
 
     Returns (probability, se); with `shuffled=True` also (probability, se) of the null with the
     pairing shuffled: each first clone compared with the second clone of the next start (a cyclic
-    shift, so never its own), i.e. clones of independent starts."""
+    shift, so never its own), i.e. clones of independent starts.
+
+    Biroli et al. (arXiv:2402.18491), cloning, run with the paper's backward SDE (Sec. V)."""
     rng = numpy_rng(seed, "clones", mix.d)
     x_t = mix.sample(int(n), rng, t=t)
     start = np.concatenate([x_t, x_t])
@@ -124,14 +133,16 @@ def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: i
 # ---- collapse of the empirical score --------------------------------------------------------------
 
 def collapse_time_theory(n: int, d: int, sigma2: float = 1.0) -> float:
-    """t_C = ½ ln(1 + σ²/(n^{2/d} − 1)) (Biroli-Bonnaire-de Bortoli-Mézard)."""
+    """t_C = ½ ln(1 + σ²/(n^{2/d} − 1)) (Biroli-Bonnaire-de Bortoli-Mézard, arXiv:2402.18491, collapse)."""
     if n < 2 or d < 1:
         raise UserError(f"need n >= 2 training points and d >= 1; got n={n}, d={d}")
     return 0.5 * math.log1p(sigma2 / math.expm1(2.0 * math.log(n) / d))
 
 
 class EmpiricalOverlap:
-    """Self-overlap Y(t) = E Σ_i P(i | x_t)² under the empirical marginal, common random numbers."""
+    """Self-overlap Y(t) = E Σ_i P(i | x_t)² under the empirical marginal, common random numbers.
+
+    Biroli et al. (arXiv:2402.18491), collapse."""
 
     def __init__(self, n_train: int, d: int, n_test: int, seed: int = 0, sigma2: float = 1.0):
         if sigma2 <= 0:

@@ -32,7 +32,9 @@ PHASES = ("none", "symmetry breaking", "unstable")
 
 
 def potential(mix: GaussianMixture, x, t: float, shift_origin: bool = True) -> np.ndarray:
-    """U(x, t) = −|x|²/2 − 2 ln p_t(x), optionally shifted so that U(0, t) = 0."""
+    """U(x, t) = −|x|²/2 − 2 ln p_t(x), optionally shifted so that U(0, t) = 0.
+
+    Sec. VI: the potential of the reverse drift, Figs. 4 and 6."""
     xs, flat = mix.points(x)
     u = -0.5 * (xs * xs).sum(-1) - 2.0 * mix.log_prob(xs, t)   # −∇U = x + 2∇ln p_t
     if shift_origin:
@@ -41,7 +43,9 @@ def potential(mix: GaussianMixture, x, t: float, shift_origin: bool = True) -> n
 
 
 def speciation_time_closed_form(mu, sigma2: float) -> float:
-    """t_S = ½ ln(|μ|² + √(|μ|⁴ + (σ² − 1)²)); negative means no speciation (t_S ≤ 0)."""
+    """t_S = ½ ln(|μ|² + √(|μ|⁴ + (σ² − 1)²)); negative means no speciation (t_S ≤ 0).
+
+    Sec. VI: t_S, where U's curvature at the origin changes sign (Figs. 4, 5, 9-11)."""
     if sigma2 <= 0:
         raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
     mu2 = float(np.sum(np.square(mu)))
@@ -65,13 +69,15 @@ def phase_high_dim(mu: float, sigma: float) -> int:
 
 
 def curvature_at_origin(mix: GaussianMixture, t: float) -> float:
-    """Smallest eigenvalue of ∇∇U(0, t) = −I − 2∇∇ln p_t(0)."""
+    """Smallest eigenvalue of ∇∇U(0, t) = −I − 2∇∇ln p_t(0). Sec. VI: its sign change marks speciation."""
     h = mix.hessian_log_prob(np.zeros((1, mix.d)), t)[0]
     return float(-1.0 - 2.0 * np.linalg.eigvalsh(h).max())
 
 
 def speciation_time_numeric(mix: GaussianMixture, t_max: float = 30.0, xtol: float = 1e-12) -> float:
-    """The root in t of the curvature of U at 0 (brentq); nan when the curvature never changes sign."""
+    """The root in t of the curvature of U at 0 (brentq); nan when the curvature never changes sign.
+
+    Sec. VI: t_S found numerically (Figs. 9-11's vertical lines)."""
     f = lambda t: curvature_at_origin(mix, t)  # noqa: E731
     lo = 1e-12
     if f(lo) >= 0 or f(t_max) <= 0:
@@ -94,14 +100,18 @@ def bimodality_time_numeric(mix: GaussianMixture, t_max: float = 30.0, xtol: flo
 
 
 def usb_time(sigma2: float) -> float:
-    """t_USB = ½ ln(σ² − 1) when σ² > 2, else nan (no unstable symmetry breaking)."""
+    """t_USB = ½ ln(σ² − 1) when σ² > 2, else nan (no unstable symmetry breaking).
+
+    Appendix B: unstable symmetry breaking (Fig. 6)."""
     if sigma2 <= 0:
         raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
     return 0.5 * float(np.log(sigma2 - 1.0)) if sigma2 > 2.0 else float("nan")
 
 
 def phase(mu: float, sigma: float) -> int:
-    """Analytic phase index into PHASES (0 none, 1 symmetry breaking, 2 unstable)."""
+    """Analytic phase index into PHASES (0 none, 1 symmetry breaking, 2 unstable).
+
+    Fig. 5: the phase boundaries μ² = σ² − σ⁴/2 and σ = √2 (Sec. VI, Appendix B)."""
     if sigma > np.sqrt(2.0):
         return 2
     return 1 if mu * mu > sigma ** 2 - sigma ** 4 / 2.0 else 0       # boundary μ² = σ² − σ⁴/2
@@ -109,7 +119,9 @@ def phase(mu: float, sigma: float) -> int:
 
 def phase_numeric(mu: float, sigma: float, t_small: float = 1e-6, x_far: float = 1e3) -> int:
     """Phase read from the potential itself: non-confining at t→0 means unstable; otherwise a
-    negative curvature at the origin at t→0 means speciation happens at some t_S > 0."""
+    negative curvature at the origin at t→0 means speciation happens at some t_S > 0.
+
+    Fig. 5, read from U."""
     mix = GaussianMixture.two_gaussians(mu, sigma * sigma)
     far = potential(mix, np.array([x_far, -x_far]), t_small)
     if np.any(far < 0):
@@ -118,7 +130,7 @@ def phase_numeric(mu: float, sigma: float, t_small: float = 1e-6, x_far: float =
 
 
 def phase_diagram(mus: np.ndarray, sigmas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(analytic, numeric) phase grids of shape (len(sigmas), len(mus))."""
+    """(analytic, numeric) phase grids of shape (len(sigmas), len(mus)). Fig. 5."""
     ana = np.array([[phase(m, s) for m in mus] for s in sigmas])
     num = np.array([[phase_numeric(m, s) for m in mus] for s in sigmas])
     return ana, num
@@ -149,7 +161,9 @@ def pitchfork_branch(mix: GaussianMixture, ts, x_max: float = 20.0, field: str =
     """Positive fixed point x*(t) of the reverse drift f*(x, t) = x + 2∂ln p_t that the backward
     sampler integrates (d = 1); 0 where x = 0 is the only fixed point (f* < 0 just right of 0).
     `field="modes"`: the fixed points of ∂ln p_t alone, i.e. the modes of p_t (a null: the
-    density's own splitting, born at the bimodality time rather than at t_S)."""
+    density's own splitting, born at the bimodality time rather than at t_S).
+
+    Sec. VI: the sampler's fixed points split at t_S (Figs. 4 and 9-10)."""
     if mix.d != 1:
         raise UserError("the pitchfork is computed for d=1 (as in the paper's figures)")
     if field not in ("sampler", "modes"):
@@ -175,7 +189,9 @@ def speciation_time_pitchfork(mix: GaussianMixture, t_lo: float = 1e-3, t_hi: fl
                               n_grid: int = 400, n_fit: int = 6, field: str = "sampler") -> float:
     """t_S seen in the sampler's dynamics: the time at which the branch of non-zero fixed points
     of its reverse drift is born. Near a pitchfork x*(t)² is linear in t, so a quadratic fit of
-    x*² over the n_fit grid points of the branch closest to its end, extrapolated to x*² = 0."""
+    x*² over the n_fit grid points of the branch closest to its end, extrapolated to x*² = 0.
+
+    Sec. VI (Figs. 4 and 9-10)."""
     grid = np.linspace(t_lo, t_hi, int(n_grid))
     amp = pitchfork_branch(mix, grid, field=field)
     alive = np.where(amp > 0)[0]

@@ -46,6 +46,7 @@ class TwoClassData:
         return float(np.linalg.eigvalsh(np.cov(self.x_train.T))[-1])
 
     def speciation_time(self) -> float:
+        """t_s = ½ ln Λ (Biroli et al., arXiv:2402.18491, speciation on real data); nan when Λ ≤ 1."""
         lam = self.top_eigenvalue()
         return 0.5 * math.log(lam) if lam > 1 else float("nan")   # t_s = ½ ln Λ
 
@@ -127,7 +128,10 @@ def train_score(data: TwoClassData, steps: int, seed: int = 0, batch: int = 256,
                 hidden: int = 256, t_min: float = 1e-3, t_max: float = 5.0, show_progress: bool = False,
                 device="cpu"):
     """Denoising score matching; returns (model, loss history). Random numbers are drawn on the
-    CPU from a seeded generator and moved to `device`, so a run is reproducible on any device."""
+    CPU from a seeded generator and moved to `device`, so a run is reproducible on any device.
+
+    Denoising score matching (Song et al., ICLR 2021) on the paper's forward OU process: an extension, the paper
+    trains no network."""
     if steps < 1 or batch < 1:
         raise UserError(f"steps and batch must be positive; got {steps}, {batch}")
     from common.progress import progress
@@ -170,7 +174,9 @@ def _dsm_step(model, opt, sched, x_all, batch, gen, lo, hi, t_min, t_max):
 def reverse_sample(model: ScoreNet, x_t: torch.Tensor, t0: float, n_steps: int, gen: torch.Generator,
                    t_end: float = 1e-3) -> torch.Tensor:
     """Euler-Maruyama for the reverse SDE from t0 to t_end on a geometric grid, then Tweedie's
-    denoiser E[X_0 | X_t] = (X_t + Δ_t s_θ)/e^{−t} at t_end."""
+    denoiser E[X_0 | X_t] = (X_t + Δ_t s_θ)/e^{−t} at t_end.
+
+    The backward SDE of Sec. V with the learned score."""
     ts = np.geomspace(t0, t_end, n_steps + 1)
     x = x_t.clone()
     for a, b in zip(ts[:-1], ts[1:]):
@@ -194,6 +200,8 @@ def cloning_curve(model: ScoreNet, data: TwoClassData, ts, n_start: int, n_steps
 
     Each start X_t gets n_clones reverse runs; the fraction of agreeing pairs among them,
     Σ_c k_c(k_c − 1)/(K(K − 1)), is an unbiased estimate of Σ_c P(c | X_t)².
+
+    Biroli et al. (arXiv:2402.18491), cloning with a learned score.
     """
     if n_clones < 2:
         raise UserError(f"n_clones must be >= 2; got {n_clones}")
@@ -218,7 +226,9 @@ def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, seed: int = 0,
                             return_se: bool = False):
     """The same curve for the exact *empirical* score of the training set (no network): the reverse
     process from X_t ends on training point i with probability P(i | X_t), so the class-agreement
-    probability is Σ_c (Σ_{i∈c} P(i | X_t))², averaged over noised images."""
+    probability is Σ_c (Σ_{i∈c} P(i | X_t))², averaged over noised images.
+
+    Biroli et al. (arXiv:2402.18491), cloning with the exact empirical score."""
     a = data.x_train; y = data.y_train
     a2 = (a * a).sum(-1)
     x0 = _starts(data, n_start, seed)

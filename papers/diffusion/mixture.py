@@ -26,12 +26,17 @@ LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def ou_decay(t):
-    """e^{−t}: how much of X_0 is left at time t."""
+    """e^{−t}: how much of X_0 is left at time t.
+
+    The forward kernel X_t = e^{−t}X_0 + √Δ_t Z of the paper's dX = −X dt + √2 dW (the official `forward_n.py`
+    integrates that SDE by Euler-Maruyama)."""
     return np.exp(-np.asarray(t, dtype=np.float64))
 
 
 def ou_delta(t):
-    """Δ_t = 1 − e^{−2t}, the variance the forward kernel adds (computed stably)."""
+    """Δ_t = 1 − e^{−2t}, the variance the forward kernel adds (computed stably).
+
+    The forward kernel of the paper's dX = −X dt + √2 dW."""
     return -np.expm1(-2.0 * np.asarray(t, dtype=np.float64))
 
 
@@ -116,7 +121,10 @@ class GaussianMixture:
         return self.means.shape[1]
 
     def at(self, t: float) -> "GaussianMixture":
-        """The exact marginal p_t: means e^{−t} m_k, variances 1 + (s_k − 1) e^{−2t}."""
+        """The exact marginal p_t: means e^{−t} m_k, variances 1 + (s_k − 1) e^{−2t}.
+
+        For the paper's pair, p_t = ½N(±μ_t, v_t I) with μ_t = μe^{−t}, v_t = 1 + (σ² − 1)e^{−2t} (the official
+        scripts write it for σ = 1)."""
         t = float(t)
         if t < 0:
             raise UserError(f"time must be >= 0; got {t}")
@@ -168,7 +176,9 @@ class GaussianMixture:
                 - 0.5 * self.d * (LOG_2PI + np.log(mix.variances))[None, :])
 
     def log_prob(self, x, t: float = 0.0) -> np.ndarray:
-        """ln p_t(x), by log-sum-exp over components."""
+        """ln p_t(x), by log-sum-exp over components.
+
+        The system entropy ΔS = ln p_start − ln p_end of Secs. IV-V is read from it."""
         pair = self.symmetric_pair()
         x, _ = self.points(x)
         if pair is not None:
@@ -192,7 +202,10 @@ class GaussianMixture:
         return r / r.sum(-1, keepdims=True)
 
     def score(self, x, t: float = 0.0) -> np.ndarray:
-        """∇ln p_t(x) = Σ_k P(k|x) (e^{−t} m_k − x) / v_k(t)."""
+        """∇ln p_t(x) = Σ_k P(k|x) (e^{−t} m_k − x) / v_k(t).
+
+        For the pair, ∇ln p_t = [μ_t tanh(μ_t·x/v_t) − x]/v_t: the score of the backward SDE (Sec. V;
+        `backward_n.py`)."""
         x, flat = self.points(x)
         pair = self.symmetric_pair()
         if pair is not None:
@@ -206,7 +219,9 @@ class GaussianMixture:
         return out[:, 0] if flat else out
 
     def hessian_log_prob(self, x, t: float = 0.0) -> np.ndarray:
-        """(n, d, d): ∇∇ln p_t = Σ_k r_k [u_k u_kᵀ − I/v_k] − s sᵀ with u_k = (m_k − x)/v_k."""
+        """(n, d, d): ∇∇ln p_t = Σ_k r_k [u_k u_kᵀ − I/v_k] − s sᵀ with u_k = (m_k − x)/v_k.
+
+        U's curvature at the origin (Sec. VI, t_S) is −I − 2 times this."""
         x, _ = self.points(x)
         mix = self.at(t)
         r = self.responsibilities(x, t)

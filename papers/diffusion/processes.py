@@ -67,7 +67,10 @@ class PathEntropy:
     @property
     def total_ito(self) -> np.ndarray:
         """ΔS_tot with the medium entropy as a left-point (Itô) sum: the broken discretisation
-        that drops the Stratonovich (Jacobian) term ∫∇·f dt of the path measure (a null)."""
+        that drops the Stratonovich (Jacobian) term ∫∇·f dt of the path measure (a null).
+
+        The λ = 0 end of the paper's λ-discretised path integral (Eq. (16)), whose Jacobian term e^{−λ∇·f dt} it
+        drops."""
         if self.medium_ito is None:
             raise UserError("simulate with ito=True to get the left-point medium entropy")
         return self.medium_ito + self.system
@@ -153,6 +156,9 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
     (the wrong noise scale) while the functionals stay those of the paper's process (unit
     temperature, the paper's p_t); `ito=True` also returns `medium_ito`, the left-point sum
     Σ −X_n·(X_{n+1} − X_n) = ΔS_E + ½Σ|ΔX|² (one extra accumulation per step).
+
+    Sec. IV: the forward paths and their ΔS_E, ΔS, ΔS_tot behind the integral fluctuation theorem (Fig. 2), the
+    histograms (Fig. 3) and the forward rates (Fig. 9); the official `forward_n.py`.
     """
     steps, dt = _check_grid(T, dt, n_paths)
     if not (noise_scale > 0 and math.isfinite(noise_scale)):
@@ -256,6 +262,10 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
     Euler steps with the drift x + 2·sampler_score, while the functionals stay those of `mix` (its
     f* in ΔS_E, its p_T and p_0 in ΔS): an approximate sampler's paths weighed as the exact
     process's paths, which breaks the fluctuation theorems (one more score per step).
+
+    Sec. V, Eqs. (54)-(64): the backward (generative) paths and their ΔS_E, ΔS, ΔS_tot behind the backward
+    fluctuation theorem (Fig. 7), the histograms (Fig. 8) and the backward rates (Fig. 10); the official
+    `backward_n.py`.
     """
     steps, dt = _check_grid(T, dt, n_paths)
     d = mix.d
