@@ -73,7 +73,9 @@ def _nested(f, Delta, Delta0, grid):
 # stationary theory
 # ---------------------------------------------------------------------------------------------
 def delta0(g: float, grid=None) -> float:
-    """The stationary variance Delta_0: Delta_0^2/2 = g^2 Var[Phi(sqrt(Delta_0) z)]; 0 for g <= 1."""
+    """The stationary variance Delta_0: Delta_0^2/2 = g^2 Var[Phi(sqrt(Delta_0) z)]; 0 for g <= 1.
+
+    Paper: the DMFT section (README maths (M4))."""
     check_params(g=g)
     if g <= 1.0:
         return 0.0
@@ -100,6 +102,8 @@ def static_delta0(g: float, grid=None) -> float:
 
     What a physicist gets without the dynamical theory: the field's variance closed on itself as if the
     input were static. It lies above the DMFT Delta_0 (by 10 % at g = 2, 16 % at g = 3); 0 for g <= 1.
+
+    Not the paper's: the competitor of claims `dmft-delta0-*`, `two-replica-saturates*` (README, controls).
     """
     check_params(g=g)
     if g <= 1.0:
@@ -115,6 +119,8 @@ def annealed_lyapunov(g: float, Delta0: float | None = None, grid=None) -> float
     The leading real part of -1 + J diag(phi'(x)) by the circular law, as if the Jacobian's slopes were
     independent of J (the annealed answer, exact for discrete-time maps, not for the flow); it ignores
     the temporal correlations that the Schrodinger problem of `lyapunov` keeps. Below onset it is g - 1.
+
+    Not the paper's: the competitor of claims `sim-lambda-vs-dmft-*`, `chaos-horizon-slope-*` (README, controls).
     """
     check_params(g=g)
     D = delta0(g, grid) if Delta0 is None else float(Delta0)
@@ -147,6 +153,8 @@ def stationary(g: float, tau_max: float = 40.0, dtau: float = 0.02, grid=None, n
     C_phi and C_phi' are tabulated on a Chebyshev grid in Delta and splined. The decaying solution
     is a separatrix; integration stops at Delta = 1e-6 Delta_0 and continues with the analytic tail
     exp(-kappa tau), kappa^2 = 1 - g^2 <phi'(sqrt(Delta_0) z)>^2.
+
+    Paper: the DMFT section, Delta(tau) against simulation (README maths (M4)).
     """
     check_params(g=g)
     grid = grid if grid is not None else gauss_grid()
@@ -193,6 +201,8 @@ def lyapunov(g: float, tau_max: float = 40.0, dtau: float = 0.02, stat: Stationa
 
     Returns lambda, the lowest `n_states` energies (E_1 should be ~0: the zero mode Delta'(tau))
     and the overlap of the first excited state with Delta'(tau).
+
+    Paper: the DMFT section, lambda from the mean-field theory (README maths (M5)).
     """
     check_params(g=g)
     if g <= 1.0:
@@ -220,6 +230,8 @@ def bivariate_phi(s1: float, s2: np.ndarray, c12: np.ndarray, nodes=None) -> np.
 
     u = sqrt(s1) z1, v = sqrt(s2) (r z1 + sqrt(1 - r^2) z2) with r the correlation; a tensor
     product rule over (z1, z2). Vectorised over s2 and c12.
+
+    The kernel <phi(x_a(n)) phi(x_b(m))> of the two-replica DMFT (README maths (M6)).
     """
     z, w = nodes if nodes is not None else gauss_grid(61, 8.0)
     s2 = np.asarray(s2, dtype=np.float64)
@@ -261,6 +273,9 @@ def two_replica(g: float, eta: float, T: float = 10.0, dt: float = 0.02, s0: flo
     (n_t+1)^2 matrices suffice. With R(n, m) = <gamma(n) x(m)>:
         R(n, m+1) = (1-dt) R(n, m) + dt G(n, m),     C(n+1, m) = (1-dt) C(n, m) + dt R(n, m).
     Memory: 4 (T/dt)^2 doubles (10 MB at T=10, dt=0.01).
+
+    Paper: the two-replica DMFT section and its D(t) figure (README maths (M6)); official `total.py`,
+    solved exactly instead of by its Monte-Carlo fixed point.
     """
     check_params(g=g, dt=dt, eta=eta)
     if T <= 0 or s0 < 0:

@@ -68,6 +68,8 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     `fused=False` takes BLAS's products instead of the fused pair kernel (kernels.py); the two agree
     to summation order. With `record_every > 0` the states are also recorded every that many steps during the
     averaging window and returned in `extra["states"]` (shape (R, K, N)) for autocorrelations.
+
+    Paper: the largest Lyapunov exponent against g figure (README maths (M7)); official `lledian.py`.
     """
     check_params(N=J.shape[-1], dt=dt)
     if method not in ("two-trajectory", "tangent"):
@@ -154,6 +156,8 @@ def spectrum(J: np.ndarray, x0: np.ndarray, k: int, dt: float = DT, t_transient:
     k orthonormal tangent vectors follow D_t; every `t_ons` they are re-orthonormalised and
     ln|R_ii| accumulated. The first `t_ons_transient` of tangent evolution is discarded so the
     vectors align with the covariant directions. `running` has shape (R, k).
+
+    Not in the paper (a diagnostic): QR as in RainerEngelken/RNN-LyapunovSpectra (README maths (M7)).
     """
     N = J.shape[-1]
     check_params(N=N, dt=dt)
@@ -192,11 +196,15 @@ def spectrum(J: np.ndarray, x0: np.ndarray, k: int, dt: float = DT, t_transient:
 
 
 def euler_exponent_linear(mu: complex | np.ndarray, dt: float = DT):
-    """Exponent of the linear Euler map around x = 0 for an eigenvalue mu of J: ln|1 - dt + dt mu|/dt."""
+    """Exponent of the linear Euler map around x = 0 for an eigenvalue mu of J: ln|1 - dt + dt mu|/dt.
+
+    Paper: the exponent below onset, g - 1 for the flow (README maths (M7))."""
     return np.log(np.abs(1 - dt + dt * np.asarray(mu))) / dt
 
 
 def quiescent_exponent(J: np.ndarray, dt: float = DT) -> float:
-    """Largest exponent of the fixed point x = 0 (the g < 1 attractor): max over eigenvalues of J."""
+    """Largest exponent of the fixed point x = 0 (the g < 1 attractor): max over eigenvalues of J.
+
+    Paper: the exponent below onset in the largest Lyapunov exponent against g figure (README maths (M7))."""
     mu = np.linalg.eigvals(J)
     return float(np.max(euler_exponent_linear(mu, dt)))

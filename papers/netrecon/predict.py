@@ -23,7 +23,9 @@ from .rnn import DT, check_params, euler_step, transposed
 
 
 def distance(xT: np.ndarray, xS: np.ndarray) -> np.ndarray:
-    """D = (1/N) ||x_T - x_S||^2 over the last axis."""
+    """D = (1/N) ||x_T - x_S||^2 over the last axis.
+
+    Paper: the two-replica DMFT against simulation figure, D(t) (README maths (M6)); official `total.py`."""
     return np.mean((xT - xS) ** 2, axis=-1)  # D(t) = (1/N) sum_i (x_i^T - x_i^S)^2
 
 
@@ -38,7 +40,9 @@ def relative_error(D: np.ndarray, teacher_ms: np.ndarray) -> np.ndarray:
 
 
 def first_crossing(rms: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
-    """First time along axis 0 at which `rms` reaches `delta` (linear interpolation); NaN if never."""
+    """First time along axis 0 at which `rms` reaches `delta` (linear interpolation); NaN if never.
+
+    Paper: the prediction horizon T_pd (README maths (M8)), measured instead of computed from the formula."""
     above = rms >= delta
     hit = above.any(axis=0)
     i = np.argmax(above, axis=0)
@@ -57,6 +61,8 @@ def run_pair(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_max: float, dt: fl
 
     Returns times t, D (n_rec, S, K) and, with a tolerance delta, T_pd (S, K): the first time the
     RMS distance sqrt(D) reaches delta. Stops early once every pair has crossed.
+
+    Paper: the teacher-student trajectory and T_pd against eta figures (README maths (M8)).
     """
     check_params(N=J.shape[-1], dt=dt)
     if t_max <= 0 or record_every < 1:
@@ -100,7 +106,9 @@ def run_pair(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_max: float, dt: fl
 
 
 def fit_log_slope(eta: np.ndarray, T_pd: np.ndarray) -> dict:
-    """Least-squares line T_pd = a + b ln(1/eta); b estimates 1/lambda. Returns b, a, R^2, lambda_fit = 1/b."""
+    """Least-squares line T_pd = a + b ln(1/eta); b estimates 1/lambda. Returns b, a, R^2, lambda_fit = 1/b.
+
+    Paper: the T_pd against eta figure, T_pd linear in ln(1/eta) with slope 1/lambda (README maths (M8))."""
     x = np.log(1.0 / np.asarray(eta, dtype=np.float64))
     y = np.asarray(T_pd, dtype=np.float64)
     ok = np.isfinite(y)
@@ -115,7 +123,9 @@ def fit_log_slope(eta: np.ndarray, T_pd: np.ndarray) -> dict:
 def fit_power_law(eta: np.ndarray, T_pd: np.ndarray) -> dict:
     """The competing power law T_pd = A eta^-b: a line ln T_pd = ln A + b ln(1/eta) fitted by least
     squares, and its R^2 on T_pd itself (1 - sum (T - A eta^-b)^2 / sum (T - mean T)^2), so that it
-    compares with `fit_log_slope`'s R^2 of the logarithmic law on the same numbers."""
+    compares with `fit_log_slope`'s R^2 of the logarithmic law on the same numbers.
+
+    Not the paper's: the competitor of claim `chaos-horizon-linear-g3` (README, controls)."""
     x = np.log(1.0 / np.asarray(eta, dtype=np.float64))
     y = np.asarray(T_pd, dtype=np.float64)
     ok = np.isfinite(y) & (y > 0)
@@ -128,19 +138,26 @@ def fit_power_law(eta: np.ndarray, T_pd: np.ndarray) -> dict:
 
 
 def one_step_error(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, dt: float = DT) -> np.ndarray:
-    """eps = ||x_S(1) - x_T(1)|| from identical states (Euclidean norm over units), per state."""
+    """eps = ||x_S(1) - x_T(1)|| from identical states (Euclidean norm over units), per state.
+
+    Paper: the one-step error against eta figure (README maths (M8)); official `eta and T.py`."""
     x0 = np.atleast_2d(x0)
     return np.linalg.norm(euler_step(x0, transposed(JS), dt) - euler_step(x0, transposed(J), dt), axis=-1)
 
 
 def one_step_theory(N: int, g: float, eta, phi2: float, dt: float = DT):
-    """eps ~ dt sqrt(2 N g^2 (1 - rho) <phi^2>), rho = sqrt(1 - eta^2), <phi^2> over the states."""
+    """eps ~ dt sqrt(2 N g^2 (1 - rho) <phi^2>), rho = sqrt(1 - eta^2), <phi^2> over the states.
+
+    The law behind the one-step error against eta figure (README maths (M8); derived in the reference
+    notes, not read from the paper)."""
     rho = np.sqrt(1.0 - np.asarray(eta, dtype=np.float64) ** 2)
     return dt * np.sqrt(2.0 * N * g**2 * (1.0 - rho) * phi2)  # eps = dt sqrt(2 N g^2 (1-rho) <phi^2>)
 
 
 def horizon_formula(lam: float, delta: float, eps) -> np.ndarray:
-    """The paper's T_pd = lambda^{-1} ln(delta / eps) (delta and eps as Euclidean norms)."""
+    """The paper's T_pd = lambda^{-1} ln(delta / eps) (delta and eps as Euclidean norms).
+
+    Paper: the T_pd formula (README maths (M8)); official `eta and T.py`, `3pT.py`."""
     return np.log(delta / np.asarray(eps)) / lam  # T_pd = ln(delta/eps) / lambda
 
 
@@ -155,6 +172,8 @@ def mismatch_rate(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_total: float,
     Because teacher and student are different systems, the mismatch dt (J - J_S) tanh(x_T) enters
     every step with a size of the order of the one-step error itself, so the "rate" is about
     ln(1 + |forcing| / eps) / dt, of order ln(2)/dt, not lambda. Returns {"rate": (K,), "eps": (K,)}.
+
+    Official `dp.py` (README maths (M9), erratum 2).
     """
     xT = np.atleast_2d(np.array(x0, dtype=np.float64))
     JT, JST = transposed(J), transposed(JS)

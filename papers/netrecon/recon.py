@@ -31,6 +31,8 @@ def transitions(traj: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
     """Regressors X = tanh(x_t) and targets Y = (x_{t+1} - (1-dt) x_t)/dt, as (P, N) matrices.
 
     `traj` has shape (T+1, ..., N): time first, any batch axes, units last.
+
+    Paper: the reconstruction section's teacher-forced loss, linear in W (README maths (M3)).
     """
     check_params(dt=dt)
     if traj.ndim < 2 or traj.shape[0] < 2:
@@ -70,6 +72,8 @@ def fit_least_squares(traj: np.ndarray, dt: float, ridge: float = 0.0, chunk: in
 
     The normal equations are accumulated over chunks of samples, so memory is O(N^2) whatever
     the data size. `ridge` is relative to the number of samples P.
+
+    Paper: the reconstruction section, solved in closed form (README maths (M3)).
     """
     if ridge < 0:
         raise UserError(f"ridge={ridge} is negative; use ridge >= 0")
@@ -99,7 +103,9 @@ def fit_least_squares(traj: np.ndarray, dt: float, ridge: float = 0.0, chunk: in
 # the paper's optimiser
 # ---------------------------------------------------------------------------------------------
 def windows(traj: np.ndarray, length: int, n_windows: int) -> np.ndarray:
-    """Cut the first `length * n_windows` steps of each trajectory into windows: (M, length, N)."""
+    """Cut the first `length * n_windows` steps of each trajectory into windows: (M, length, N).
+
+    Official training scripts: windows ("chunks") of 4 steps (README maths (M3))."""
     T1 = traj.shape[0]
     if length * n_windows > T1:
         raise UserError(f"{n_windows} windows of {length} steps need {length * n_windows} time points; "
@@ -114,6 +120,8 @@ def adam_init(N: int, generator=None, init: str = "uniform") -> np.ndarray:
 
     `fit_adam` starts from exactly this draw of `generator`, so it is also the untrained student
     of the Adam protocol (the control of the reconstruction claims).
+
+    Official training scripts: W = torch.rand(N, N) (README maths (M3)).
     """
     import torch
 
@@ -132,6 +140,9 @@ def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_si
     Each window's first state is copied (zero loss), every later state is predicted one step
     ahead from the observed previous one, and the loss is the MSE over the window. Returns W and
     a history with the loss per epoch (and d_W per epoch when `J_true` is given).
+
+    Paper: the reconstruction section and its training-curve and W-J scatter figures; official training
+    scripts (README maths (M3)).
     """
     import torch
 
@@ -170,7 +181,9 @@ def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_si
 # metrics
 # ---------------------------------------------------------------------------------------------
 def d_W(W: np.ndarray, J: np.ndarray) -> float:
-    """The paper's weight distance d_W = mean_ij (W_ij - J_ij)^2 (diagonal included)."""
+    """The paper's weight distance d_W = mean_ij (W_ij - J_ij)^2 (diagonal included).
+
+    Paper: the reconstruction section's weight distance (README maths (M3))."""
     return float(np.mean((W - J) ** 2))  # d_W = (1/N^2) sum_ij (W_ij - J_ij)^2
 
 
@@ -180,7 +193,9 @@ def rel_frobenius(W: np.ndarray, J: np.ndarray) -> float:
 
 
 def pearson_r(W: np.ndarray, J: np.ndarray, off_diagonal: bool = True) -> float:
-    """Pearson correlation of the entries of W and J (off-diagonal entries by default)."""
+    """Pearson correlation of the entries of W and J (off-diagonal entries by default).
+
+    Scores the W-J scatter figure (claims `adam-reconstruction-*`)."""
     if off_diagonal:
         mask = ~np.eye(J.shape[-1], dtype=bool)
         W, J = W[mask], J[mask]
@@ -193,7 +208,9 @@ def _var_entries(N: int, g: float, zero_diag: bool) -> float:
 
 
 def dW_from_eta(eta, g: float, N: int, zero_diag: bool = True):
-    """Expected d_W of the student sqrt(1-eta^2) J + eta J': 2 (1 - sqrt(1 - eta^2)) <J_ij^2>."""
+    """Expected d_W of the student sqrt(1-eta^2) J + eta J': 2 (1 - sqrt(1 - eta^2)) <J_ij^2>.
+
+    Paper: the map between d_W and eta (README maths (M2)); official `eta and dw.py`."""
     eta = np.asarray(eta, dtype=np.float64)
     if np.any((eta < 0) | (eta > 1)):
         raise UserError("eta must lie in [0, 1]")
@@ -205,6 +222,8 @@ def eta_from_dW(dW, g: float, N: int, zero_diag: bool = True):
 
     rho = 1 - d_W / (2 <J_ij^2>), eta = sqrt(1 - rho^2). It assumes W has J's variance and an
     isotropic Gaussian error; d_W beyond 2 <J_ij^2> (rho < 0) has no eta and gives NaN.
+
+    Paper: the map between d_W and eta (README maths (M2)); official `eta and dw.py`, `3pT.py`.
     """
     check_params(N=N, g=g)
     dW = np.asarray(dW, dtype=np.float64)

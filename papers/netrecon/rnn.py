@@ -57,7 +57,9 @@ def check_memory(n_bytes: float, what: str = "trajectory") -> None:
 # couplings
 # ---------------------------------------------------------------------------------------------
 def make_J(N: int, g: float, rng: np.random.Generator, zero_diag: bool = True, batch: int | None = None) -> np.ndarray:
-    """Random couplings J_ij ~ N(0, g^2/N) with J_ii = 0 (shape (N, N), or (batch, N, N))."""
+    """Random couplings J_ij ~ N(0, g^2/N) with J_ii = 0 (shape (N, N), or (batch, N, N)).
+
+    Paper: the model (abstract; README maths (M1)); official `lledian.py` and the data generators."""
     check_params(N=N, g=g)
     shape = (N, N) if batch is None else (int(batch), N, N)
     J = rng.standard_normal(shape) * (g / math.sqrt(N))  # J_ij ~ N(0, g^2/N)
@@ -71,6 +73,8 @@ def perturb(J: np.ndarray, eta: float, g: float, rng: np.random.Generator, zero_
     """The theory's student: J_S = sqrt(1 - eta^2) J + eta J' with J' an independent copy of J.
 
     `eta` may be a 1-d array; the result then has a leading axis over eta (shape (len(eta), N, N)).
+
+    Paper: the two-replica DMFT section's student (README maths (M2)); official `total.py`.
     """
     eta_arr = np.atleast_1d(np.asarray(eta, dtype=np.float64))
     for e in eta_arr:
@@ -82,7 +86,9 @@ def perturb(J: np.ndarray, eta: float, g: float, rng: np.random.Generator, zero_
 
 
 def spectral_radius(J: np.ndarray) -> float:
-    """Largest |eigenvalue| of J (circular law: close to g for large N)."""
+    """Largest |eigenvalue| of J (circular law: close to g for large N).
+
+    Circular law behind the g < 1 exponent g - 1 (README maths (M7))."""
     return float(np.max(np.abs(np.linalg.eigvals(J))))
 
 
@@ -95,17 +101,23 @@ def transposed(J: np.ndarray) -> np.ndarray:
 
 
 def vector_field(x: np.ndarray, JT: np.ndarray) -> np.ndarray:
-    """dx/dt = -x + J tanh(x) for row states; `JT` is J transposed."""
+    """dx/dt = -x + J tanh(x) for row states; `JT` is J transposed.
+
+    The continuous model of README maths (M1); official `Runge-Kutta dynamics/2train.py` (RK4 variant)."""
     return -x + np.tanh(x) @ JT  # -x + J phi(x)
 
 
 def euler_step(x: np.ndarray, JT: np.ndarray, dt: float) -> np.ndarray:
-    """The paper's map x_{t+1} = (1 - dt) x_t + dt J tanh(x_t)."""
+    """The paper's map x_{t+1} = (1 - dt) x_t + dt J tanh(x_t).
+
+    Paper: the model (README maths (M1)); official `lledian.py`, the data generators and training scripts."""
     return (1.0 - dt) * x + dt * (np.tanh(x) @ JT)  # x_{t+1} = (1-dt) x_t + dt J phi(x_t)
 
 
 def rk4_step(x: np.ndarray, JT: np.ndarray, dt: float) -> np.ndarray:
-    """One classical Runge-Kutta step of dx/dt = f(x) (each stage scaled by dt exactly once)."""
+    """One classical Runge-Kutta step of dx/dt = f(x) (each stage scaled by dt exactly once).
+
+    The RK4 variant of the official code (`Runge-Kutta dynamics/`), without its erratum 1 (README)."""
     k1 = vector_field(x, JT)
     k2 = vector_field(x + 0.5 * dt * k1, JT)
     k3 = vector_field(x + 0.5 * dt * k2, JT)
@@ -122,6 +134,8 @@ def simulate(J: np.ndarray, x0: np.ndarray, n_steps: int, dt: float = DT, method
 
     The result has shape (n_steps // record_every + 1, *x0.shape) and starts with x0; with
     `record=False` only the final state is returned.
+
+    Iterates README maths (M1) (the paper's Euler map, or `rk4_step` for the ODE).
     """
     N = J.shape[-1]
     check_params(N=N, dt=dt)

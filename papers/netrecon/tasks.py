@@ -24,7 +24,9 @@ from .predict import relative_error
 def autocorrelation(states: np.ndarray, max_lag: int, per_trajectory: bool = False) -> np.ndarray:
     """Delta(k) = <x_i(t) x_i(t+k)> averaged over t, units and trajectories; states (R, K, N).
 
-    With `per_trajectory` the trajectories are kept apart: shape (max_lag + 1, K)."""
+    With `per_trajectory` the trajectories are kept apart: shape (max_lag + 1, K).
+
+    Paper: the DMFT section's Delta(tau), measured on simulations (README maths (M4))."""
     states = np.asarray(states, dtype=np.float64)
     R = states.shape[0]
     if max_lag >= R:
@@ -69,7 +71,10 @@ def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, 
                   t_align: float = 0.0, dt: float = rnn.DT, method: str = "two-trajectory",
                   record_dt: float = 0.0, max_lag_time: float = 0.0, dtype: str = "float64",
                   fused: bool = True) -> dict:
-    """lambda of one network (several initial states), optional autocorrelation Delta_sim(tau)."""
+    """lambda of one network (several initial states), optional autocorrelation Delta_sim(tau).
+
+    Paper: the largest Lyapunov exponent against g figure and, with states recorded, Delta(tau) of the
+    DMFT section (README maths (M7), (M4))."""
     J, rng = network(N, g, seed, "lyap")
     x0 = rng.standard_normal((n_traj, N))
     rec = int(round(record_dt / dt)) if record_dt else 0
@@ -89,7 +94,9 @@ def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, 
 
 
 def trajectories_task(N: int, g: float, seed: int, t_max: float, n_show: int, dt: float = rnn.DT) -> dict:
-    """A few units of one teacher trajectory from x0 ~ N(0, I) (for plots)."""
+    """A few units of one teacher trajectory from x0 ~ N(0, I) (for plots).
+
+    Paper: the teacher-trajectory figure (15 units at g = 0.8 and 2)."""
     J, rng = network(N, g, seed, "traj")
     x = rnn.simulate(J, rng.standard_normal(N), int(round(t_max / dt)), dt=dt, record_every=10)
     return {"t": np.arange(x.shape[0]) * 10 * dt, "x": x[:, :n_show], "g": g}
@@ -100,6 +107,8 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
     """T_pd for students sqrt(1-eta^2) J + eta J' over a grid of eta, and lambda of the same network.
 
     The teacher first relaxes for t_burn onto its attractor; all students start from that state.
+
+    Paper: the T_pd against eta and one-step error against eta figures (README maths (M8)).
     """
     J, rng = network(N, g, seed, "horizon")
     etas = np.asarray(etas, dtype=np.float64)
@@ -135,6 +144,8 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
     (NaN -> ctrl_t_horizon: never crossed). Below onset every state decays to x = 0, so the error of
     any student decays with it: only the error relative to the teacher's state tells a student that
     learned J from one that did not.
+
+    Paper: the teacher-student error figure at g = 0.8 (README maths (M8)).
     """
     J, rng = network(N, g, seed, "quiescent")
     JS = rnn.perturb(J, eta, g, rng)
@@ -158,7 +169,9 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
 
 
 def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: float, dt: float = rnn.DT) -> dict:
-    """Simulated D(t) for teacher J and student sqrt(1-eta^2) J + eta J' from x0 ~ N(0, I)."""
+    """Simulated D(t) for teacher J and student sqrt(1-eta^2) J + eta J' from x0 ~ N(0, I).
+
+    Paper: the two-replica DMFT against simulation figure (README maths (M6))."""
     J, rng = network(N, g, seed, "pair", float(eta))
     JS = rnn.perturb(J, eta, g, rng)
     res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=T, dt=dt, record_every=5)
@@ -168,7 +181,10 @@ def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: fl
 def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noise: float, ridge: float,
                    t_burn: float, n_x0: int, t_max: float, delta: float, t_lyap: float,
                    t_align: float = 0.0, dt: float = rnn.DT) -> dict:
-    """d_W and T_pd against the number of observed trajectories (ridge least squares, noisy data)."""
+    """d_W and T_pd against the number of observed trajectories (ridge least squares, noisy data).
+
+    Paper: the effective prediction time against data size figure (README maths (M3), (M8));
+    official `Effective prediction time/`."""
     J, rng = network(N, g, seed, "datasize")
     n_max = max(n_trajs)
     traj = rnn.simulate(J, rng.standard_normal((n_max, N)), n_steps, dt=dt)  # (T+1, n_max, N)
@@ -192,7 +208,9 @@ def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noi
 
 
 def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) -> dict:
-    """The two-replica DMFT D(t) (a task, so several (g, eta) run in parallel)."""
+    """The two-replica DMFT D(t) (a task, so several (g, eta) run in parallel).
+
+    Paper: the two-replica DMFT section (README maths (M6))."""
     r = dmft.two_replica(g, eta, T=T, dt=dt, n_nodes=n_nodes)
     return {"g": g, "eta": eta, "t": r.t, "D": r.D, "C_TT": r.C_TT}
 
@@ -205,6 +223,8 @@ def mismatch_task(N: int, g: float, seed: int, eta: float, t_total: float, t_dis
     x0 ~ N(0, I) with no transient, the student is pulled back every step to the one-step error
     eps = ||x_S(1) - x_T(1)||, and the first `t_discard` of the `t_total` run is dropped. The rate
     with a fixed eps = 1e-6 is logged too, to show that the "rate" depends on eps (it is no exponent).
+
+    Official `dp.py` (README maths (M9), erratum 2).
     """
     J, rng = network(N, g, seed, "mismatch")
     JS = rnn.perturb(J, eta, g, rng)
@@ -217,7 +237,9 @@ def mismatch_task(N: int, g: float, seed: int, eta: float, t_total: float, t_dis
 
 
 def spectrum_task(N: int, g: float, seed: int, k: int, t_average: float, dt: float = rnn.DT) -> dict:
-    """The k largest exponents of one network by QR, with running estimates."""
+    """The k largest exponents of one network by QR, with running estimates.
+
+    A diagnostic, not in the paper (README maths (M7))."""
     J, rng = network(N, g, seed, "spectrum")
     r = lyap.spectrum(J, rng.standard_normal(N), k, dt=dt, t_transient=20.0, t_ons_transient=10.0,
                       t_average=t_average, t_ons=0.5, rng=rng)
