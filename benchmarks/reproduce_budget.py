@@ -35,9 +35,9 @@ def summarize(results: Path, step_s: dict, budget_s: float, profile: str = "quic
     papers' own runs (data, report, start-up of each paper's run)."""
     from common.claims import summary
     from common.readme import Run
-    from common.reproduce import registered_papers
+    from common.runner.registry import papers
 
-    runs = {paper: Run(paper, profile, root=results) for paper in registered_papers()}
+    runs = {paper: Run(paper, profile, root=results) for paper in papers()}
     papers = {p: {"wall_s": r.manifest["wall_s"], "verdicts": summary(r.table)} if r.ok else {"wall_s": None, "verdicts": None}
               for p, r in runs.items()}
     total = sum(step_s.values())

@@ -26,11 +26,12 @@ import uuid
 from contextlib import contextmanager
 
 from .errors import UserError
+from .threads import one_thread, single_thread_env
 
 ENV = "REPRO_CLUSTER"
 CONNECT_TIMEOUT_S = 5.0
 _clients: dict = {}
-_task_lock = threading.Lock()  # one task at a time in a worker process (torch and numpy keep global state)
+task_lock = threading.Lock()  # one task at a time in a worker process (torch and numpy keep global state)
 _warned: set = set()
 
 
@@ -99,9 +100,7 @@ def close_all() -> None:
 def call_task(fn, kwargs: dict):
     """`fn(**kwargs)` on a worker as the local pool runs it: one BLAS thread (and one torch thread,
     also for a torch imported by the task), one task at a time in this process."""
-    from .parallel import one_thread, single_thread_env
-
-    with _task_lock, single_thread_env(), one_thread():
+    with task_lock, single_thread_env(), one_thread():
         return fn(**kwargs)
 
 
@@ -162,7 +161,7 @@ class FanoutProgress:
 # --------------------------------------------------------------------------------------------
 # submitting
 # --------------------------------------------------------------------------------------------
-def _check_workers(client) -> None:
+def check_workers(client) -> None:
     """A worker with several threads would run tasks side by side in one process: warn once (tasks then queue)."""
     try:
         threads = client.nthreads()
@@ -258,7 +257,7 @@ def map_tasks(client, fn, tasks: list[dict], desc: str | None = None) -> list:
     tasks = list(tasks)
     if not tasks:
         return []
-    _check_workers(client)
+    check_workers(client)
     futures = submit_all(client, fn, tasks, desc)
     try:
         return gather(client, futures, desc)

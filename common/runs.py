@@ -2,7 +2,7 @@
 
 A run directory holds `manifest.json` (git SHA and dirty flag, parameters, seed, library versions,
 device record, start/end, checksums of input data), `metrics.json`, `figures/` and the executed
-notebooks. Every write is atomic. The runner (`common.reproduce`) writes into a staging directory
+notebooks. Every write is atomic. The runner (`common.reproduce`, `common/runner/`) writes into a staging directory
 and swaps it in only when every notebook succeeded, so a failed run never damages the last good one.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Run:
             seed_everything(seed)
         set_theme()
         run = cls(paper, profile, directory, info, seed)
-        run._update_manifest(params=params or {})
+        run.update_manifest(params=params or {})
         return run
 
     @property
@@ -87,7 +87,9 @@ class Run:
         return self.device_info.device if self.device_info else torch.device("cpu")
 
     # -- writing ---------------------------------------------------------------------------
-    def _update_manifest(self, params: dict | None = None, **fields) -> None:
+    def update_manifest(self, params: dict | None = None, **fields) -> None:
+        """Merge into `manifest.json`: provenance (git, versions, device, seed) refreshed, `params` merged into
+        its `parameters`, every other field set; written atomically. The runner records its own fields here."""
         path = self.dir / "manifest.json"
         man = read_json(path, default={}) or {}
         man.setdefault("paper", self.paper)
@@ -143,4 +145,4 @@ class Run:
         known = {i["path"]: i for i in man.get("inputs", [])}
         for item in items:
             known[str(item["path"])] = dict(item, path=str(item["path"]))
-        self._update_manifest(inputs=sorted(known.values(), key=lambda i: i["path"]))
+        self.update_manifest(inputs=sorted(known.values(), key=lambda i: i["path"]))

@@ -1,9 +1,13 @@
+import sys
+import types
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from common import paths
+from common.errors import UserError
+from common.profiles import resolve
 
 TOY_CLAIMS = """
 paper: {title: "Toy paper", url: "https://example.org/toy"}
@@ -44,6 +48,21 @@ def make_notebook(path: Path, params: str = PARAMS, body: str = BODY) -> None:
     nbformat.write(nb, path)
 
 
+def toy_config() -> types.ModuleType:
+    """The toy paper's `config` module, keeping the contract: PROFILES, get_config, preflight (which refuses
+    x above 100, as a paper refuses a run whose data is missing)."""
+    config = types.ModuleType("papers.toy.config")
+    config.PROFILES = {"smoke": {"x": 2.0}, "quick": {"x": 2.0}, "full": {"x": 2.0}}
+    config.get_config = lambda profile, **params: resolve(config.PROFILES, profile, **params)
+
+    def preflight(cfg):
+        if cfg.x > 100:
+            raise UserError(f"x = {cfg.x:g} needs the toy's large data; run `make data DATASETS=toy`")
+
+    config.preflight = preflight
+    return config
+
+
 @pytest.fixture
 def toy_repo(tmp_path, monkeypatch):
     """A repository holding one toy paper, with results in tmp_path/results."""
@@ -55,6 +74,7 @@ def toy_repo(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PAPERS", papers)
     monkeypatch.setattr(paths, "NOTEBOOKS", notebooks)
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setitem(sys.modules, "papers.toy.config", toy_config())
     return tmp_path
 
 
@@ -71,7 +91,7 @@ def check_smoke_run():
     """Asserts that `out` holds a complete smoke run of `paper`: metrics, every claim judged, every notebook, figures."""
     from common.claims import load_claims, read_claims_table
     from common.io import read_json
-    from common.reproduce import notebooks
+    from common.runner.registry import notebooks
 
     def check(paper: str, out: Path, seed: int | None = None) -> None:
         metrics = read_json(out / "metrics.json")

@@ -15,6 +15,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from common import cluster, paths, reproduce  # noqa: E402
+from common.runner import execute  # noqa: E402
 from common.io import read_json  # noqa: E402
 from common.parallel import pmap  # noqa: E402
 
@@ -54,9 +55,9 @@ def netrecon_tasks(N=100, t_average=5.0, n=4):
 
 
 def test_pmap_on_the_cluster_equals_the_local_pool_bitwise(on_cluster, monkeypatch, capsys):
-    from papers.acl import experiments as acl
+    from papers.acl import synthetic_replicates as acl
     from papers.acl.config import get_config
-    from papers.netrecon import experiments as netrecon
+    from papers.netrecon import tasks as netrecon
 
     cfg = vars(get_config("smoke"))
     acl_tasks = [dict(cfg_dict=cfg, mix="ring", r=0, seed=0, model=m) for m in ("gan", "ae")]
@@ -71,7 +72,7 @@ def test_pmap_on_the_cluster_equals_the_local_pool_bitwise(on_cluster, monkeypat
 
 
 def test_a_worker_killed_mid_sweep_is_rerun_and_changes_nothing(on_cluster, local_cluster, capsys):
-    from papers.netrecon import experiments as netrecon
+    from papers.netrecon import tasks as netrecon
 
     client = cluster.current()
     client.wait_for_workers(2, timeout=60)
@@ -104,7 +105,7 @@ def test_seeds_fan_out_gives_the_claims_tables_of_a_local_run(toy_repo, local_cl
     monkeypatch.setenv("REPRO_PROFILE", os.environ.get("REPRO_PROFILE", "quick"))
     cmd = ["toy", "--profile", "smoke", "--seeds", "0", "1", "--quiet"]
     with monkeypatch.context() as m:   # the local reference in this process; the cluster's runs in real kernels
-        m.setattr(reproduce, "execute", in_process_executor([]))
+        m.setattr(execute, "run_notebook", in_process_executor([]))
         assert reproduce.main([*cmd, "--results", str(toy_repo / "local")]) == 0
     assert reproduce.main([*cmd, "--results", str(toy_repo / "dask"), "--cluster", local_cluster.scheduler_address]) == 0
     local, dask = toy_repo / "local" / "toy" / "smoke", toy_repo / "dask" / "toy" / "smoke"
@@ -141,9 +142,9 @@ def test_an_unreachable_scheduler_is_one_line_and_writes_nothing(toy_repo, monke
 
 def test_an_absent_device_from_the_environment_writes_nothing(toy_repo, in_process, monkeypatch, capsys):
     """REPRO_DEVICE=cuda on a machine without one: one line, exit 2, not even a lock file."""
-    from common.device import _available
+    import torch
 
-    if _available("cuda"):
+    if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
     monkeypatch.setenv("REPRO_DEVICE", "cuda")
     with pytest.raises(SystemExit) as exc:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from common import paths
-from common.reproduce import registered_papers
+from common.runner import registry
 
 spec = importlib.util.spec_from_file_location("reproduce_budget", paths.REPO / "benchmarks" / "reproduce_budget.py")
 budget = importlib.util.module_from_spec(spec)
@@ -25,7 +25,7 @@ def _run(root, paper, wall, status="ok"):
 
 
 def test_every_paper_complete_sums_their_walls_and_judges_the_total_against_the_budget(tmp_path):
-    papers = registered_papers()
+    papers = registry.papers()
     for i, p in enumerate(papers):
         _run(tmp_path, p, 100.0 + i)
     steps = {"data": 3.0, "papers": sum(100.0 + i for i in range(len(papers))) + 12.0, "report": 5.0}
@@ -41,7 +41,7 @@ def test_every_paper_complete_sums_their_walls_and_judges_the_total_against_the_
 
 
 def test_a_missing_or_failed_paper_is_never_within_budget(tmp_path):
-    first, second, *_ = registered_papers()
+    first, second, *_ = registry.papers()
     _run(tmp_path, first, 50.0)
     _run(tmp_path, second, 60.0, status="failed")
     res = budget.summarize(tmp_path, {"papers": 120.0}, budget_s=1800)

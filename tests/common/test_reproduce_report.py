@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from common import paths, report, reproduce
+from common.runner import execute, params
 from common.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, read_claims_table
 from common.io import read_json
 
@@ -49,11 +50,11 @@ def test_toy_paper_runs_and_is_judged(toy_repo, capsys):
 
 
 def test_failed_run_keeps_previous_complete_run(toy_repo, monkeypatch, in_process_executor):
-    kernel = reproduce.execute
+    kernel = execute.run_notebook
     with monkeypatch.context() as m:   # the complete run in this process; the failing one in a real kernel
-        m.setattr(reproduce, "execute", in_process_executor([]))
+        m.setattr(execute, "run_notebook", in_process_executor([]))
         assert reproduce.main(["toy", "--profile", "smoke", "--quiet"]) == 0
-    assert reproduce.execute is kernel
+    assert execute.run_notebook is kernel
     good = paths.run_dir("toy", "smoke")
     before = (good / "metrics.json").read_text()
     assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "-p", "fail=true", "-p", "x=9"]) == 1
@@ -85,7 +86,7 @@ def test_user_errors_are_one_line_exit_2_and_write_nothing(toy_repo, capsys, arg
 
 
 def test_parse_value_types():
-    assert [reproduce.parse_value(v) for v in ("3", "0.5", "1e-3", "true", "None", "[1, 2]", "abc")] == [3, 0.5, 1e-3, True, None, [1, 2], "abc"]
+    assert [params.parse_value(v) for v in ("3", "0.5", "1e-3", "true", "None", "[1, 2]", "abc")] == [3, 0.5, 1e-3, True, None, [1, 2], "abc"]
 
 
 def test_cli_entry_point_exit_code():

@@ -9,6 +9,8 @@ import time
 import pytest
 
 from common import io, paths, profiles, report, reproduce
+from common.errors import UserError
+from common.runner import cli, execute, lock, params, registry
 from common.io import read_json
 
 CMD = ["toy", "--profile", "smoke", "--quiet"]
@@ -38,23 +40,41 @@ def test_bad_values_stop_before_anything_runs(toy_repo, in_process, capsys, para
     assert not (toy_repo / "results").exists()  # nothing written
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["--seeds", "0", "100"], "seed 100 is a development seed (>= 100), kept for tuning"),
+    (["--seeds", "101", "102"], "seeds 101, 102 are development seeds (>= 100)"),
+    (["-p", "seed=100"], "seed 100 is a development seed (>= 100)"),
+])
+def test_development_seeds_are_refused_for_a_reported_run(toy_repo, in_process, capsys, args, needle):
+    assert run_cli(*CMD, *args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and needle in err[0], err
+    assert in_process == [] and not (toy_repo / "results").exists()
+    assert reproduce.main([*CMD, "-p", "seed=99"]) == 0   # the last reported seed runs
+
+
+def test_preflight_gets_the_resolved_configuration_and_stops_before_anything_runs(toy_repo, in_process, capsys):
+    """The paper's `preflight(cfg)` sees `get_config(profile, **its profile's keys among -p)`."""
+    assert run_cli(*CMD, "-p", "x=1000") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: x = 1000 needs the toy's large data; run `make data DATASETS=toy`"]
+    assert in_process == [] and not (toy_repo / "results").exists()
+
+
 def test_count_parameters_of_every_paper_are_checked_by_name(capsys):
     """A count set negative is refused naming that parameter, before any notebook runs (every built paper)."""
     checked = 0
-    for paper in reproduce.registered_papers():
-        config = reproduce._config(paper)
-        profs = getattr(config, "PROFILES", None)
-        if not profs or "smoke" not in profs:
-            continue
-        declared = {nb: reproduce.notebook_parameters(nb) for nb in reproduce.notebooks(paper)}
+    for paper in registry.papers():
+        profs = registry.config(paper).PROFILES
+        declared = {nb: params.notebook_parameters(nb) for nb in registry.notebooks(paper)}
         names = set().union(*declared.values())
         counts = [k for k in sorted(names) if all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool) and p[k] >= 1
                                                   for p in profs.values())]
         if not counts:
             continue
-        with pytest.raises(reproduce.UserError, match=rf"parameter '{counts[0]}' counts something and must be >= 1.*got -5"):
-            reproduce.check_values(paper, "smoke", {counts[0]: -5}, declared)
-        reproduce.check_values(paper, "smoke", {counts[0]: 3}, declared)  # a valid count passes
+        with pytest.raises(UserError, match=rf"parameter '{counts[0]}' counts something and must be >= 1.*got -5"):
+            params.check_values(paper, "smoke", {counts[0]: -5}, declared)
+        params.check_values(paper, "smoke", {counts[0]: 3}, declared)  # a valid count passes
         checked += 1
     assert checked >= 1
 
@@ -94,7 +114,7 @@ def test_interrupted_run_is_kept_as_failed_and_leaves_no_staging(toy_repo, in_pr
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(reproduce, "execute", interrupted)
+    monkeypatch.setattr(execute, "run_notebook", interrupted)
     assert run_cli(*CMD, "-p", "x=5") == 130
     assert "interrupted" in capsys.readouterr().err
     assert (good / "metrics.json").read_text() == before  # the last complete run is untouched
@@ -109,7 +129,7 @@ def test_interrupted_run_is_kept_as_failed_and_leaves_no_staging(toy_repo, in_pr
 def test_sigterm_unwinds_like_ctrl_c():
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(KeyboardInterrupt):
-        with reproduce._sigterm_as_interrupt():
+        with cli.sigterm_as_interrupt():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)  # interrupted long before
     assert signal.getsignal(signal.SIGTERM) == before
@@ -120,7 +140,7 @@ def test_lock_refuses_a_second_run_and_stale_staging_is_swept(toy_repo, in_proce
     stale = [parent / ".smoke.staging-424242", parent / ".smoke.old-424242"]
     for d in stale:
         (d / "notebooks").mkdir(parents=True)
-    with reproduce.run_lock("toy", "smoke"):  # another run of toy at smoke is in progress
+    with lock.run_lock("toy", "smoke"):  # another run of toy at smoke is in progress
         assert run_cli(*CMD) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"another run of toy at profile smoke is in progress (pid {os.getpid()})" in err[0]
@@ -171,11 +191,11 @@ def test_a_kernel_that_never_started_is_started_again_once(tmp_path, monkeypatch
     monkeypatch.setattr(papermill, "execute_notebook", fake)
     nb = tmp_path / "01-x.ipynb"
     if failed is None:
-        reproduce.execute(nb, tmp_path / "out.ipynb", {}, 10, quiet=True)
+        execute.run_notebook(nb, tmp_path / "out.ipynb", {}, 10, quiet=True)
         assert "01-x.ipynb: the kernel did not start" in capsys.readouterr().err
     else:
-        with pytest.raises(reproduce.NotebookFailed) as info:
-            reproduce.execute(nb, tmp_path / "out.ipynb", {}, 10, quiet=True)
+        with pytest.raises(execute.NotebookFailed) as info:
+            execute.run_notebook(nb, tmp_path / "out.ipynb", {}, 10, quiet=True)
         assert str(info.value) == f"01-x.ipynb: {failed}"
     assert len(seen) == calls
 
@@ -187,8 +207,8 @@ def test_a_kernel_that_never_starts_twice_fails_the_run(tmp_path, monkeypatch):
         raise RuntimeError("Kernel didn't respond in 60 seconds")
 
     monkeypatch.setattr(papermill, "execute_notebook", fake)
-    with pytest.raises(reproduce.NotebookFailed, match="Kernel didn't respond"):
-        reproduce.execute(tmp_path / "01-x.ipynb", tmp_path / "out.ipynb", {}, 10, quiet=True)
+    with pytest.raises(execute.NotebookFailed, match="Kernel didn't respond"):
+        execute.run_notebook(tmp_path / "01-x.ipynb", tmp_path / "out.ipynb", {}, 10, quiet=True)
 
 
 def test_the_retried_messages_are_those_jupyter_client_raises_before_a_kernel_is_ready():
@@ -200,5 +220,5 @@ def test_the_retried_messages_are_those_jupyter_client_raises_before_a_kernel_is
 
     ready = inspect.getsource(client.KernelClient._async_wait_for_ready)
     whole = inspect.getsource(client)
-    for prefix in reproduce.KERNEL_START_FAILURES:
+    for prefix in execute.KERNEL_START_FAILURES:
         assert prefix in ready and whole.count(prefix) == ready.count(prefix), prefix

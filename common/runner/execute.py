@@ -1,0 +1,79 @@
+"""Notebook execution: one notebook under papermill, and a paper's notebooks in name order into a folder.
+
+Each notebook runs in a fresh `python3` kernel with the repository as working directory, a per-cell
+timeout and the run's parameters injected after its `parameters` cell. A failing cell, a dead kernel
+or a timeout is a `NotebookFailed` naming the notebook; a kernel that never came up is started once
+more (`KERNEL_START_FAILURES`).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from .. import paths
+
+DEFAULT_CELL_TIMEOUT = {"smoke": 600, "quick": 1800, "full": 24 * 3600}   # seconds per cell, unless --timeout
+
+# A kernel that never came up: no cell ran, so starting another is safe. Kernels started at the same time
+# (seeds fanned out to threads or workers) can draw the same free port and one dies binding it
+# ("Address already in use"); jupyter_client then reports one of these.
+KERNEL_START_FAILURES = ("Kernel didn't respond", "Kernel died before replying to kernel_info")
+
+
+class NotebookFailed(Exception):
+    """A notebook that did not run to its end: which one, and the error (`ename`, `evalue`) it stopped with."""
+
+    def __init__(self, notebook: Path, ename: str, evalue: str):
+        super().__init__(f"{notebook.name}: {ename}: {evalue}")
+        self.notebook, self.ename, self.evalue = notebook, ename, evalue
+
+
+def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2) -> float:
+    """Execute `nb` into `out` with `parameters` injected; its wall time in seconds, or `NotebookFailed`."""
+    import papermill as pm
+
+    start = time.perf_counter()
+    for attempt in range(1, attempts + 1):
+        try:
+            pm.execute_notebook(
+                str(nb), str(out), parameters=parameters, kernel_name="python3", language="python",
+                cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
+                log_output=False, report_mode=False,
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client sends on every shutdown
+            )
+            break
+        except pm.PapermillExecutionError as err:
+            raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
+        except Exception as err:  # dead kernel, timeout, ...
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            if attempt < attempts and isinstance(err, RuntimeError) and first.startswith(KERNEL_START_FAILURES):
+                print(f"{nb.name}: the kernel did not start ({first}); starting another", file=sys.stderr, flush=True)
+                continue
+            raise NotebookFailed(nb, type(err).__name__, first) from None
+    return time.perf_counter() - start
+
+
+def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, dict], device: str | None,
+                  timeout: int, quiet: bool, out: Path, label: str = "",
+                  executed: list | None = None) -> tuple[list[dict], NotebookFailed | None]:
+    """Run every notebook of `declared` (notebook -> its parameters) into `out`, each given the parameters it
+    declares, appending a record of each to `executed`; stops at the first failure, which it returns."""
+    (out / "notebooks").mkdir(parents=True, exist_ok=True)
+    executed = [] if executed is None else executed
+    for nb, own in declared.items():
+        injected = {k: v for k, v in params.items() if k in own}
+        injected.update(profile=profile, run_dir=str(out))
+        if device is not None and "device" in own:
+            injected["device"] = device
+        print(f"[{paper}/{profile}{label}] {nb.name} ...", file=sys.stderr, flush=True)
+        try:
+            secs = run_notebook(nb, out / "notebooks" / nb.name, injected, timeout, quiet)
+            executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
+        except NotebookFailed as err:
+            executed.append({"notebook": nb.name, "parameters": injected, "status": "failed", "error": f"{err.ename}: {err.evalue}"})
+            return executed, err
+        except KeyboardInterrupt:
+            executed.append({"notebook": nb.name, "parameters": injected, "status": "interrupted"})
+            raise
+    return executed, None

@@ -1,0 +1,167 @@
+"""Run parameters: `-p key=value` read, checked and written back, before anything runs.
+
+A name must be a parameter of one of the paper's notebooks (their `parameters` cells), a value must
+suit the paper's profiles (`config.PROFILES`, `common.profiles.check_overrides`) or the type of the
+notebooks' literal default, a seed must be a reported one (below `common.devseeds.FIRST`), a device
+one this machine has; and the paper's own `preflight` (missing data, ...) runs on the configuration
+the run will use. Every failure is a one-line `UserError`. `rerun_command` writes the settings back
+as the command that reruns them.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+from . import registry
+from ..devseeds import require_reported
+from ..errors import UserError
+from ..profiles import check_overrides, coerce
+
+RESERVED = ("profile", "run_dir")   # set by the runner itself (--profile, --results)
+
+
+def notebook_parameters(nb: Path) -> dict:
+    """Parameter names of a notebook's `parameters` cell with their inferred types."""
+    import papermill as pm
+
+    return {name: p["inferred_type_name"] for name, p in pm.inspect_notebook(str(nb)).items()}
+
+
+def notebook_defaults(nb: Path) -> dict:
+    """Literal default values of a notebook's `parameters` cell (names whose default is not a literal are left out)."""
+    import nbformat
+
+    out = {}
+    for cell in nbformat.read(nb, as_version=4).cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    try:
+                        out[node.targets[0].id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        continue
+    return out
+
+
+def parse_value(text: str):
+    """Typed value of `-p key=value`: int, float, bool, None, a list in YAML/JSON syntax, else str."""
+    low = text.strip().lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text.strip().startswith(("[", "{")):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError:
+            pass
+    return text
+
+
+def parse_params(pairs: list[str]) -> dict:
+    """`["k=v", ...]` as {k: typed v}; a pair that is not `identifier=value` is a UserError."""
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise UserError(f"parameter {pair!r} is not of the form key=value")
+        params[key.strip()] = parse_value(value)
+    return params
+
+
+def check_seeds(params: dict, seeds: list[int] | None) -> None:
+    """`--seeds` and `-p seed`: not both, no seed twice, none negative, none a development seed (>= 100)."""
+    if seeds and "seed" in params:
+        raise UserError("pass the seed either as -p seed=... or as --seeds, not both")
+    if seeds and len(set(seeds)) != len(seeds):
+        raise UserError(f"--seeds lists a seed twice: {seeds}")
+    if seeds and any(k < 0 for k in seeds):
+        raise UserError(f"--seeds must be integers >= 0, got {seeds}")
+    seed = params.get("seed")
+    integer = isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0   # other values: check_values says why
+    require_reported(list(seeds or []) + ([seed] if integer else []))
+
+
+def check_params(papers: list[str], params: dict) -> dict[str, dict[Path, dict]]:
+    """Per paper, each notebook's parameters; a name no notebook accepts is a UserError."""
+    declared = {p: {nb: notebook_parameters(nb) for nb in registry.notebooks(p)} for p in papers}
+    names = set().union(*(set(nbp) for per_nb in declared.values() for nbp in per_nb.values()))
+    for key in params:
+        if key in RESERVED:
+            raise UserError(f"parameter {key!r} is set by the runner; use {'--profile' if key == 'profile' else '--results DIR'} instead")
+        if key not in names:
+            raise UserError(f"unknown parameter {key!r} for {', '.join(papers)}; valid: {', '.join(sorted(names - set(RESERVED)))}")
+    return declared
+
+
+def check_values(paper: str, profile: str, params: dict, declared: dict[Path, dict]) -> None:
+    """Each value's type (and a count's sign) before anything runs; a bad one is a UserError naming it.
+
+    `seed` must be an int >= 0 and `device` a device this machine has. A key of the paper's profiles
+    (`config.PROFILES`) follows `common.profiles.check_overrides`; any other key must convert to the
+    type of its literal default in the notebooks' parameters cells.
+    """
+    if "seed" in params and (isinstance(params["seed"], bool) or not isinstance(params["seed"], int) or params["seed"] < 0):
+        raise UserError(f"parameter 'seed' must be an integer >= 0, got {params['seed']!r}")
+    if params.get("device") is not None:
+        from ..device import select_device
+
+        select_device(str(params["device"]))
+    profiles = registry.config(paper).PROFILES
+    own = {k: v for k, v in params.items() if k not in ("seed", "device")}
+    if profile in profiles:
+        check_overrides(profiles, profile, own)
+        own = {k: v for k, v in own.items() if k not in profiles[profile]}
+    defaults = {}
+    for nb in declared:
+        defaults.update({k: v for k, v in notebook_defaults(nb).items() if k in own})
+    for key, like in defaults.items():
+        if own[key] is not None and isinstance(like, (bool, int, float, list, tuple)):
+            coerce(key, own[key], like)
+
+
+def preflight(paper: str, profile: str, params: dict) -> None:
+    """The paper's `config.preflight(cfg)` on the configuration the run will use (`registry.resolved`):
+    missing data and the like, as one line, before anything is written."""
+    check = getattr(registry.config(paper), "preflight", None)
+    # TRANSITIONAL (issue #37), to delete once every paper keeps the contract: a paper not yet converted may
+    # define no preflight, or the old `preflight(profile, params)`, which is called as before.
+    if check is None:
+        return
+    if len(inspect.signature(check).parameters) == 2:
+        check(profile, params)
+        return
+    check(registry.resolved(paper, profile, params))
+
+
+def param_text(v) -> str:
+    """A parameter value as `-p key=<text>` reads it back: lists and dicts as compact JSON (no spaces)."""
+    import json
+
+    return json.dumps(v, separators=(",", ":")) if isinstance(v, (list, tuple, dict)) else str(v)
+
+
+def shell_text(v) -> str:
+    """`param_text`, quoted for a shell."""
+    import shlex
+
+    return shlex.quote(param_text(v))
+
+
+def rerun_command(paper: str, profile: str, params: dict, device: str | None, seeds: list[int] | None = None) -> str:
+    """The command that reruns this paper with these settings."""
+    parts = ["python -m common.reproduce", paper, "--profile", profile]
+    parts += [f"-p {k}={shell_text(v)}" for k, v in params.items()]
+    if device is not None:
+        parts += ["--device", device]
+    if seeds:
+        parts += ["--seeds", *map(str, seeds)]
+    return " ".join(parts)
