@@ -182,12 +182,12 @@ def main():
         val = run()
         t[name] = {"seconds": time.perf_counter() - t0, "fid": val}
     res["fid_eval_10k"] = t
-    res["loadavg_before"], res["loadavg_after"] = list(load_before), list(os.getloadavg())
+    res["load_average_before"], res["load_average_after"] = list(load_before), list(os.getloadavg())
     for k, v in med.items():
         print(f"{k:>24}: {v:8.0f} /s  (range {ips.get(k, res['code_steps_per_s'].get(k))['min']:.0f}-"
               f"{ips.get(k, res['code_steps_per_s'].get(k))['max']:.0f})")
     print("FID at", args.n_fid, {k: round(v["seconds"], 2) for k, v in t.items()}, "values agree:",
-          abs(t["torchmetrics"]["fid"] - t["plain_scipy"]["fid"]) < 1e-3 * max(1, t["plain_scipy"]["fid"]), "load", res["loadavg_after"])
+          abs(t["torchmetrics"]["fid"] - t["plain_scipy"]["fid"]) < 1e-3 * max(1, t["plain_scipy"]["fid"]), "load", res["load_average_after"])
     write_benchmark("acl", res)
 
 

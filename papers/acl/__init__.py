@@ -12,6 +12,13 @@ Modules, from the bottom up:
 * `baselines`  -- N(0, I), fitted Gaussian and GMM-10 samplers on an autoencoder's codes.
 * `synthetic`  -- 2-D ring / grid mixtures and the mode-coverage metrics.
 * `metrics`    -- the local feature network, FID / KID (torchmetrics), PRDC (prdc), class histogram, memorization.
-* `regions`    -- equal-mass shells of the prior.
-* `experiments`, `analysis`, `figures` -- the studies the notebooks call.
+* `mmd`, `twosample` -- the control (a G_c trained by MMD instead of the adversary), the code two-sample test.
+* `regions`    -- equal-mass shells and orthants of the prior, sampled exactly.
+* `seeds`, `runfiles`, `images` -- per-replicate seeds, the run's checkpoint files, the image split and provenance.
+* `samplers`   -- ACL, the baselines and the control as samplers of one trained decoder.
+* `evaluation` -- the evaluation network of a run, metrics per sampler, code two-sample test, region metrics.
+* `image_replicates`, `synthetic_replicates` -- one replicate of an image / 2-D study (in worker processes, cached).
+* `analysis`, `figures` -- per-replicate tables and metric helpers, the figures.
+* `studies`    -- one module per notebook: `measure(cfg, ...)` returns the metrics its notebook logs.
+* `config`, `devtune`, `investigations` -- profiles and `TUNED`; how the tuned settings were chosen; looks that chose nothing.
 """

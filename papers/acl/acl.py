@@ -17,7 +17,9 @@ from .nets import mlp
 
 
 class CodeGAN(nn.Module):
-    """G_c: z -> c and D_c: c -> score, with their own Adam optimizers (see `optimizers()`)."""
+    """G_c: z -> c and D_c: c -> score, with their own Adam optimizers (see `optimizers()`): the ACL module of the
+    abstract ("learns a latent code ... with a prior noise as its input"), reconstructed as ARAE's code GAN (official
+    ARAE code `pytorch/train.py`; papers/acl/README.md "What is reconstructed")."""
 
     def __init__(self, code_dim: int, z_dim: int, hidden: int = 256, depth: int = 2, loss: str = "ns",
                  gp_weight: float = 1.0, residual: bool = False):
@@ -90,7 +92,8 @@ class CodeGAN(nn.Module):
         return next(self.parameters()).device
 
     def d_step(self, real_codes: torch.Tensor, opt: torch.optim.Optimizer, gen=None) -> float:
-        """One D_c update: E(x) is "real", G_c(z) is "fake"."""
+        """One D_c update: E(x) is "real", G_c(z) is "fake" (the abstract's "close resemblance to the original GAN",
+        moved to the code space)."""
         with torch.no_grad():
             fake = self.generate(self.noise(real_codes.shape[0], gen))
         real = self.standardize(real_codes.detach())

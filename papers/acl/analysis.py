@@ -1,4 +1,5 @@
-"""Per-replicate tables and the metrics the claims read (lists paired by replicate position).
+"""Per-replicate tables and the metrics the claims read (lists paired by replicate position): the
+helpers the study modules (`papers/acl/studies/`) map their measurements with.
 
 Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
 https://arxiv.org/abs/2001.11539
@@ -20,6 +21,32 @@ def image_table(results: list[dict]) -> pd.DataFrame:
             rows.append({"study": res["study"], "replicate": res["replicate"], "method": method,
                          **{k: m[k] for k in SCALARS if k in m}})
     return pd.DataFrame(rows)
+
+
+def summary_table(table: pd.DataFrame, floor: dict) -> pd.DataFrame:
+    """Mean of every scalar per method over the replicates, and the real-vs-real floor as the last row."""
+    summary = table.groupby("method").mean(numeric_only=True).drop(columns="replicate")
+    summary.loc["real-vs-real floor"] = {k: floor.get(k) for k in summary.columns}
+    return summary.round(3)
+
+
+FLOOR_KEYS = ("fid", "kid", "density", "coverage", "memorization")
+
+
+def floor_metrics(prov: dict, featinfo: dict, floor: dict, keys=FLOOR_KEYS, half_density: bool = False) -> dict:
+    """What an image notebook logs before its claims: the provenance, the evaluation network's info, and the
+    real-vs-real floor as `floor_<key>` (with `half_density`: `floor_density_half` = half the floor's
+    density, the reference of claim `prior-worst-region-density`)."""
+    out = {**prov, **featinfo, **{f"floor_{k}": floor[k] for k in keys}}
+    if half_density:
+        out["floor_density_half"] = 0.5 * floor["density"]
+    return out
+
+
+def c2st_metrics(results: list[dict], study: str,
+                 samplers=("acl", "normal", "gauss", "gmm", "mmd_gc", "train_codes")) -> dict:
+    """`c2st_<study>_<sampler>`: the held-out code two-sample accuracy of each code sampler, per replicate."""
+    return {f"c2st_{study}_{k}": [r["c2st"][k] for r in results] for k in samplers}
 
 
 def per_rep(df: pd.DataFrame, study: str, method: str, col: str) -> list[float]:
@@ -46,6 +73,9 @@ def pooled_sd(a, b) -> float:
 
 
 def synthetic_metrics(rows: list[dict], mixtures) -> dict:
+    """`syn_<mixture>_<method>_{hq,modes,kl,modes_any}` per replicate (VEEGAN's HQ fraction, PacGAN's 1/5-share
+    mode count, VEEGAN's one-sample count; claims `syn-*`, "abstract (synthetic data)"), and the min / median
+    mode count of ACL-AE, its control and uniform noise."""
     df = pd.DataFrame(rows)
     out = {}
     for mix in mixtures:

@@ -26,7 +26,8 @@ def fit_gaussian(codes: np.ndarray):
 
 
 def code_samplers(codes: np.ndarray, gmm_components: int = 10, seed: int = 0, gmm_iters: int = 100) -> dict:
-    """{name: sample(n, rng) -> (n, code_dim)} for the three baselines fitted on `codes` (`gmm_iters`: EM
+    """{name: sample(n, rng) -> (n, code_dim)} for the three baselines fitted on `codes` (RAE's ex-post density,
+    Ghosh et al. 2020, official code `estimate_density_and_sample.py`, "GMM_10"; `gmm_iters`: EM
     iterations at most, sklearn's max_iter)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import GaussianMixture

@@ -8,7 +8,8 @@ model) plus a 10k-image Fashion-MNIST subset: 2 paired replicates of each image 
 (autoencoder, classifier, GAN / ACL-GAN; comparison claims are pooled over the seeds, so three
 seeds give 6 pairs; timing and reasons: papers/acl/README.md). full: MNIST (or
 `-p dataset=cifar10`) at paper-like step counts, on a GPU. Development seeds (100 and up) and the
-development mixtures ring6 / grid16 chose the defaults; the claims are judged on seeds 0, 1, 2.
+development mixtures ring6 / grid16 chose the defaults (`TUNED` says which keys, from which development
+result; `python -m papers.acl.devtune`); the claims are judged on seeds 0, 1, 2.
 Every unknown of the reconstructed method (loss, weights, alternation) is a key here.
 """
 from __future__ import annotations
@@ -37,16 +38,13 @@ _COMMON = dict(
     hidden=256, depth=2,    # G_c / D_c MLPs
     lr=1e-3, lr_g=2e-4, lr_d=2e-4, batch=64, code_batch=256,
     code_lr=1e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-classifier / ACL-GAN
-    # code-only phase, chosen on development seeds (100, 101) by the held-out code two-sample test
-    # (README "Why G_c did not match the codes"): whitened codes, G_c(z) = z + MLP(z) (it starts at the
+    # code-only phase (TUNED: devtune codes): whitened codes, G_c(z) = z + MLP(z) (it starts at the
     # fitted Gaussian), lr decaying linearly to code_lr_final * code_lr
     whiten_codes=True, residual_gc=True, code_lr_final=0.1,
-    # the classifier's code phase (its ReLU features), chosen apart by FID on development seeds 100, 101
-    # (`python -m papers.acl.devtune cls-fid`, README "The classifier's code phase"): per-dimension
-    # standardization, plain MLP, decaying lr (FID 97 / 108 against 265 / 314 for the whitened residual G_c)
+    # the classifier's code phase on its ReLU features (TUNED: devtune cls-fid): per-dimension
+    # standardization, plain MLP, decaying lr
     cls_whiten_codes=False, cls_residual_gc=False, cls_code_lr_final=0.1,
-    # 2-D mixtures: on the development mixtures ring6 / grid16 (seeds 100, 101) whitening + residual G_c
-    # lowered ACL-AE's HQ fraction (a 4-d code of 6-25 modes is far from one Gaussian), so they stay off
+    # 2-D mixtures (TUNED: devtune synthetic): whitening and the residual G_c stay off
     syn_code_lr_final=0.1, syn_whiten_codes=False, syn_residual_gc=False,
     gmm_components=10, gmm_iters=100,  # RAE ex-post density baseline (EM iterations at most)
     # evaluation
@@ -100,10 +98,44 @@ def get_config(profile: str, **overrides):
     return cfg
 
 
-def preflight(profile: str, params: dict) -> None:
-    """Called by common.reproduce before anything is written: bad parameters and missing data."""
-    known = set(PROFILES["quick"]) | {"seed", "device"}
-    cfg = get_config(profile, **{k: v for k, v in params.items() if k in known and k not in ("seed", "device")})
+def preflight(cfg, params: dict | None = None) -> None:
+    """Called by the runner before anything is written, with `get_config(...)`'s result: the dataset of the
+    run's profile must be on disk (`make data DATASETS=<name>`); bad parameters were refused by `get_config`.
+    (`preflight(profile, params)`, the runner's older call, is still accepted.)"""
+    if isinstance(cfg, str):
+        cfg = get_config(cfg, **{k: v for k, v in (params or {}).items() if k in PROFILES.get(cfg, {})})
     if not data.available(cfg.dataset):
-        raise UserError(f"dataset {cfg.dataset!r} (the {profile} profile's) not found; run `make data DATASETS={cfg.dataset}` "
+        raise UserError(f"dataset {cfg.dataset!r} (the {cfg.profile} profile's) not found; run `make data DATASETS={cfg.dataset}` "
                         f"or set REPRO_DATA to a folder holding {data.folder(cfg.dataset)}/")
+
+
+DEV_SEEDS = (100, 101)   # the development seeds the recorded choices used
+
+
+def _shown(names, field: str = "") -> list[str]:
+    """Dotted keys `results.<seed>.<name><field>` of a development result, for each development seed."""
+    return [f"results.{s}.{n}{field}" for s in DEV_SEEDS for n in names]
+
+
+_CODES = {"result": "codes",
+          "show": _shown(("whiten-residual-decay-4000", "whiten-residual-decay-2000", "whiten-residual-const-2000",
+                          "whiten-plain-decay-2000", "diag-plain-decay-2000", "diag-plain-const-2000",
+                          "diag-plain-wgan-gp-5critic-2000", "gauss", "gmm", "normal", "train_codes")),
+          "why": "G_c variants fitted to one quick autoencoder's cached codes per development seed, scored by the held-out "
+                 "code two-sample accuracy (0.5: indistinguishable): the only variant below the fitted Gaussian's accuracy "
+                 "(whitened codes, residual G_c, lr decay) was kept, at quick's 4000 code steps, better than 2000 at both seeds"}
+_CLS = {"result": "cls-fid",
+        "show": _shown(("diag-plain-decay", "whiten-residual-decay", "diag-plain-const", "gauss", "gmm"), ".fid"),
+        "why": "the classifier's code phase chosen by FID (one quick classifier and inversion decoder per development seed, "
+               "each variant for quick's code steps on its cached features): the lowest FID at both seeds"}
+_SYN = {"result": "synthetic",
+        "show": _shown([f"{v}.syn_{m}_acl_ae_{k}" for v in ("diag-plain", "whiten-residual")
+                        for m in ("ring6", "grid16") for k in ("hq", "modes")]),
+        "why": "ACL-AE on the development mixtures ring6 / grid16 with and without whitening + the residual G_c: "
+               "they lowered ACL-AE's HQ fraction, so they stay off (the claims' ring / grid were not used)"}
+
+TUNED = {  # settings chosen on development seeds (>= 100) and development data; rendered in papers/acl/README.md
+    "whiten_codes": _CODES, "residual_gc": _CODES, "code_lr_final": _CODES, "code_steps": _CODES,
+    "cls_whiten_codes": _CLS, "cls_residual_gc": _CLS, "cls_code_lr_final": _CLS,
+    "syn_whiten_codes": _SYN, "syn_residual_gc": _SYN,
+}

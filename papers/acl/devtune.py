@@ -1,14 +1,16 @@
-"""How the code-phase and synthetic defaults were chosen: development seeds (100 and up) and the
-development mixtures ring6 / grid16 only, never the reported seeds 0-2 or the ring / grid of the claims.
+"""How the code-phase and synthetic defaults were chosen: development seeds (100 and up,
+`common.devseeds`) and the development mixtures ring6 / grid16 only, never the reported seeds 0-2 or the
+ring / grid of the claims. Each setting chosen here is listed in `config.TUNED` with the result that chose it.
 
 Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
 https://arxiv.org/abs/2001.11539
 
     python -m papers.acl.devtune codes --seeds 100 101     # G_c variants on one trained AE's cached codes
-    python -m papers.acl.devtune cls-codes --seeds 100     # the same on a trained classifier's features
     python -m papers.acl.devtune cls-fid --seeds 100 101   # the classifier's code phase, chosen by FID
     python -m papers.acl.devtune synthetic --seeds 100 101 # ACL-AE on ring6 / grid16, old vs new code phase
-    python -m papers.acl.devtune controls --seeds 100      # a look at the control without the adversary
+
+Looks that chose nothing (the code two-sample test on a classifier's features, the control without the
+adversary) are in `papers.acl.investigations`.
 
 `codes`: trains one quick-profile autoencoder per seed (reconstruction phase only), caches E(x) of the
 training subset and of the held-out test images, then fits G_c / D_c variants on the cached codes and
@@ -24,10 +26,8 @@ import time
 import numpy as np
 import torch
 
-from common import paths
-from common.errors import UserError, user_errors_exit
-from common.io import atomic_write_json
-from common.runs import git_state, now
+from common import devseeds, paths
+from common.errors import user_errors_exit
 
 CODE_VARIANTS = {  # name: Hyper overrides of the code-only phase (quick profile otherwise)
     "diag-plain-const-2000": dict(whiten_codes=False, residual_gc=False, code_lr_final=1.0, code_steps=2000),
@@ -65,9 +65,13 @@ def fit_code_phase(codes: torch.Tensor, hp):
 
 
 def tune_codes(seed: int, objective: str = "ae") -> dict:
+    """G_c variants (`CODE_VARIANTS`, or `CLS_VARIANTS` on a classifier's features) fitted to one quick model's
+    cached codes, scored by the held-out classifier two-sample accuracy (`twosample.c2st_accuracy`) beside
+    the baselines'; the record behind `config.TUNED`'s code-phase keys (objective "ae")."""
     from .baselines import code_samplers
     from .config import get_config
-    from .experiments import Images, rep_seed
+    from .images import Images
+    from .seeds import rep_seed
     from .nets import ConvDecoder, ConvEncoder
     from .train import Hyper, encode_all, fit_code_model
     from .twosample import c2st_accuracy
@@ -115,7 +119,10 @@ def tune_cls_fid(seed: int) -> dict:
     the GMM's on the same decoder (the claims' competitors), on the quick evaluation set."""
     from .baselines import code_samplers
     from .config import get_config
-    from .experiments import Images, cls_hyper, evaluator, rep_seed
+    from .evaluation import evaluator
+    from .image_replicates import cls_hyper
+    from .images import Images
+    from .seeds import rep_seed
     from .nets import Classifier, ConvDecoder
     from .train import encode_all, fit_code_model
 
@@ -149,70 +156,42 @@ def tune_cls_fid(seed: int) -> dict:
 
 
 def tune_synthetic(seed: int, replicates: int = 3) -> dict:
-    from . import analysis, experiments
+    """ACL-AE on the development mixtures (`synthetic.DEV_MIXTURES`) with the per-dimension standardization and
+    plain G_c against the whitened residual G_c: HQ fractions and modes of ACL-AE and the GMM per replicate."""
+    from . import analysis
     from .config import get_config
     from .synthetic import DEV_MIXTURES
+    from .synthetic_replicates import synthetic_table, synthetic_task
 
     out = {}
     for name, over in (("diag-plain", dict(syn_whiten_codes=False, syn_residual_gc=False)), ("whiten-residual", {})):
         cfg = get_config("quick", **over)
         cfg.syn_mixtures = list(DEV_MIXTURES)
-        res = [experiments.synthetic_task(vars(cfg), m, r, seed, "ae") for m in DEV_MIXTURES for r in range(replicates)]
-        met = analysis.synthetic_metrics(experiments.synthetic_table(res), DEV_MIXTURES)
+        res = [synthetic_task(vars(cfg), m, r, seed, "ae") for m in DEV_MIXTURES for r in range(replicates)]
+        met = analysis.synthetic_metrics(synthetic_table(res), DEV_MIXTURES)
         out[name] = {k: v for k, v in met.items() if k.endswith(("_hq", "_modes")) and ("acl_ae" in k or "gmm" in k)}
         print(f"seed {seed} {name}:", json.dumps(out[name]), flush=True)
     return out
 
 
-def look_controls(seed: int) -> dict:
-    """The control of the ACL claims (`mmd.fit_mmd_code_generator`: G_c of ACL's size trained without the
-    adversary) beside ACL, on a development seed, nothing chosen from it: one quick ACL-AE replicate
-    (the run's code path, `experiments.ae_replicate`) with FID / KID / the smallest class share of ACL,
-    the MMD-trained G_c, the fitted Gaussian and the GMM on the same decoder; and ACL-AE against its MMD
-    control on the ring and the grid (one replicate each: modes under the 1/5-share rule, HQ fraction)."""
-    from pathlib import Path
-    from tempfile import TemporaryDirectory
-
-    from . import experiments as ex
-    from .config import get_config
-
-    cfg = get_config("quick")
-    images = ex.Images(cfg)
-    out = {"ae": {}, "ring": {}, "grid": {}}
-    with TemporaryDirectory() as tmp:
-        ev, _ = ex.evaluator(cfg, images, Path(tmp))
-        t0 = time.perf_counter()
-        res = ex.ae_replicate(cfg, images, seed, 0, Path(tmp))
-        gen_seed = ex.rep_seed(seed, "samples", "ae", 0)
-        samples = ex.code_model_samples(res, images, cfg.n_eval, ex.fit_baselines(res, images, cfg, gen_seed), gen_seed)
-        null = ex.mmd_null(res, images.x, res["seed"])
-        with torch.no_grad():
-            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed)))
-        for name, x in samples.items():
-            m = ev.evaluate(x, memorization=False, full=False)
-            out["ae"][name] = {"fid": m["fid"], "kid": m["kid"], "class_min_frac": m["class_min_frac"]}
-        print(f"seed {seed} images ({time.perf_counter() - t0:.0f} s):", json.dumps(out["ae"]), flush=True)
-    for mix in ("ring", "grid"):
-        r = ex.synthetic_task(vars(cfg), mix, 0, seed, "ae")
-        for name in ("acl_ae", "ae_mmd_gc", "ae_gmm", "uniform"):
-            out[mix][name] = {"modes": r[name]["modes"], "modes_any": r[name]["modes_any"], "hq": r[name]["hq_frac"]}
-        print(f"seed {seed} {mix}:", json.dumps(out[mix]), flush=True)
-    return out
+TUNERS = {"codes": tune_codes, "cls-fid": tune_cls_fid, "synthetic": tune_synthetic}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("codes", "cls-codes", "cls-fid", "synthetic", "controls"))
+def run(what: str, fn, seeds, paper: str = "acl") -> None:
+    """`fn(seed)` for each development seed, one thread, recorded as `results/<paper>/dev/<what>.json`."""
+    devseeds.require_development(seeds)
+    torch.set_num_threads(1)
+    devseeds.write_result(paper, what, seeds, {str(s): fn(s) for s in seeds})
+
+
+def main(argv=None, tuners: dict | None = None, doc: str | None = None):
+    tuners = TUNERS if tuners is None else tuners
+    ap = argparse.ArgumentParser(description=(doc or __doc__).splitlines()[0])
+    ap.add_argument("what", choices=tuple(tuners))
     ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101])
     args = ap.parse_args(argv)
     with user_errors_exit():
-        if min(args.seeds) < 100:
-            raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
-        torch.set_num_threads(1)
-        fn = {"codes": tune_codes, "cls-codes": lambda s: tune_codes(s, "classifier"), "cls-fid": tune_cls_fid,
-              "synthetic": tune_synthetic, "controls": look_controls}[args.what]
-        res = {str(s): fn(s) for s in args.seeds}
-        atomic_write_json(paths.results_root() / "acl" / "dev" / f"{args.what}.json", {"seeds": args.seeds, "git": git_state(), "when": now(), "results": res})
+        run(args.what, tuners[args.what], args.seeds)
 
 
 if __name__ == "__main__":

@@ -63,3 +63,50 @@ def synthetic_scatter(results: list[dict], replicate: int = 0):
         axes[i, 0].set_ylabel(mix)
     fig.tight_layout()
     return fig
+
+
+def fid_boxplot(table, floor_fid: float):
+    """FID per sampler over the replicates (notebook 02), the real-vs-real floor dashed."""
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    t = table.copy()
+    t.boxplot(column="fid", by="method", ax=ax)
+    ax.axhline(floor_fid, color="k", ls="--", lw=1, label="real-vs-real floor")
+    ax.set_ylabel("FID on local classifier features")
+    ax.set_title("")
+    ax.legend()
+    return fig
+
+
+def class_histograms(results: list[dict], classes):
+    """Notebook 03: the class histogram of ACL-classifier samples read by the evaluation network, and by the
+    classifier's own head on G_c(z); one bar per replicate, uniform dashed."""
+    import pandas as pd
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    frac = pd.DataFrame([r["metrics"]["acl"]["class_frac"] for r in results], columns=classes)
+    frac.T.plot.bar(ax=axes[0], legend=False)
+    axes[0].axhline(0.1, color="k", ls="--", lw=1)
+    axes[0].set_title("class histogram of ACL-classifier samples (eval net)")
+    own = pd.DataFrame([r["own_head_class_frac"] for r in results], columns=classes)
+    own.T.plot.bar(ax=axes[1], legend=False)
+    axes[1].axhline(0.1, color="k", ls="--", lw=1)
+    axes[1].set_title("the classifier's own head on G_c(z)")
+    fig.tight_layout()
+    return fig
+
+
+def region_curves(reg):
+    """Notebook 05: mean density and precision per region of the prior (`prior_regions.region_table`), one
+    line per study."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for study, g in reg.groupby("study"):
+        mean = g.groupby("region", sort=False)[["density", "precision"]].mean()
+        axes[0].plot(range(len(mean)), mean.density, "o-", label=study)
+        axes[1].plot(range(len(mean)), mean.precision, "o-", label=study)
+        ticks = list(mean.index)
+    for ax, lab in zip(axes, ("density", "precision")):
+        ax.set_xticks(range(len(ticks)), ticks, rotation=60, fontsize=7)
+        ax.set_ylabel(lab)
+    axes[0].legend()
+    fig.tight_layout()
+    return fig

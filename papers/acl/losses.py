@@ -30,14 +30,15 @@ def gradient_penalty(critic, real: torch.Tensor, fake: torch.Tensor, gen: torch.
 
 
 def d_loss(loss: str, real_out: torch.Tensor, fake_out: torch.Tensor) -> torch.Tensor:
-    """Discriminator/critic loss without the gradient penalty."""
+    """Discriminator/critic loss without the gradient penalty: non-saturating GAN (Goodfellow et al. 2014) or the
+    WGAN critic (Arjovsky et al. 2017)."""
     if loss == "ns":  # -log D(real) - log(1 - D(fake))  (Goodfellow et al. 2014, Eq. 1)
         return F.softplus(-real_out).mean() + F.softplus(fake_out).mean()
     return fake_out.mean() - real_out.mean()  # WGAN critic: E[D(fake)] - E[D(real)]
 
 
 def g_loss(loss: str, fake_out: torch.Tensor) -> torch.Tensor:
-    """Generator loss: non-saturating -log D(fake), or -E[D(fake)] for WGAN."""
+    """Generator loss: non-saturating -log D(fake) (Goodfellow et al. 2014), or -E[D(fake)] for WGAN."""
     if loss == "ns":
         return F.softplus(-fake_out).mean()
     return -fake_out.mean()

@@ -44,7 +44,8 @@ class Precomputed(nn.Module):
 
 
 def frechet_distance(real: np.ndarray | torch.Tensor, fake: np.ndarray | torch.Tensor) -> float:
-    """||mu_r - mu_f||^2 + Tr(S_r + S_f - 2 (S_r S_f)^(1/2)) via torchmetrics, in float64."""
+    """FID (Heusel et al. 2017; pytorch-fid's `calculate_frechet_distance`): ||mu_r - mu_f||^2 + Tr(S_r + S_f -
+    2 (S_r S_f)^(1/2)) via torchmetrics, in float64."""
     from torchmetrics.image.fid import FrechetInceptionDistance
 
     real, fake = torch.as_tensor(real, dtype=torch.float64), torch.as_tensor(fake, dtype=torch.float64)
@@ -55,7 +56,8 @@ def frechet_distance(real: np.ndarray | torch.Tensor, fake: np.ndarray | torch.T
 
 
 def kernel_distance(real, fake, subsets: int = 50, subset_size: int = 1000, seed: int = 0) -> tuple[float, float]:
-    """KID (unbiased MMD^2, cubic polynomial kernel) mean and sd over random subsets (torchmetrics)."""
+    """KID (Binkowski et al. 2018: unbiased MMD^2, cubic polynomial kernel) mean and sd over random subsets
+    (torchmetrics)."""
     from torchmetrics.image.kid import KernelInceptionDistance
 
     real, fake = torch.as_tensor(real, dtype=torch.float64), torch.as_tensor(fake, dtype=torch.float64)

@@ -26,7 +26,8 @@ BANDWIDTH_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 
 
 def mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths) -> torch.Tensor:
-    """Biased (V-statistic) MMD^2 between the rows of x and y with the sum of Gaussian kernels at
+    """Biased (V-statistic) MMD^2 (Gretton et al. 2012; the loss of a generative moment-matching network,
+    Li et al. 2015) between the rows of x and y with the sum of Gaussian kernels at
     `bandwidths`: mean k(x, x') + mean k(y, y') - 2 mean k(x, y). Zero iff the two empirical
     distributions coincide (the kernel is characteristic); differentiable in x and y."""
     xy = torch.cat([x, y])

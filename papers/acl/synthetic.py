@@ -50,7 +50,8 @@ MIN_COUNT_SHARE = 0.2  # PacGAN: a mode is lost with fewer than 20 of 2500 sampl
 
 def mode_stats(samples: np.ndarray, means: np.ndarray, sigma: float, k: float = 3.0,
                min_count_share: float = MIN_COUNT_SHARE) -> dict:
-    """High-quality fraction, modes captured (>= min_count_share * n / K HQ samples; `modes_any`: >= 1),
+    """VEEGAN's synthetic metrics (Srivastava et al. 2017; PacGAN's 1/5-share mode rule, Lin et al. 2018):
+    high-quality fraction, modes captured (>= min_count_share * n / K HQ samples; `modes_any`: >= 1),
     per-mode HQ counts and KL(mode histogram || uniform)."""
     samples = np.asarray(samples, dtype=float)
     if samples.ndim != 2 or samples.shape[1] != means.shape[1]:

@@ -136,7 +136,8 @@ def cached_codes(encode, x: torch.Tensor, acl: CodeGAN, hp: Hyper, first: bool) 
 
 
 def code_step(acl: CodeGAN, codes: torch.Tensor, opts: dict, hp: Hyper, gen: torch.Generator, k: int) -> tuple[float, float]:
-    """Step k of the code-only phase: `n_critic` D_c updates on cached codes E(x), one G_c update.
+    """Step k of the code-only phase: `n_critic` D_c updates on cached codes E(x), one G_c update (l-GAN's GAN on
+    a trained autoencoder's codes, Achlioptas et al. 2018; reconstructed, README "What is reconstructed").
 
     The learning rate is a function of k alone (linear decay to code_lr_final * code_lr), so a resumed
     run needs no scheduler state. ACL-AE, ACL-classifier and ACL-GAN's refit all go through here.
@@ -155,7 +156,8 @@ def code_step(acl: CodeGAN, codes: torch.Tensor, opts: dict, hp: Hyper, gen: tor
 def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: Hyper, seed: int = 0,
                    y: torch.Tensor | None = None, objective: str = "ae", ckpt=None, ckpt_every: int = 0,
                    stop_step: int | None = None, desc: str | None = None) -> dict:
-    """Train an autoencoder (objective="ae") or a classifier (objective="classifier") with ACL attached.
+    """Train an autoencoder (objective="ae") or a classifier (objective="classifier") with ACL attached (the
+    abstract's "non-generative models (autoencoders, standard classifiers)" turned generators; reconstructed).
 
     Phases over one global step counter:
       1. classifier only: `cls_steps` of cross-entropy on (x, y) -- `encoder` is a `nets.Classifier`;
@@ -237,7 +239,8 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
 
 def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int = 0, E: nn.Module | None = None,
             ckpt=None, ckpt_every: int = 0, stop_step: int | None = None, desc: str | None = None) -> dict:
-    """A GAN (E is None: G consumes z ~ N(0, I) of size code_dim) or ACL-GAN (G consumes G_c(z)).
+    """A GAN (E is None: G consumes z ~ N(0, I) of size code_dim) or ACL-GAN (G consumes G_c(z); the abstract's
+    "improve existing GANs", reconstructed after alpha-GAN, Rosca et al. 2017: E, G, D_x and a code discriminator).
 
     ACL-GAN, phase 1 (`gan_steps`), per step: D_x update; D_c update on E(x) vs G_c(z); then one
     generator update of G, G_c and E on  L_G(D_x(G(G_c(z)))) + code_weight L_G(D_c(G_c(z)))

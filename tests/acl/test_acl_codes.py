@@ -83,12 +83,12 @@ def test_memorization_ratio_in_any_space():
 def test_gan_image_task_with_code_dim_not_z_dim(tmp_path, study):
     """Regression: with code_dim != z_dim the plain GAN's grid and regions were fed z_dim-wide noise
     ('mat1 and mat2 shapes cannot be multiplied (16x8 and 4x128)'); each result carries provenance."""
-    from papers.acl import experiments
+    from papers.acl import image_replicates
     from papers.acl.config import get_config
 
     cfg = get_config("smoke", code_dim=4, z_dim=8, gan_steps=3, code_steps=3, n_eval=120, n_region=60,
                      n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2)
-    out = experiments.image_task(vars(cfg), str(tmp_path), 0, 0, study)
+    out = image_replicates.image_task(vars(cfg), str(tmp_path), 0, 0, study)
     assert out["grid"][study].shape == (cfg.n_grid, 1, 8, 8)
     assert [r["region"] for r in out["regions"]] == ["shell0", "shell1", "orthant0", "orthant1"]
     prov = out["provenance"]

@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from papers.acl import experiments
+from papers.acl import image_replicates
 from papers.acl.config import get_config
 from papers.acl.mmd import fit_mmd_code_generator
 from papers.acl.train import Hyper
@@ -19,7 +19,7 @@ SMALL = dict(code_steps=5, ae_steps=5, cls_steps=5, gan_steps=3, n_eval=120, n_r
 
 def _task(tmp_path, device, study):
     cfg = vars(get_config("smoke", **SMALL)) | {"device": device}
-    return experiments.image_task(cfg, str(tmp_path), 0, 0, study)
+    return image_replicates.image_task(cfg, str(tmp_path), 0, 0, study)
 
 
 @pytest.mark.parametrize("study", ["ae", "cls", "aclgan"])

@@ -75,8 +75,8 @@ def test_full_profile_without_mnist_is_one_line_naming_the_fix(tmp_path, monkeyp
     monkeypatch.setattr(cdata, "SYSTEM_DIR", tmp_path / "none")
     monkeypatch.setattr(cdata.paths, "DATA", tmp_path / "none")
     with pytest.raises(UserError) as err:
-        config.preflight("full", {})
+        config.preflight(config.get_config("full"))
     msg = str(err.value)
     assert "\n" not in msg and "'mnist'" in msg and "make data DATASETS=mnist" in msg and "REPRO_DATA" in msg
     write_mnist(tmp_path, n_train=20, n_test=10)
-    config.preflight("full", {})                         # with the files, it passes
+    config.preflight(config.get_config("full"))          # with the files, it passes

@@ -77,7 +77,7 @@ def test_weights_hash_tracks_every_weight():
 
 def test_gaussian_code_map_reproduces_the_codes_mean_and_covariance():
     import torch
-    from papers.acl.experiments import gaussian_code_map
+    from papers.acl.samplers import gaussian_code_map
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 3))

@@ -183,7 +183,7 @@ def test_image_study_pools_later_studies_and_loads_them_from_the_cache(tmp_path,
     replicates and the longest tasks first; a cached replicate is not recomputed."""
     from types import SimpleNamespace
 
-    from papers.acl import experiments
+    from papers.acl import image_replicates
 
     calls = []
 
@@ -191,11 +191,11 @@ def test_image_study_pools_later_studies_and_loads_them_from_the_cache(tmp_path,
         calls.append((study, r))
         return {"study": study, "replicate": r, "seed": seed}
 
-    monkeypatch.setattr(experiments, "image_task", fake_task)
+    monkeypatch.setattr(image_replicates, "image_task", fake_task)
     cfg = SimpleNamespace(replicates=2, cls_replicates=3, workers=1)
-    out = experiments.image_study(cfg, tmp_path, 3, ["ae"], also=("cls",))
+    out = image_replicates.image_study(cfg, tmp_path, 3, ["ae"], also=("cls",))
     assert [(o["study"], o["replicate"]) for o in out] == [("ae", 0), ("ae", 1)]
     assert calls == [("cls", 0), ("cls", 1), ("cls", 2), ("ae", 0), ("ae", 1)]   # classifier tasks are longer
-    again = experiments.image_study(cfg, tmp_path, 3, ["cls"])
+    again = image_replicates.image_study(cfg, tmp_path, 3, ["cls"])
     assert [(o["study"], o["replicate"], o["seed"]) for o in again] == [("cls", 0, 3), ("cls", 1, 3), ("cls", 2, 3)]
     assert len(calls) == 5                                           # loaded, not recomputed

@@ -1,0 +1,85 @@
+"""Scoring samples: the evaluation network of a run, the metrics of each sampler, the held-out code
+two-sample test and the metrics by region of the prior.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539 (the abstract names no metric; FID on a local feature network, KID,
+PRDC and the class histogram are this reproduction's choice, papers/acl/README.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from common.parallel import one_thread
+
+from .baselines import BASELINES
+from .images import Images, provenance
+from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
+from .nets import Classifier
+from .regions import region_samples
+from .runfiles import save_atomic
+from .samplers import NULLS
+from .seeds import rep_seed
+from .train import encode_all
+from .twosample import c2st_accuracy
+
+
+def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
+    """The evaluation classifier, trained once per run directory on the training split (fixed seed)."""
+    path = Path(run_dir) / "ckpt" / "featnet.pt"
+    if path.exists():
+        net = Classifier(images.channels, images.size, len(images.classes))
+        net.load_state_dict(torch.load(path, weights_only=True))
+        net.eval()
+    else:
+        net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs, seed=cfg.feat_seed)
+        save_atomic(net.state_dict(), path)
+    info = {"featnet_sha256": weights_sha256(net), "featnet_test_acc": accuracy(net, images.test_x, images.test_y),
+            "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
+    return net, info
+
+
+@one_thread()
+def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
+    """The feature network (trained here once per run) and an Evaluator on the test reference."""
+    net, info = feature_net(cfg, images, run_dir)
+    ev = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_prdc=cfg.n_prdc,
+                   n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size)
+    return ev, info
+
+
+def reference(cfg, run_dir, seed: int) -> tuple[Images, Evaluator, dict, dict, dict]:
+    """What notebooks 02-04 score against, in this order: the run's images (on the CPU), the evaluator and
+    its network's info, the provenance of the results files, and the real-vs-real floor (`Evaluator.floor`)."""
+    images = Images(cfg)
+    ev, featinfo = evaluator(cfg, images, run_dir)
+    prov = provenance(cfg, seed, images, featinfo)
+    return images, ev, featinfo, prov, ev.floor()
+
+
+def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
+    """Metrics per sampler; the memorization ratio only for the generators (not the code baselines or nulls)."""
+    return {name: ev.evaluate(x, memorization=full and name not in BASELINES + NULLS, full=full)
+            for name, x in samples.items()}
+
+
+def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, seed: int) -> dict:
+    """Classifier two-sample accuracy (Lopez-Paz & Oquab 2017, `twosample`) of each code sampler against
+    held-out codes E(x_test): G_c ("acl"), the baselines, the MMD-trained G_c (`null`), and the floor:
+    training codes vs held-out codes. Tests ACL's premise that G_c(z) follows E(x) (claims `ae-code-c2st*`)."""
+    held = encode_all(res["encode"], images.test_x.to(images.x.device)).cpu()
+    gen = torch.Generator().manual_seed(seed)
+    fakes = {"acl": res["models"]["acl"].sample(n, gen).cpu(), "mmd_gc": null.sample(n, gen).cpu()}
+    fakes |= {k: sampler(n, np.random.default_rng(seed)) for k, sampler in samplers.items()}
+    train_codes = encode_all(res["encode"], images.x).cpu()
+    fakes["train_codes"] = train_codes[torch.randperm(len(train_codes), generator=gen)[:n]]
+    return {k: c2st_accuracy(held, f, seed=rep_seed(seed, "c2st")) for k, f in fakes.items()}
+
+
+def region_metrics(ev: Evaluator, sample_fn, z_dim: int, cfg, seed: int) -> list[dict]:
+    """Metrics of the samples of every region of the prior (`regions.region_samples`: `n_regions` shells of
+    |z|, then 2^m orthants, each of equal prior mass; the abstract's "any part of the prior")."""
+    return [ev.evaluate(x, memorization=False) | {"region": name}
+            for name, x in region_samples(sample_fn, z_dim, cfg.n_regions, cfg.n_region, seed)]

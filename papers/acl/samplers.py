@@ -1,0 +1,58 @@
+"""The code samplers compared on one trained decoder: ACL's G_c, the baselines fitted to the codes
+(N(0, I), a fitted Gaussian, RAE's 10-component GMM) and the control, a G_c of ACL's size trained by MMD
+instead of the adversary.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539 (abstract: ACL turns autoencoders and classifiers into generators;
+sampling is Dec(G_c(z)), the reconstruction of papers/acl/README.md "What is reconstructed").
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .acl import CodeGAN
+from .baselines import code_samplers, fit_gaussian
+from .mmd import fit_mmd_code_generator
+from .train import acl_sample, encode_all
+
+NULLS = ("mmd_gc",)  # G_c of ACL's size trained without the adversary (`mmd`), the control of the ACL claims
+
+
+def fit_baselines(out: dict, images, cfg, seed: int) -> dict:
+    """The three code samplers (N(0, I), fitted Gaussian, GMM) fitted once on the codes of the training set
+    (RAE's ex-post density, official code `estimate_density_and_sample.py`, "GMM_10")."""
+    codes = encode_all(out["encode"], images.x).cpu()
+    return code_samplers(codes.numpy(), cfg.gmm_components, seed, cfg.gmm_iters)
+
+
+def code_model_samples(out: dict, images, n: int, samplers: dict, seed: int, z: torch.Tensor | None = None) -> dict:
+    """Samples of ACL (Dec(G_c(z)), the abstract's autoencoder-as-generator) and of the baselines
+    (`fit_baselines`) on the same decoder: {name: images}."""
+    models = out["models"]
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        res = {"acl": acl_sample(models, n, gen, z).cpu()}
+        for name, sampler in samplers.items():
+            c = torch.as_tensor(sampler(n, np.random.default_rng(seed)), dtype=torch.float32).to(images.x.device)
+            res[name] = models["Dec"](c).cpu()
+    return res
+
+
+def mmd_null(res: dict, x: torch.Tensor, seed: int) -> CodeGAN:
+    """The control of a trained ACL model `res` (fit_code_model / fit_gan's output, with its "hp"): a G_c
+    of the same size, standardization and schedule fitted by MMD to the same cached codes E(x) of the
+    trained encoder (`mmd.fit_mmd_code_generator`), from the same seeded initialization as ACL's G_c."""
+    encode = res.get("encode") or res["models"]["E"]
+    return fit_mmd_code_generator(encode_all(encode, x), res["hp"], seed)
+
+
+def gaussian_code_map(encode, x: torch.Tensor):
+    """z -> mu + A z with (mu, A A^T) the Gaussian fitted to the codes E(x): the fitted-Gaussian
+    baseline as a map of the prior, so its shells of |z| can be scored like G_c's (the control of the
+    `prior-regions-*` claims)."""
+    mu, cov = fit_gaussian(encode_all(encode, x).cpu().double().numpy())
+    w, v = np.linalg.eigh(cov)
+    a = torch.as_tensor(v * np.sqrt(np.clip(w, 0, None)), dtype=torch.float32)
+    mu = torch.as_tensor(mu, dtype=torch.float32)
+    return lambda z: mu + z @ a.T

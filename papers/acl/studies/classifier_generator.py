@@ -1,0 +1,61 @@
+"""Notebook 03: a standard classifier turned into a generator by ACL on its penultimate features
+(ACL-classifier: the classifier frozen, a decoder inverting its features, G_c / D_c on the features),
+against the inversion decoder fed N(0, I), a fitted Gaussian, a GMM and the MMD-trained G_c.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539 (claims `cls-*`, source "abstract": ACL turns standard classifiers into
+generators).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..analysis import c2st_metrics, floor_metrics, image_table, per_rep, summary_table
+from ..evaluation import reference
+from ..image_replicates import image_study, results_record
+
+RESULTS = "cls_results.json"
+
+
+def fid_metrics(table: pd.DataFrame) -> dict:
+    """`fid_cls_<sampler>` per replicate (ACL, N(0, I), fitted Gaussian, GMM, the control `mmd_gc`) and
+    `fid_cls_normal_half` (the bound of claim `cls-fid-half-normal`)."""
+    m = {f"fid_cls_{k}": per_rep(table, "cls", k, "fid") for k in ("acl", "normal", "gauss", "gmm")}
+    m["fid_cls_normal_half"] = [0.5 * v for v in m["fid_cls_normal"]]
+    m["fid_cls_mmd_gc"] = per_rep(table, "cls", "mmd_gc", "fid")  # control: G_c trained without the adversary
+    return m
+
+
+def class_metrics(table: pd.DataFrame, results: list[dict]) -> dict:
+    """The class histogram read by the evaluation network (`cls_<sampler>_class_tv`, ACL's smallest class
+    share; claim `cls-class-uniform`), the classifier's own test accuracy per replicate (`cls_test_acc`)."""
+    return {"cls_acl_class_tv": per_rep(table, "cls", "acl", "class_tv"),
+            "cls_acl_class_min_frac": per_rep(table, "cls", "acl", "class_min_frac"),
+            "cls_mmd_gc_class_tv": per_rep(table, "cls", "mmd_gc", "class_tv"),
+            "cls_test_acc": [r["cls_acc"] for r in results]}
+
+
+def sample_metrics(table: pd.DataFrame) -> dict:
+    """KID and coverage of ACL and the GMM (`<kid|coverage>_cls_<acl|gmm>`), ACL's memorization in features."""
+    m = {f"{k}_cls_{s}": per_rep(table, "cls", s, k) for k in ("kid", "coverage") for s in ("acl", "gmm")}
+    m["cls_acl_memorization_feat"] = per_rep(table, "cls", "acl", "memorization_feat")
+    return m
+
+
+def claim_metrics(table: pd.DataFrame, results: list[dict]) -> dict:
+    """The claim metrics of notebook 03 (`cls-*`)."""
+    return fid_metrics(table) | class_metrics(table, results) | sample_metrics(table) | c2st_metrics(results, "cls")
+
+
+def measure(cfg, seed: int, run_dir) -> dict:
+    """Score every ACL-classifier replicate (trained, or loaded from the cache notebook 02 filled).
+
+    Returns {"metrics", "inputs", "results", "table", "summary", "floor", "classes" (the class names),
+    "record" (what notebook 03 saves as `RESULTS`)}."""
+    images, ev, featinfo, prov, floor = reference(cfg, run_dir, seed)
+    results = image_study(cfg, run_dir, seed, ["cls"])
+    table = image_table(results)
+    metrics = floor_metrics(prov, featinfo, floor) | claim_metrics(table, results)
+    return {"metrics": metrics, "inputs": images.provenance, "results": results, "table": table,
+            "summary": summary_table(table, floor), "floor": floor, "classes": images.classes,
+            "record": results_record(prov, results)}

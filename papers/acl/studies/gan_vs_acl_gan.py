@@ -1,0 +1,53 @@
+"""Notebook 04: the plain GAN against ACL-GAN on the same generator and discriminator (ACL-GAN feeds
+G_c(z) to the generator, with an encoder, a code discriminator and a reconstruction term); the control
+is the trained ACL-GAN generator fed a G_c refit by MMD instead of the adversary.
+
+Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2001.11539,
+https://arxiv.org/abs/2001.11539 (claims `gan-*`, source "abstract": ACL improves existing GANs).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import floor_metrics, image_table, per_rep, pooled_sd, summary_table
+from ..evaluation import reference
+from ..image_replicates import image_study, results_record
+
+RESULTS = "gan_results.json"   # the replicates without their grids; notebook 05 reads it (prior_regions.upstream)
+
+
+def paired_metrics(table: pd.DataFrame) -> dict:
+    """FID, coverage, recall and density of the GAN (`<metric>_gan`) and ACL-GAN (`<metric>_aclgan`) per
+    replicate, and the control's FID (`fid_aclgan_mmd_gc`)."""
+    m = {"fid_gan": per_rep(table, "gan", "gan", "fid"), "fid_aclgan": per_rep(table, "aclgan", "aclgan", "fid")}
+    for k in ("coverage", "recall", "density"):
+        m[f"{k}_gan"], m[f"{k}_aclgan"] = per_rep(table, "gan", "gan", k), per_rep(table, "aclgan", "aclgan", k)
+    m["fid_aclgan_mmd_gc"] = per_rep(table, "aclgan", "mmd_gc", "fid")  # control: trained G fed a G_c refit without the adversary
+    return m
+
+
+def margins(fid_gan: list[float], fid_aclgan: list[float]) -> dict:
+    """The margins of the GAN claims: one sd of the GAN's FID (`fid_gan_sd`, claim `gan-no-worse`) and minus two
+    pooled sds (`fid_improve_margin`, claim `gan-improves`)."""
+    pooled = pooled_sd(fid_gan, fid_aclgan)
+    return {"fid_gan_sd": float(np.std(fid_gan, ddof=1)), "fid_gan_pooled_sd": pooled, "fid_improve_margin": -2 * pooled}
+
+
+def claim_metrics(table: pd.DataFrame) -> dict:
+    """The claim metrics of notebook 04 (`gan-*`)."""
+    m = paired_metrics(table)
+    return m | margins(m["fid_gan"], m["fid_aclgan"])
+
+
+def measure(cfg, seed: int, run_dir) -> dict:
+    """Score every GAN and ACL-GAN replicate (trained, or loaded from the run's cache).
+
+    Returns {"metrics", "inputs", "results", "table", "summary", "floor", "record" (what notebook 04 saves
+    as `RESULTS`)}."""
+    images, ev, featinfo, prov, floor = reference(cfg, run_dir, seed)
+    results = image_study(cfg, run_dir, seed, ["gan", "aclgan"])
+    table = image_table(results)
+    metrics = floor_metrics(prov, featinfo, floor) | claim_metrics(table)
+    return {"metrics": metrics, "inputs": images.provenance, "results": results, "table": table,
+            "summary": summary_table(table, floor), "floor": floor, "record": results_record(prov, results)}
