@@ -6,7 +6,9 @@ https://arxiv.org/abs/2409.04240
 Notebooks 04 and 05 both need the N = 1000 simulations, and 01 and 05 the lambda(g) grid. A task
 result is stored under `<run_dir>/cache/<function>-<hash>.pkl`, keyed by the function's name, its
 keyword arguments and a version tag of this package, so a later notebook of the same run reuses it
-and a changed task is recomputed. Only results this package wrote are ever read back.
+and a changed task is recomputed. Only results this package wrote are ever read back. The key holds the
+task's module and name (`papers.netrecon.tasks.lyapunov_task`, `...tasks.dispatch`): moving or renaming a
+task gives new file names, so an older cache is recomputed, never misread (the values are the same).
 """
 from __future__ import annotations
 
