@@ -32,7 +32,7 @@ DRY = dict(arch="digits_cnn", shape=(1, 8, 8), batch=16, steps=2, int_images=32)
 
 
 def qat_units(cfg) -> dict[str, int]:
-    """QAT configurations per training seed, by the unit that times them (`Study.configs`)."""
+    """QAT configurations per training seed, by the unit that times them (`papers.asq.qat_grid.QATGrid.configs`)."""
     n = {"lsq_step": 0, "asq_step": 0, "asq_log_step": 0}
     for b in cfg.bits:
         n["lsq_step"] += 1

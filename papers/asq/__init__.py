@@ -15,5 +15,11 @@ Modules, from the bottom up:
 * `data`, `train` -- data preparation, float pre-training and QAT fine-tuning (checkpoints, DDP).
 * `integer`     -- integer codes, the POST look-up table, integer conv/linear, integer model forward,
                    storage and operation accounting.
-* `weight_error`, `experiments`, `analysis` -- the studies the notebooks call.
+* `weight_error` -- best-clip weight error of the grids (synthetic and trained weights).
+* `qat_grid`    -- the QAT grid of a run: float and QAT models trained once per seed, cached.
+* `betas`       -- the adapter's beta read out of a model, and the model with beta frozen (a control).
+* `analysis`    -- paired statistics over training seeds.
+* `studies`     -- one module per notebook (`measure(cfg, ...)`: the metrics it logs); `figures` their plots.
+* `config`      -- the profiles and the runner's contract (`get_config`, `preflight`, `TUNED`); `cli` the
+                   QAT grid under torchrun.
 """

@@ -20,7 +20,7 @@ def main(argv=None) -> int:
     from common.distributed import init_distributed
 
     from .config import get_config
-    from .experiments import Study
+    from .qat_grid import QATGrid
 
     ap = argparse.ArgumentParser(description="ASQ/POST QAT grid (DDP under torchrun)")
     ap.add_argument("--profile", default="full", choices=["smoke", "quick", "full"])
@@ -33,8 +33,8 @@ def main(argv=None) -> int:
         overrides = dict(kv.split("=", 1) for kv in args.param)
         cfg = get_config(args.profile, seed=args.seed, ckpt_dir=args.ckpt_dir, **overrides)
         ctx = init_distributed(args.device)
-        study = Study(cfg, args.ckpt_dir, device=ctx.device, dist=ctx)
-        df = study.run_grid()
+        grid = QATGrid(cfg, args.ckpt_dir, device=ctx.device, dist=ctx)
+        df = grid.run_grid()
         ctx.log(df.pivot_table(index="config", columns="seed", values="acc").round(2).to_string())
         ctx.shutdown()
     return 0

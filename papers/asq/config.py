@@ -49,23 +49,24 @@ def training_seeds(offsets, seed: int) -> list[int]:
 
 
 def get_config(profile: str, seed: int = 0, **overrides):
-    """The resolved profile; n_train = 0 / n_test = 0 mean the whole split; `seeds` shifted for run `seed`."""
+    """The resolved profile (`common.profiles.resolve`: unknown keys and bad types a UserError); n_train = 0 /
+    n_test = 0 mean the whole split; `seeds` shifted for run `seed` (`training_seeds`)."""
     cfg = resolve(PROFILES, profile, **overrides)
     cfg.seeds = training_seeds(cfg.seeds, seed)
     return cfg
 
 
-def preflight(profile: str, params: dict) -> None:
-    """Missing data and bad sizes end here in one line, before any notebook runs (the runner calls it)."""
+def preflight(cfg) -> None:
+    """Missing data and bad sizes of the run `cfg` (`get_config(...)`'s result) end here in one line, before any
+    notebook runs (the runner calls it): CIFAR-10 or ImageNet files absent (naming `make data DATASETS=<name>`),
+    ImageNet with a model of the wrong shape, epochs < 0 or sizes < 1. The digits ship with scikit-learn."""
     from common.data import available, folder
     from common.errors import UserError
 
-    known = set(PROFILES.get(profile, PROFILES["quick"]))
-    cfg = get_config(profile, **{k: v for k, v in params.items() if k in known and k != "seed"})
     if cfg.dataset not in ("digits",) and not available(cfg.dataset):
         need = {"cifar10": "CIFAR-10's python batches (cifar-10-batches-py/)",
                 "imagenet": "ImageNet as class folders (train/<class>/*.JPEG, val/<class>/*.JPEG)"}.get(cfg.dataset, cfg.dataset)
-        raise UserError(f"the {profile} profile needs {need} in data/{folder(cfg.dataset)}/ or under $REPRO_DATA; "
+        raise UserError(f"the {cfg.profile} profile needs {need} in data/{folder(cfg.dataset)}/ or under $REPRO_DATA; "
                         f"run `make data DATASETS={cfg.dataset}` or set REPRO_DATA")
     if cfg.dataset == "imagenet" and cfg.arch not in ("resnet18", "resnet34", "resnet50"):
         raise UserError(f"ImageNet needs an ImageNet-shape model; add -p arch=resnet34 (got arch={cfg.arch})")
@@ -73,3 +74,9 @@ def preflight(profile: str, params: dict) -> None:
         v = getattr(cfg, key)
         if not isinstance(v, int) or isinstance(v, bool) or v < (0 if key.endswith("epochs") else 1):
             raise UserError(f"{key} must be an integer >= {0 if key.endswith('epochs') else 1}; got {v!r}")
+
+
+#: settings chosen on development seeds (common/devseeds.py): none. Every value above is the released
+#: recipe's (`default.yaml`), the reference notes' plan, or a size chosen for the time budget, never a
+#: development run's pick; asq has no devtune.
+TUNED: dict = {}

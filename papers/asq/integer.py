@@ -471,19 +471,3 @@ def logit_differences(qmodel: nn.Module, data, n: int = 500) -> tuple[torch.Tens
         ref = bake_weights(qmodel).double().eval()(xb)
         out = integer_model(qmodel)(xb)
     return ref.cpu(), (out - ref).cpu()
-
-
-def near_miss_metrics(cmp: dict) -> dict:
-    """The logged controls of the integer-path claims from `compare_paths(..., near_misses=NEAR_MISSES)`:
-    `int_<near miss>_<measure>` for the four measures the claims judge, and the near miss's accuracy."""
-    measures = {"max_abs_logit_diff": "max_abs_logit_diff", "argmax_agreement": "argmax_agreement",
-                "argmax_agreement_vs_fp32": "argmax_agreement_fp32",
-                "frac_images_diff_gt_1e3_without_flip_fp32": "frac_images_diff_gt_1e-3_without_flip_fp32",
-                "max_abs_logit_diff_vs_fp32": "max_abs_logit_diff_fp32"}
-    out = {}
-    for nm in NEAR_MISSES:
-        if f"{nm}_acc_integer" not in cmp:
-            continue
-        out.update({f"int_{nm}_{k}": cmp[f"{nm}_{v}"] for k, v in measures.items()})
-        out[f"acc_integer_w4_post_{nm}"] = cmp[f"{nm}_acc_integer"]
-    return out

@@ -21,7 +21,10 @@ class QuantMixin:
     act_q: ActQuantizer
     weight_q: WeightQuantizer
 
-    def _setup(self, method, w_bits, a_bits, grid, generator):
+    def attach_quantizers(self, method, w_bits, a_bits, grid, generator):
+        """Give the layer its input quantizer (`ActQuantizer`: LSQ, or ASQ with an adapter drawn from
+        `generator`) and its weight quantizer (`WeightQuantizer` on `grid`), as the released `AsqConv2d` /
+        `PostBnConv2d` hold theirs (official code `asq.py`, `post.py`)."""
         self.method, self.w_bits, self.a_bits, self.grid = method, int(w_bits), int(a_bits), grid
         self.act_q = ActQuantizer(a_bits, method, self.weight.shape[1], generator=generator)
         self.weight_q = WeightQuantizer(w_bits, grid, self.weight)
@@ -44,7 +47,7 @@ class QConv2d(QuantMixin, nn.Conv2d):
             q.weight.copy_(conv.weight)
             if conv.bias is not None:
                 q.bias.copy_(conv.bias)
-        q._setup(method, w_bits, a_bits, grid, generator)
+        q.attach_quantizers(method, w_bits, a_bits, grid, generator)
         return q
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -64,7 +67,7 @@ class QLinear(QuantMixin, nn.Linear):
             q.weight.copy_(fc.weight)
             if fc.bias is not None:
                 q.bias.copy_(fc.bias)
-        q._setup(method, w_bits, a_bits, grid, generator)
+        q.attach_quantizers(method, w_bits, a_bits, grid, generator)
         return q
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

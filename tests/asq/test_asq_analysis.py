@@ -5,8 +5,9 @@ import pandas as pd
 
 from common.claims import load_paper, paired
 from common import paths
-from papers.asq.analysis import claim_metrics, per_seed
+from papers.asq.analysis import per_seed
 from papers.asq.config import get_config, training_seeds
+from papers.asq.studies.qat_comparison import claim_metrics
 
 
 def table():

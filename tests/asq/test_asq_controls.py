@@ -9,14 +9,15 @@ import pytest
 import torch
 
 from papers.asq import weight_error
-from papers.asq.analysis import allbits_delta, claim_metrics
+from papers.asq.analysis import allbits_delta
+from papers.asq.betas import collect_betas, frozen_beta_model
 from papers.asq.convert import init_step_sizes, quant_layers, quantize_model
 from papers.asq.data import Split
-from papers.asq.experiments import collect_betas, frozen_beta_model
-from papers.asq.integer import (NEAR_MISSES, IntegerLayer, artefact_bytes, compare_paths, export_layer, lut_for,
-                                near_miss_metrics)
+from papers.asq.integer import NEAR_MISSES, IntegerLayer, artefact_bytes, compare_paths, export_layer, lut_for
 from papers.asq.levels import LUT_FRAC_BITS, magnitudes
 from papers.asq.models import build_model
+from papers.asq.studies.integer_lut import near_miss_metrics
+from papers.asq.studies.qat_comparison import claim_metrics
 
 
 def qmodel(grid, method="asq", bits=4):

@@ -13,9 +13,10 @@ from papers.asq import integer, weight_error
 from papers.asq.config import get_config
 from papers.asq.convert import init_step_sizes, quantize_model
 from papers.asq.data import Split
-from papers.asq.experiments import Study, collect_betas
+from papers.asq.betas import collect_betas
 from papers.asq.levels import level_set, project, project_index, weight_mse
 from papers.asq.models import build_model
+from papers.asq.qat_grid import QATGrid
 
 
 def test_level_tables_follow_the_values_device(test_device):
@@ -55,7 +56,7 @@ def test_integer_path_runs_on_the_models_device_and_returns_to_the_cpu(test_devi
 def test_the_studys_models_live_on_its_device(tmp_path, test_device):
     cfg = get_config("smoke", fp_epochs=1, qat_epochs=1, bits=[2], ablation_grids=["uniform"], ablation_bits=2,
                      freeze_samples=100)
-    study = Study(cfg, tmp_path, device=test_device)
+    study = QATGrid(cfg, tmp_path, device=test_device)
     fmodel, acc = study.float_model(0)
     assert next(fmodel.parameters()).device.type == torch.device(test_device).type and 0 <= acc <= 100
     errs = weight_error.layer_errors(fmodel, ["uniform", "post"], 4, cfg.first_last, tag="s0")

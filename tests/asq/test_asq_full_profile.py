@@ -80,22 +80,22 @@ def _no_data(tmp_path, monkeypatch):
 def test_full_profile_without_cifar10_is_one_line_naming_the_fix(tmp_path, monkeypatch):
     _no_data(tmp_path, monkeypatch)
     with pytest.raises(UserError) as err:
-        config.preflight("full", {})
+        config.preflight(config.get_config("full"))
     msg = str(err.value)
     assert "\n" not in msg and "CIFAR-10" in msg and "make data DATASETS=cifar10" in msg and "REPRO_DATA" in msg
     write_cifar10(tmp_path, n_train=10, n_test=10)
-    config.preflight("full", {})                                        # with the files, it passes
-    config.preflight("quick", {"dataset": "digits"})                    # digits ship with scikit-learn
+    config.preflight(config.get_config("full"))                        # with the files, it passes
+    config.preflight(config.get_config("quick", dataset="digits"))      # digits ship with scikit-learn
 
 
 def test_imagenet_claims_need_imagenet_and_an_imagenet_model(tmp_path, monkeypatch):
     _no_data(tmp_path, monkeypatch)
     with pytest.raises(UserError) as err:
-        config.preflight("full", {"dataset": "imagenet", "arch": "resnet34"})
+        config.preflight(config.get_config("full", dataset="imagenet", arch="resnet34"))
     assert "\n" not in str(err.value) and "make data DATASETS=imagenet" in str(err.value)
     write_imagefolder(tmp_path, n_classes=2, n_per_class=1, size=32, n_val_per_class=1)
-    config.preflight("full", {"dataset": "imagenet", "arch": "resnet34"})
+    config.preflight(config.get_config("full", dataset="imagenet", arch="resnet34"))
     with pytest.raises(UserError, match="arch=resnet34"):
-        config.preflight("full", {"dataset": "imagenet", "arch": "resnet20"})
+        config.preflight(config.get_config("full", dataset="imagenet", arch="resnet20"))
     with pytest.raises(UserError, match="qat_epochs"):
-        config.preflight("full", {"dataset": "imagenet", "arch": "resnet34", "qat_epochs": -1})
+        config.preflight(config.get_config("full", dataset="imagenet", arch="resnet34", qat_epochs=-1))

@@ -1,18 +1,24 @@
-"""The studies the notebooks run: float checkpoints, the QAT grid, cached per run directory.
+"""The QAT grid of a run: float checkpoints and every QAT configuration, trained once per seed and
+cached in the run directory.
 
 Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
 arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
-A `Study` trains each float model once per seed and each QAT configuration once per seed, keeps
+A `QATGrid` trains each float model once per seed and each QAT configuration once per seed, keeps
 the final weights and accuracy in `<run_dir>/checkpoints/`, and resumes an interrupted training
-from its last epoch. Later notebooks of the same run reuse what earlier ones trained.
+from its last epoch. Later notebooks of the same run reuse what earlier ones trained; so does
+`papers.asq.cli` under torchrun (`ckpt_dir`).
 
-Models live on the study's device; batches are moved there, and what comes back (accuracies,
+The grid (README "Claims and their controls"): the float model; LSQ and ASQ (uniform weights) at
+every width of `bits`; the weight-grid ablation at `ablation_bits` with ASQ activations; and the
+nulls measured on the same models: ASQ W4A4 before QAT (`ptq_accuracy`) and ASQ with each layer's
+beta frozen at its mean (`frozen_accuracy`, `betas.frozen_beta_model`).
+
+Models live on the grid's device; batches are moved there, and what comes back (accuracies,
 beta tables) is on the CPU.
 """
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -20,16 +26,16 @@ import pandas as pd
 import torch
 from torch import nn
 
-from common.errors import UserError
-
 from .analysis import tag
-from .convert import quant_layers
+from .betas import frozen_beta_model
 from .data import load
 from .models import build_model
 from .train import accuracy, fit, make_qat
 
 
-class Study:
+class QATGrid:
+    """The float models and QAT models of one run (or of a shared checkpoint folder, `cfg.ckpt_dir`)."""
+
     def __init__(self, cfg, run_dir, device="cpu", dist=None):
         self.cfg, self.device, self.dist = cfg, device, dist
         self.dir = Path(getattr(cfg, "ckpt_dir", "") or Path(run_dir) / "checkpoints")
@@ -168,50 +174,3 @@ class Study:
                     rows.append({"seed": seed, "config": f"frozen-{tag(m, b, g)}", "method": "frozen-asq", "bits": b,
                                  "grid": g, "acc": self.frozen_accuracy(seed, b)})
         return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc"])
-
-
-@torch.no_grad()
-def collect_betas(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500) -> pd.DataFrame:
-    """beta of every ASQ layer for the first n examples: one row per (layer, example).
-
-    The batches go to the model's device; the table is built on the CPU."""
-    layers = [(name, l) for name, l in quant_layers(qmodel) if l.act_q.adapter is not None]
-    if not layers:
-        raise UserError("model has no ASQ layer; convert it with method='asq'")
-    p = next(qmodel.parameters())
-    qmodel.eval()
-    out = {name: [] for name, _ in layers}
-    for _, l in layers:
-        l.act_q.record_beta = True
-    try:
-        for start in range(0, min(n, len(data)), batch_size):
-            xb, _ = data.batch(torch.arange(start, min(start + batch_size, n, len(data))))
-            qmodel(xb.to(device=p.device, dtype=p.dtype))
-            for name, l in layers:
-                out[name].append(l.act_q.last_beta.clone())
-    finally:
-        for _, l in layers:
-            l.act_q.record_beta = False
-    frames = []
-    for i, (name, _) in enumerate(layers):
-        b = torch.cat(out[name]).double().cpu().numpy()
-        frames.append(pd.DataFrame({"layer": name, "depth": i, "example": range(len(b)), "beta": b}))
-    df = pd.concat(frames, ignore_index=True)
-    labels = data.y[: df.example.max() + 1].numpy()
-    df["label"] = labels[df.example.to_numpy()]
-    return df
-
-
-@torch.no_grad()
-def frozen_beta_model(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500) -> nn.Module:
-    """A copy of an ASQ model whose adapters output a constant: each layer's beta is fixed at its mean
-    over the first n examples of `data` (training images). Everything else (weights, steps, BN) is the
-    trained model's, so the copy differs from it only by the input dependence of beta: the adaptivity
-    the paper credits. Its accuracy against LSQ is the control of the ASQ-vs-LSQ claims."""
-    betas = collect_betas(qmodel, data, n=n, batch_size=batch_size)
-    means = betas.groupby("layer", sort=False).beta.mean()
-    frozen = copy.deepcopy(qmodel)
-    for name, layer in quant_layers(frozen):
-        if layer.act_q.adapter is not None:
-            layer.act_q.fixed_beta = float(means[name])
-    return frozen.eval()
