@@ -7,7 +7,9 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
 * point-to-point one-way GB/s against message size for direct, device-direct and CPU-forwarding
   with k = 1, 2, 4 channels.
 
-Writes results/bench/hetero.json. Timings on a loaded machine are inflated: note `uptime`.
+Writes results/bench/hetero.json (`load_average_before`/`_after`: the 1, 5 and 15 minute load averages,
+shown in the README's generated bench block with the CPU model). Timings on a loaded machine are
+inflated.
 
     python benchmarks/bench_hetero.py [--repeats N] [--window-steps S]
 
@@ -25,9 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.bench import write_benchmark  # noqa: E402
-from common.profiles import resolve  # noqa: E402
-from papers.hetero import experiments as ex  # noqa: E402
-from papers.hetero.config import PROFILES  # noqa: E402
+from papers.hetero.config import get_config  # noqa: E402
+from papers.hetero.studies.throughput import links_benchmark  # noqa: E402
 
 
 def _positive(text: str) -> int:
@@ -52,14 +53,15 @@ def main(argv=None) -> None:
     over = {"tput_windows": args.repeats}
     if args.window_steps:
         over["tput_window_steps"] = args.window_steps
-    cfg = resolve(PROFILES, "quick", **over)
-    load = os.getloadavg()[0]
-    bench = ex.links_benchmark(cfg, seed=0)
+    cfg = get_config("quick", **over)
+    before = os.getloadavg()
+    bench = links_benchmark(cfg, seed=0)
     tp, pp = bench["throughput"], bench["p2p"]
     ratios = {k: {"median": statistics.median(v), "min": min(v), "max": max(v)} for k, v in tp["ratios"].items()}
     gbps = {k: {s: {"median": statistics.median(v), "min": min(v), "max": max(v)} for s, v in d.items()}
             for k, d in pp["gbps"].items()}
-    results = {"load_avg_1min_at_start": load, "tokens_per_s": tp["summary"], "ratio_to_direct": ratios,
+    results = {"load_avg_1min_at_start": before[0], "load_average_before": [round(x, 2) for x in before],
+               "load_average_after": [round(x, 2) for x in os.getloadavg()], "tokens_per_s": tp["summary"], "ratio_to_direct": ratios,
                "tokens_per_step": tp["tokens_per_step"], "p2p_gbps": gbps,
                "p2p_direct_fit": {"alpha_s": pp["fit"][0], "beta_Bps": pp["fit"][1]},
                "setup": {"processes": 2, "windows": cfg.tput_windows, "window_steps": cfg.tput_window_steps,

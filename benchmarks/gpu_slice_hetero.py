@@ -17,11 +17,10 @@ import time
 def full_slice(device: str, dry_run: bool) -> dict:
     import torch
 
-    from common.profiles import resolve
     from papers.hetero import gpuslice
-    from papers.hetero.config import PROFILES
+    from papers.hetero.config import get_config
 
-    cfg = resolve(PROFILES, "full")
+    cfg = get_config("full")
     on_cuda = str(device).startswith("cuda")
     if on_cuda:
         torch.cuda.reset_peak_memory_stats()

@@ -11,24 +11,28 @@ then the `speed_variants` in interleaved windows: each variant is a (link, parti
 speed), the stage's passes paced to `layer_ms * layers / speed` (`schedule.run_step`), so "vendor
 AMD" is a stage whose emulated device computes at `speed` < 1 of NVIDIA's.
 
-Parent side (`analyse`): per-window ratios paired inside each window (the sides interleaved), the
-perfmodel calibrated on the homogeneous windows and judged on the others.
+Parent side: the windows of the vendor-speed claims (`speed_variants`), per-window ratios paired inside
+each window (the sides interleaved), what the emulation's inputs imply for two of them, and the
+perfmodel calibrated on the homogeneous windows (`calibrate`, `predict`, the competitor
+`predict_bottleneck`, `calibrated_errors`); `studies.cluster` maps them to the claims' metrics.
 """
 from __future__ import annotations
 
 import statistics
 import time
 
-import numpy as np
 import torch.distributed as dist
 
 from . import perfmodel
+from .p2p import p2p_times
 
 NV = "nv_homog"
 
 
 def stage_pace(layer_ms: float, layers: int, last: bool, head_layers: float, speed: float):
-    """(forward_s, backward_s) of one micro-batch on a stage of the emulated device; None when unpaced."""
+    """(forward_s, backward_s) of one micro-batch on a stage of the emulated device; None when unpaced. The
+    vendor speed of the paper's mixed cluster is emulated, not measured (README "Emulated cluster":
+    forward = layer_ms x (layers + head) / speed, backward 2x)."""
     if layer_ms <= 0:
         return None
     f = layer_ms / 1000.0 * (layers + (head_layers if last else 0.0)) / speed
@@ -37,8 +41,6 @@ def stage_pace(layer_ms: float, layers: int, last: bool, head_layers: float, spe
 
 def run_cluster(me) -> dict:
     """The cluster job on one rank: p2p phases, then the vendor-speed windows."""
-    from .train import p2p_times
-
     j = me.job
     out = {"p2p": {}, "p2p_counters": {}}
     for ph in j.p2p_phases or []:
@@ -117,16 +119,9 @@ def per_window(num: list, den: list) -> list[float]:
     return [a / b for a, b in zip(num, den)]
 
 
-def fit_alpha_beta(one_way: dict) -> tuple[float, float]:
-    """Least-squares t = alpha + bytes / beta on the medians of {size: [seconds]}."""
-    x = np.array([int(s) for s in one_way], dtype=float)
-    y = np.array([statistics.median(v) for v in one_way.values()])
-    slope, alpha = np.polyfit(x, y, 1)
-    return max(float(alpha), 0.0), 1.0 / max(float(slope), 1e-30)
-
-
 def calibrate(pass_s: dict, variants: list[dict], head_layers: float) -> dict:
-    """Per-layer forward/backward seconds and the head's, per stage speed, from the homogeneous windows
+    """The calibration of claim `cluster-perfmodel-calibrated` (ours; README "Emulated cluster"):
+    per-layer forward/backward seconds and the head's, per stage speed, from the homogeneous windows
     (stage 0: layers only; stage 1: layers + head): {speed: {"F": (layer, head), "B": (layer, head)}}."""
     cal = {}
     for v in variants:
@@ -145,7 +140,8 @@ HOMOGENEOUS = ("amd_homog", NV)
 
 
 def predict(v: dict, cal: dict, c: float, n_micro: int, ignore_speed: bool = False, overhead: float = 0.0) -> float:
-    """The perfmodel's step time of variant `v` from the calibrated pass times plus the calibrated
+    """The perfmodel's step time of variant `v` (the 1F1B simulation `perfmodel.pipeline_time` with the
+    alpha-beta transfer `c`) from the calibrated pass times plus the calibrated
     per-step `overhead` (`ignore_speed`: the control model, every stage at the NVIDIA calibration)."""
     fwd, bwd = [], []
     for s, (layers, speed) in enumerate(zip(v["partition"], v["speeds"])):
@@ -174,85 +170,3 @@ def calibrated_errors(model, variants: list[dict], measured: dict) -> dict:
     homog = [v for v in variants if v["label"] in HOMOGENEOUS]
     overhead = statistics.mean(measured[v["label"]] - model(v, 0.0) for v in homog)
     return {v["label"]: model(v, overhead) / measured[v["label"]] - 1 for v in variants}
-
-
-def analyse(ranks: list[dict], cfg, variants: list[dict], act_bytes: int, nic: dict | None) -> dict:
-    """The cluster metrics from the two ranks' results (rank 0 times the ping-pong and the windows)."""
-    r0 = ranks[0]
-    m, p2p = {}, r0["p2p"]
-    def one_size(phase):  # {link: [one-way seconds per window]} of a phase with one message size
-        return {k: next(iter(v.values())) for k, v in p2p[phase].items()}
-
-    t = one_size("nic")
-    m["cluster_cf2_vs_cf1"] = per_window(t["cpu_forward:1"], t["cpu_forward:2"])
-    m["cluster_cf2_samenic_vs_cf1"] = per_window(t["cpu_forward:1"], t["cpu_forward_samenic:2"])
-    m["cluster_cf2_onechannel_vs_cf1"] = per_window(t["cpu_forward:1"], t["cpu_forward_onechannel:2"])
-    m["cluster_cf1_over_rate"] = cfg.cluster_p2p_size * 8 / statistics.median(t["cpu_forward:1"]) / _rate_bps(cfg)
-    st = one_size("staging")
-    m["cluster_dd_vs_cf1"] = per_window(st["cpu_forward:1"], st["device_direct"])
-    m["cluster_dd_staged_vs_cf1"] = per_window(st["cpu_forward:1"], st["device_direct_staged"])
-    m["cluster_copy_rate_over_nic_rate"] = cfg.cluster_copy_over_nic
-    # what the emulation's inputs set these two ratios to (an implementation check, not hardware):
-    # k channels on k tbf-shaped NICs move k times the bytes; a staged transfer is copy in + NIC + copy out
-    m["cluster_cf2_vs_cf1_expected"] = expected_nic_ratio(2, 2)
-    m["cluster_dd_vs_cf1_expected"] = expected_staging_ratio(cfg.cluster_copy_over_nic)
-    cnt = {k: [c for r in ranks for c in r["p2p_counters"]["staging"][k]] for k in st}
-
-    def moved(k, field):
-        return sum(c[field] for c in cnt[k])
-
-    payload = {k: max(1, moved(k, "payload_sent")) for k in cnt}
-    m["cluster_dd_staged_bytes"] = moved("device_direct", "staged_bytes") + moved("device_direct", "copied_bytes")
-    m["cluster_dd_staged_bytes_control"] = (moved("device_direct_staged", "staged_bytes")
-                                            + moved("device_direct_staged", "copied_bytes"))
-    m["cluster_dd_own_memory_bytes_per_payload"] = (moved("device_direct", "wire_bytes")
-                                                    - moved("device_direct", "staged_bytes")) / payload["device_direct"]
-    m["cluster_cf1_engine_bytes_per_payload"] = moved("cpu_forward:1", "engine_bytes") / payload["cpu_forward:1"]
-    alpha, beta = fit_alpha_beta(p2p["fit"]["direct"])
-    m["cluster_direct_alpha_us"], m["cluster_direct_beta_gbit"] = alpha * 1e6, beta * 8 / 1e9
-    if nic:  # bytes each NIC of node 0 sent over the whole run (kernel counters)
-        tx = [n["tx_bytes"] for n in nic["nic_counters"][0]]
-        m["cluster_nic_tx_share"] = [x / max(1, sum(tx)) for x in tx]
-        m["cluster_delay_applied"] = int(nic["shaping"].get("delay_s") is not None)
-    sp = r0["speed"]["step_s"]
-    m["cluster_uneven_vs_even"] = per_window(sp["mixed_even"], sp["mixed_uneven"])
-    m["cluster_uneven_vs_even_rho1"] = per_window(sp["mixed_even_rho1"], sp["mixed_uneven_rho1"])
-    m["cluster_mixed_vs_amd"] = per_window(sp["amd_homog"], sp["mixed_uneven"])
-    m["cluster_mixed_vs_amd_rho1"] = per_window(sp[NV], sp["mixed_uneven_rho1"])
-    # the control of cluster-mixed-beats-amd: the same mixed cluster without the partitioning the paper
-    # credits (even 3/3 split), against the same AMD-homogeneous windows: what "half the GPUs are faster" gives
-    m["cluster_mixed_even_vs_amd"] = per_window(sp["amd_homog"], sp["mixed_even"])
-    m["cluster_mixed_vs_nv"] = per_window(sp[NV], sp["mixed_uneven"])
-    m["cluster_step_s_median"] = {k: statistics.median(v) for k, v in sp.items()}
-    pass_s = {lab: {r["speed"]["stage"]: r["speed"]["pass_s"][lab] for r in ranks} for lab in sp}
-    rho = cfg.cluster_rho
-    m["cluster_rho"] = rho
-    m["cluster_rho_measured"] = (pass_s[NV][1]["F"] / pass_s["amd_homog"][1]["F"])
-    cal = calibrate(pass_s, variants, cfg.cluster_head_layers)
-    c = alpha + act_bytes / beta
-    # calibrated on the two homogeneous windows: pass times per speed, and the per-step cost outside the
-    # pipeline passes (optimizer, gradient-norm and loss all-reduces, barriers); judged on the mixed ones
-    measured = {v["label"]: statistics.median(sp[v["label"]]) for v in variants}
-    homog = [v for v in variants if v["label"] in HOMOGENEOUS]
-    overhead = statistics.mean(measured[v["label"]] - predict(v, cal, c, cfg.n_micro) for v in homog)
-    err = calibrated_errors(lambda v, o: predict(v, cal, c, cfg.n_micro, overhead=o), variants, measured)
-    # the control: the simplest competing model, calibrated the same way (M x the slowest stage)
-    err_ctl = calibrated_errors(lambda v, o: predict_bottleneck(v, cal, cfg.n_micro, overhead=o), variants, measured)
-    # reported, no longer the control: the simulation blind to the vendor speeds (it ignores the paced rho)
-    err_blind = {v["label"]: predict(v, cal, c, cfg.n_micro, ignore_speed=True, overhead=overhead) / measured[v["label"]] - 1
-                 for v in variants}
-    held = [v["label"] for v in variants if v["label"] not in HOMOGENEOUS]
-    m["cluster_model_rel_err"] = err
-    m["cluster_model_rel_err_control"] = err_ctl
-    m["cluster_model_overhead_ms"] = overhead * 1e3
-    m["cluster_model_max_abs_err"] = max(abs(err[k]) for k in held)
-    m["cluster_model_max_abs_err_control"] = max(abs(err_ctl[k]) for k in held)
-    m["cluster_model_max_abs_err_speed_blind"] = max(abs(err_blind[k]) for k in held)
-    m["cluster_model_transfer_ms"] = c * 1e3
-    return m
-
-
-def _rate_bps(cfg) -> float:
-    from common.netcluster import parse_rate
-
-    return float(parse_rate(cfg.cluster_rate))

@@ -4,14 +4,16 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
 
     python -m papers.hetero.devtune perfmodel [--seeds 100 101 102]
 
-`perfmodel`: notebook 04's emulated cluster (`experiments.cluster_bench`) at the quick profile, per seed the
+`perfmodel`: notebook 04's emulated cluster (`studies.cluster.measure`) at the quick profile, per seed the
 held-out errors of the calibrated 1F1B simulation (`cluster-perfmodel-calibrated`'s metric), of its
 control (M x the slowest stage, calibrated the same way) and of the speed-blind simulation (the former
 control), and the partition claims' ratios with their controls. The claim's tolerance is
 `tolerance_from_dev`: twice the largest error of the simulation over these seeds, rounded up to a
-whole percent (claims.yaml holds the result; the README shows this file's numbers). Needs the
-privileges of the emulated cluster (root or CAP_NET_ADMIN + CAP_SYS_ADMIN). Results:
-results/hetero/dev/perfmodel.json.
+whole percent (claims.yaml holds the result as `cluster-perfmodel-calibrated`'s value; `config.TUNED`
+points the README's generated tuned block at this run). Needs the privileges of the emulated cluster
+(root or CAP_NET_ADMIN + CAP_SYS_ADMIN). Seeds below `common.devseeds.FIRST` are refused. Results:
+results/hetero/dev/perfmodel.json (`common.devseeds.result_path`), with the revision at the start and,
+when it changed during the run, at the end.
 """
 from __future__ import annotations
 
@@ -19,10 +21,13 @@ import argparse
 import math
 import statistics
 
-from common import paths
+from common import devseeds
 from common.errors import UserError, user_errors_exit
 from common.io import atomic_write_json
 from common.runs import git_state, now
+
+from .config import get_config
+from .studies import cluster
 
 
 def tolerance_from_dev(errors) -> float:
@@ -31,12 +36,9 @@ def tolerance_from_dev(errors) -> float:
 
 
 def tune_perfmodel(seed: int) -> dict:
-    from common.profiles import resolve
-
-    from . import experiments as ex
-    from .config import PROFILES
-
-    res = ex.cluster_bench(resolve(PROFILES, "quick"), seed)
+    """One development seed of notebook 04 at the quick profile: the simulation's, its control's and the
+    speed-blind simulation's largest held-out errors, and the partition claims' mean ratios."""
+    res = cluster.measure(get_config("quick"), seed)
     if not res["available"]:
         raise UserError(f"the emulated cluster is not available here ({res['why']}); run as root on Linux")
     m = res["metrics"]
@@ -50,11 +52,10 @@ def tune_perfmodel(seed: int) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("perfmodel",))
-    ap.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
+    ap.add_argument("--seeds", type=int, nargs="+", default=list(devseeds.DEFAULT))
     args = ap.parse_args(argv)
     with user_errors_exit():
-        if min(args.seeds) < 100:
-            raise UserError("development seeds are 100 and up (0-2 are the reported seeds); pass --seeds 100 101 ...")
+        devseeds.require_development(args.seeds)
         git = git_state()
         res = {str(s): tune_perfmodel(s) for s in args.seeds}
         out = {"seeds": args.seeds, "git": git, "when": now(), "results": res}
@@ -62,7 +63,7 @@ def main(argv=None):
         end = git_state()
         if end != git:
             out["git_at_end"] = end
-        atomic_write_json(paths.results_root() / "hetero" / "dev" / f"{args.what}.json", out)
+        atomic_write_json(devseeds.result_path("hetero", args.what), out)
 
 
 if __name__ == "__main__":

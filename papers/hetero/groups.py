@@ -40,7 +40,9 @@ WRONG_BACKEND = {"cuda": "nccl", "cpu": "vendorccl"}  # the live audit's control
 
 
 def select_backend(kind: str, vendors, device_type: str) -> str:
-    """Backend for a group of `kind` whose members have `vendors`, on `device_type` ('cpu'/'cuda')."""
+    """Backend for a group of `kind` whose members have `vendors`, on `device_type` ('cpu'/'cuda'): the paper's
+    "differentiated communication back-end selection across parallel groups" (abstract), with TP/DP groups
+    single-vendor (third-party summary, limitations); the rules are reconstructed (module doc)."""
     if kind not in KINDS:
         raise ValueError(f"unknown group kind {kind!r}")
     mixed = len(set(vendors)) > 1
@@ -82,7 +84,8 @@ def _register_standin():
 
 @contextmanager
 def channel_nic(channel):
-    """Inside an emulated cluster (`HETERO_NICS` = k set by the launcher), bind CPU-forwarding channel
+    """The paper's "multi-NIC parallel data transfer" (abstract), on the emulated cluster: inside it
+    (`HETERO_NICS` = k set by the launcher), bind CPU-forwarding channel
     `channel` to NIC `channel mod k` while its gloo group is created (torch reads GLOO_SOCKET_IFNAME
     per group); everything else stays on the launcher's setting (NIC 0). A no-op elsewhere."""
     k = int(os.environ.get("HETERO_NICS", "0") or 0)
@@ -213,3 +216,17 @@ class Groups:
 
     def audit_control(self) -> list[dict]:
         return [g.record() for g in self.control_records]
+
+
+def live_audit(ranks: list[dict], key: str = "audit", violations: str = "audit_live_violations") -> dict:
+    """Merge every rank's view of its live groups: violations (by group) and groups no member asked."""
+    asked, bad = {}, set()
+    for r in ranks:
+        for g in r[key]:
+            asked.setdefault(g["name"], set())
+            if g["live_backend"] is not None:
+                asked[g["name"]].add(g["live_backend"])
+        bad |= {v.split(":")[0] for v in r[violations]}
+    unasked = sorted(n for n, b in asked.items() if not b)
+    return {"violations": sorted(bad), "unasked": unasked, "groups": len(asked),
+            "backends": sorted({b for v in asked.values() for b in v})}

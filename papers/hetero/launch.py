@@ -37,6 +37,23 @@ from common.errors import UserError
 from .job import Job, rank_device, validate
 
 
+def emulation_device(requested: str | None = None) -> str:
+    """The device the notebooks' runs compute on, as the run's manifest must record it: always "cpu".
+    The notebooks emulate the cluster with every rank on the CPU (`Job.device` "cpu", the ranks see no
+    GPU); a GPU asked for (`--device cuda` or $REPRO_DEVICE) is not used, and one line says so and
+    where the real-device path is (`torchrun -m papers.hetero.train --device cuda`, README)."""
+    req = str(requested or os.environ.get("REPRO_DEVICE") or "auto").strip().lower()
+    if req not in ("cpu", "auto"):
+        print(f"notice: device {req} not used: the hetero notebooks emulate the cluster on the CPU; the GPU path "
+              "is `torchrun -m papers.hetero.train --device cuda`, one rank per GPU (papers/hetero/README.md)", flush=True)
+    return "cpu"
+
+
+def run_deadline(steps: int, variants: int = 1) -> float:
+    """Seconds a notebook gives a launch of `steps` optimizer steps for each of `variants` models."""
+    return 120.0 + 3.0 * steps * variants
+
+
 class RunFailed(RuntimeError):
     """A rank exited non-zero (or the run passed its deadline); the message names who and why."""
 

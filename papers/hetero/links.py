@@ -221,6 +221,9 @@ class Link:
 
 
 class DirectLink(Link):
+    """The homogeneous baseline the paper's throughput is measured against (abstract: "NVIDIA homogeneous
+    system"): isend/irecv of the tensor itself (same vendor; on CPU the emulated homogeneous link)."""
+
     name = "direct"
 
     def __init__(self, group, peer: int):
@@ -238,7 +241,10 @@ class DirectLink(Link):
 
 
 class CpuForwardLink(Link):
-    """`reassemble`, `dtype` and `serial` make the broken control variants (see the module doc)."""
+    """CPU-forwarding, the paper's first step (abstract: "compatibility-oriented CPU-Forwarding Communication"
+    with "multi-NIC parallel data transfer"; mechanics reconstructed, README "What is reconstructed", Links):
+    device -> host staging buffer -> k chunks on k gloo channels (one per NIC) -> host -> device.
+    `reassemble`, `dtype` and `serial` make the broken control variants (see the module doc)."""
 
     name = "cpu_forward"
 
@@ -249,14 +255,14 @@ class CpuForwardLink(Link):
         if name == "cpu_forward_onechannel":  # control: k chunks, one connection
             self.groups = [groups[0]] * len(groups)
         self.stage_dtype = torch.bfloat16 if name == "cpu_forward_bf16" else None
-        self._buffers: dict = {}
+        self.buffers: dict = {}  # the host staging buffers by ((direction, slot), numel, dtype), allocated once
 
     def _buffer(self, key, numel, dtype):
         dtype = self.stage_dtype or dtype
-        buf = self._buffers.get((key, numel, dtype))
+        buf = self.buffers.get((key, numel, dtype))
         if buf is None:  # preallocated once per (slot, size); pinned host memory on GPUs
             buf = torch.empty(numel, dtype=dtype, device="cpu", pin_memory=self.pin)
-            self._buffers[(key, numel, dtype)] = buf
+            self.buffers[(key, numel, dtype)] = buf
         return buf
 
     def _chunks(self, flat):
@@ -287,7 +293,9 @@ class CpuForwardLink(Link):
 
 
 class DeviceDirectLink(Link):
-    """A proxy thread posts isend/irecv on the caller's tensors; nothing is staged."""
+    """Device-direct, the paper's second step (abstract: "a CPU-offloading P2P mechanism" so GPUs of different
+    vendors exchange data "without host-memory staging"; GPUDirect RDMA per a third-party summary): a proxy
+    thread posts isend/irecv on the caller's tensors; nothing is staged."""
 
     name = "device_direct"
 
@@ -336,12 +344,12 @@ class DeviceDirectStagedLink(DeviceDirectLink):
 
     def __init__(self, group, peer: int, timeout_s: float = 60.0):
         super().__init__(group, peer, timeout_s)
-        self._buffers: dict = {}
+        self.buffers: dict = {}  # the host staging buffers by ((direction, slot), numel, dtype), allocated once
 
     def _host(self, key, like):
-        buf = self._buffers.get((key, like.numel(), like.dtype))
+        buf = self.buffers.get((key, like.numel(), like.dtype))
         if buf is None:
-            buf = self._buffers[key, like.numel(), like.dtype] = torch.empty(like.numel(), dtype=like.dtype, device="cpu")
+            buf = self.buffers[key, like.numel(), like.dtype] = torch.empty(like.numel(), dtype=like.dtype, device="cpu")
         return buf
 
     def _send(self, t, tag, owners):

@@ -18,7 +18,8 @@ from .model import CONFIGS, Decoder, lm_loss
 
 def reference_run(job: Job, dp: int, steps: int | None = None, threads: int = 1) -> dict:
     """{'losses', 'grad_norms', 'model'} of the single-process run of `job` with `dp` replicas
-    (`job.clip` <= 0: no clipping)."""
+    (`job.clip` <= 0: no clipping): what the pipeline's losses and parameters must equal (abstract: training
+    correctness preserved, loss convergence matching the homogeneous baselines)."""
     cfg = CONFIGS[job.model]
     corpus, _ = data.load_corpus(job.corpus, job.corpus_tokens, seed=0)
     model = Decoder(cfg, seed=job.seed)

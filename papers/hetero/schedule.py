@@ -10,7 +10,7 @@ into one buffer per micro-batch and direction, and waited when needed.
 
 Emulated device speed (`pace=(forward_s, backward_s)`): each forward (backward) pass of a micro-batch
 is padded with a sleep to at least `forward_s` (`backward_s`), the compute time of the emulated
-device (see `speed.stage_pace`); `timings` collects each pass's duration, a measurement.
+device (see `clusterbench.stage_pace`); `timings` collects each pass's duration, a measurement.
 """
 from __future__ import annotations
 
@@ -25,7 +25,11 @@ FWD, BWD = 0, 1
 
 
 def order(schedule: str, stage: int, n_stages: int, n_micro: int) -> list[tuple[str, int]]:
-    """The sequence of ('F', m) / ('B', m) a stage executes."""
+    """The sequence of ('F', m) / ('B', m) a stage executes. The paper's schedule is not public (its
+    heterogeneity is in pipeline parallelism only, third-party summary); these are GPipe and the
+    non-interleaved 1F1B of Megatron-LM (`megatron/core/pipeline_parallel/schedules.py`,
+    `forward_backward_pipelining_without_interleaving`): S - s - 1 warm-up forwards, then one forward
+    and one backward in turn."""
     if schedule == "gpipe":
         return [("F", m) for m in range(n_micro)] + [("B", m) for m in range(n_micro)]
     if schedule != "1f1b":

@@ -49,6 +49,9 @@ def expand_vendors(spec) -> list[str]:
 
 
 def even_partition(n_layers: int, n_stages: int) -> list[int]:
+    """Layers per stage as equal as the count allows (the first stages take the remainder); the default when
+    no partition is given. The paper's mixed cluster needs an uneven one ("appropriate pipeline-parallel
+    partitioning", third-party summary; README "What is reconstructed", Topology)."""
     base, extra = divmod(n_layers, n_stages)
     return [base + (1 if s < extra else 0) for s in range(n_stages)]
 
@@ -96,7 +99,10 @@ class Topology:
 
 
 def build_topology(vendors: list[str], n_stages: int, partition, n_layers: int) -> Topology:
-    """Validate and build; every bad input is a one-line UserError."""
+    """Validate and build; every bad input is a one-line UserError. Stages sit on the vendor boundary and
+    stay single-vendor (heterogeneity only in pipeline parallelism: third-party summary, limitations);
+    `partition` is the per-stage layer split the paper credits ("appropriate pipeline-parallel
+    partitioning")."""
     world = len(vendors)
     if n_stages < 1:
         raise UserError(f"stages must be >= 1, got {n_stages}")

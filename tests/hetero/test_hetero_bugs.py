@@ -11,7 +11,7 @@ from papers.hetero.groups import Groups
 from papers.hetero.job import Job
 from papers.hetero.launch import launch
 from papers.hetero.topology import build_topology, parse_vendors
-from papers.hetero.train import uses_proxy
+from papers.hetero.rank import uses_proxy
 
 
 @pytest.fixture

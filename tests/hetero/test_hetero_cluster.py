@@ -18,7 +18,7 @@ from common import netcluster, paths
 from common.claims import NOT_RUN, judge, load_claims
 from common.errors import UserError
 from papers.hetero import clusterbench as cb
-from papers.hetero import experiments as ex
+from papers.hetero.studies import cluster as cluster_study
 from papers.hetero import perfmodel
 from papers.hetero.job import Job, validate
 from papers.hetero.launch import RunFailed, launch
@@ -78,21 +78,20 @@ def test_cluster_job_errors_are_one_line(kw, match):
 
 def test_without_privileges_one_line_names_the_claims_and_they_are_not_run(monkeypatch, capsys):
     monkeypatch.setattr(netcluster, "available", lambda refresh=False: (False, "no CAP_NET_ADMIN"))
-    res = ex.cluster_bench(SimpleNamespace(), 0)
+    res = cluster_study.measure(SimpleNamespace(), 0)
     out = capsys.readouterr().out.strip().splitlines()
-    assert out == [f"notice: cluster claims {', '.join(ex.CLUSTER_CLAIMS)} cannot be tested here: no CAP_NET_ADMIN"]
+    assert out == [f"notice: cluster claims {', '.join(cluster_study.CLUSTER_CLAIMS)} cannot be tested here: no CAP_NET_ADMIN"]
     claims = {c.id: c for c in load_claims(paths.REPO / "papers" / "hetero" / "claims.yaml")}
-    assert set(ex.CLUSTER_CLAIMS) <= set(claims)
-    for cid in ex.CLUSTER_CLAIMS:
+    assert set(cluster_study.CLUSTER_CLAIMS) <= set(claims)
+    for cid in cluster_study.CLUSTER_CLAIMS:
         assert judge(claims[cid], res["metrics"], "quick").verdict == NOT_RUN, cid
 
 
 @needs_netns
 def test_cluster_measurements_end_to_end_at_smoke(tmp_path):
-    from common.profiles import resolve
-    from papers.hetero.config import PROFILES
+    from papers.hetero.config import get_config
 
-    res = ex.cluster_bench(resolve(PROFILES, "smoke"), 0, workdir=tmp_path)
+    res = cluster_study.measure(get_config("smoke"), 0, workdir=tmp_path)
     m = res["metrics"]
     assert m["netcluster_available"] == 1 and m["cluster_dd_staged_bytes"] == 0
     # the staged control posts host buffers both ways on both ranks: 2 payloads posted + 2 copied per payload

@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from common.errors import UserError
-from papers.hetero import experiments as ex
 from papers.hetero import train
 from papers.hetero.job import Job, rank_device
-from papers.hetero.launch import launch
+from papers.hetero.launch import emulation_device, launch
 
 JOB = Job(vendors="nv,amd", links=["cpu_forward:2"], steps=2, corpus_tokens=20_000, timeout_s=20.0)
 
@@ -68,8 +67,8 @@ def test_a_launch_passes_the_device_through_and_its_ranks_see_no_gpu(tmp_path, m
 
 def test_the_manifest_records_the_cpu_the_emulation_computes_on(monkeypatch, capsys):
     monkeypatch.setenv("REPRO_DEVICE", "cpu")
-    assert ex.emulation_device(None) == "cpu" and capsys.readouterr().out == ""
-    assert ex.emulation_device("cuda") == "cpu"
+    assert emulation_device(None) == "cpu" and capsys.readouterr().out == ""
+    assert emulation_device("cuda") == "cpu"
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "device cuda not used" in out and "torchrun -m papers.hetero.train" in out
 

@@ -10,7 +10,7 @@ from papers.hetero.job import Job
 from papers.hetero.launch import RunFailed, launch
 from papers.hetero.reference import reference_run, stage_state
 from papers.hetero.topology import build_topology, parse_vendors
-from papers.hetero.train import disagreement
+from papers.hetero.agreement import disagreement
 
 LINKS = ["direct", "cpu_forward:1", "cpu_forward:3", "cpu_forward:4", "device_direct"]
 EXACT_CONTROLS = ["device_direct_staged", "cpu_forward_reassemble:2"]  # broken in where the bytes go, not in the numbers

@@ -11,10 +11,9 @@ import torch
 from common.claims import evaluate, load_claims
 from common.errors import UserError
 from common.paths import REPO
-from common.profiles import resolve
-from papers.hetero import experiments as ex
-from papers.hetero.config import PROFILES, preflight
-from papers.hetero.groups import naive_backend
+from papers.hetero.config import get_config, preflight
+from papers.hetero.launch import emulation_device
+from papers.hetero.studies import audit, cluster, correctness, projection, throughput
 
 MiB = 1 << 20
 TINY = dict(  # the full profile's counts cut to seconds; links, controls, model and schedule stay full's
@@ -29,7 +28,7 @@ TINY = dict(  # the full profile's counts cut to seconds; links, controls, model
 def test_the_full_profile_refuses_in_one_line_without_gpus(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(UserError) as err:
-        preflight("full", {})
+        preflight(get_config("full"))
     assert "\n" not in str(err.value) and "torchrun -m papers.hetero.train" in str(err.value)
 
 
@@ -40,23 +39,18 @@ def _finite(x) -> bool:
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 def test_full_profile_runs_every_notebooks_code_at_tiny_sizes(device, tmp_path):
-    cfg = resolve(PROFILES, "full", **TINY)
+    cfg = get_config("full", **TINY)
     assert (cfg.model, cfg.schedule, cfg.partition) == ("tiny", "1f1b", [4, 2]) and len(cfg.control_links) == 4
     if device == "cuda":
-        preflight("full", TINY)  # passes where torch sees a GPU
-    assert ex.emulation_device(device) == "cpu"  # the manifest's device: the emulation computes on the CPU
+        preflight(cfg)  # passes where torch sees a GPU
+    assert emulation_device(device) == "cpu"  # the manifest's device: the emulation computes on the CPU
     torch.set_num_threads(1)  # the parent's reference runs: one thread, as the notebooks' kernels on 2 cores
     seed, metrics = 0, {}
-    metrics.update(ex.correctness(cfg, seed, workdir=tmp_path / "c")["metrics"])      # notebook 01
-    metrics.update(ex.stability(cfg, seed, workdir=tmp_path / "s")["metrics"])
-    bench = ex.links_benchmark(cfg, seed, workdir=tmp_path / "t")                       # notebook 02
-    metrics.update(bench["metrics"])
-    metrics.update({"calib_" + k: v for k, v in ex.calibrate_cpu(cfg, bench["p2p"]["fit"], repeats=1).items()})
-    mat, naive = ex.audit_matrix(cfg), ex.audit_matrix(cfg, rule=naive_backend)         # notebook 03
-    metrics["audit_matrix_violations"] = sum(len(v["violations"]) for v in mat.values())
-    metrics["audit_matrix_violations_control"] = sum(len(v["violations"]) for v in naive.values())
-    metrics.update(ex.cluster_bench(cfg, seed, workdir=tmp_path / "k")["metrics"])      # notebook 04
-    metrics.update(ex.projection(cfg)["metrics"])                                       # notebook 05
+    metrics.update(correctness.measure(cfg, seed, workdir=tmp_path / "c")["metrics"])         # notebook 01
+    metrics.update(throughput.measure(cfg, seed, workdir=tmp_path / "t", repeats=1)["metrics"])  # notebook 02
+    metrics.update(audit.measure(cfg)["metrics"])                                                # notebook 03
+    metrics.update(cluster.measure(cfg, seed, workdir=tmp_path / "k")["metrics"])             # notebook 04
+    metrics.update(projection.measure(cfg)["metrics"])                                          # notebook 05
     claims = [c for c in load_claims(REPO / "papers" / "hetero" / "claims.yaml") if "full" in c.profiles]
     assert {c.id for c in claims} >= {"cpu-forward-multichannel-not-slower", "audit-plan-no-violation"}
     table = evaluate(claims, metrics, "full").set_index("id")

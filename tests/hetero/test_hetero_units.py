@@ -75,7 +75,7 @@ def test_bad_input_is_one_line_user_error(kw, world, match):
 ])
 def test_preflight_rejects_bad_parameters(params, match):
     with pytest.raises(UserError, match=match):
-        config.preflight("quick", params)
+        config.preflight(config.get_config("quick", **params))
 
 
 def test_cli_bad_partition_exits_2_and_writes_nothing(tmp_path, capsys, monkeypatch):
@@ -264,7 +264,7 @@ def test_lossy_control_link_really_changes_the_data(monkeypatch):
     link = L.CpuForwardLink([None, None], 1, name="cpu_forward_bf16")
     t = torch.randn(64)
     link.send(t, 0).wait()
-    sent = link._buffers[("send", 0), 64, torch.bfloat16]
+    sent = link.buffers[("send", 0), 64, torch.bfloat16]
     assert sent.dtype == torch.bfloat16 and not torch.equal(sent.float(), t)
     assert torch.equal(sent.float(), t.bfloat16().float())
 
@@ -280,7 +280,7 @@ def test_parse_variant():
 
 
 def test_unstable_steps_counts_nonfinite_and_divergence():
-    from papers.hetero.experiments import unstable_steps
+    from papers.hetero.studies.correctness import unstable_steps
 
     assert unstable_steps([5.0, 4.0, 3.0, 2.5]) == 0
     assert unstable_steps([5.0, 4.0, float("nan"), 6.0, float("inf")]) == 3
