@@ -21,7 +21,7 @@ import time
 def sweep_tasks(profile: str, seed: int = 0) -> list[dict]:
     """The (g, seed) tasks of notebook 01's `lyapunov` pmap at `profile` (grid + sub-critical networks)."""
     from papers.netrecon.config import get_config
-    from papers.netrecon.pipeline import grid_tasks
+    from papers.netrecon.tasks import grid_tasks
 
     cfg = get_config(profile)
     sub = [dict(N=cfg.sub_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.sub_n_traj, t_transient=cfg.sub_t_transient,
@@ -41,7 +41,7 @@ def main() -> None:
     from common import cluster
     from common.bench import write_benchmark
     from common.parallel import pmap
-    from papers.netrecon.experiments import lyapunov_task
+    from papers.netrecon.tasks import lyapunov_task
 
     tasks = sweep_tasks(args.profile)
     os.environ.pop("REPRO_CLUSTER", None)
