@@ -77,13 +77,20 @@ def write_benchmark(name: str, results: dict) -> Path:
 
 
 def load_benchmark(name: str):
-    """The module `benchmarks/<name>.py` (the benchmarks folder is not a package), loaded from its file."""
+    """The module `benchmarks/<name>.py` (the benchmarks folder is not a package), loaded from its file and
+    registered in `sys.modules` while it runs (dataclasses and pickling look their module up there)."""
     import importlib.util
+    import sys
 
     path = paths.REPO / "benchmarks" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return module
 
 

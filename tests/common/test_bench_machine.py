@@ -25,3 +25,15 @@ def test_a_record_without_the_model_says_so():
     assert describe_machine({"cpus": 2, "processor": "x86_64"}) == "2 CPUs, CPU model not recorded"
     assert describe_machine(None) == "machine not recorded"
     assert "model" not in machine("flags : avx2\n") and machine("flags : avx2\n")["simd"] == ["avx2"]
+
+
+def test_load_benchmark_loads_a_module_that_defines_a_dataclass(tmp_path, monkeypatch):
+    """dataclasses look their module up in sys.modules while the class is built."""
+    from common import bench, paths
+
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "bench_toyclass.py").write_text(
+        "from dataclasses import dataclass\n\n@dataclass\nclass Cost:\n    hours: float = 1.5\n")
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    module = bench.load_benchmark("bench_toyclass")
+    assert module.Cost().hours == 1.5
