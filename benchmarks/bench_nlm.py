@@ -63,7 +63,7 @@ def _sync():
         torch.cuda.synchronize()
 
 
-def _time(f, n):
+def time_per_call(f, n):
     """Wall time per call of n calls (the device's queue drained before and after)."""
     _sync()
     t0 = time.perf_counter()
@@ -73,7 +73,8 @@ def _time(f, n):
     return (time.perf_counter() - t0) / n
 
 
-def _summary(v):
+def summary(v):
+    """Median, min, max and every round (rounded) of the per-round timings `v`."""
     return {"median": statistics.median(v), "min": min(v), "max": max(v), "rounds": [round(a, 4) for a in v]}
 
 
@@ -100,14 +101,14 @@ def bench_released(n=784, m=1000, batch=1000, k=10, rounds=5, per_round=2, devic
     for r in range(rounds):                                   # interleaved; the order rotates every round
         names = list(sides_run)[r % len(sides_run):] + list(sides_run)[: r % len(sides_run)]
         for name in names:
-            times[name].append(_time(sides_run[name], per_round))
+            times[name].append(time_per_call(sides_run[name], per_round))
     out = {"n": n, "chains": m, "k": k, "batch": batch, "updates_per_round": per_round, "goal_s_per_update": 0.15,
            "device": str(device)}
     for name, v in times.items():
-        out[f"{name}_s_per_update"] = _summary(v)
+        out[f"{name}_s_per_update"] = summary(v)
     for name, _, _ in sides:
         ratio = [a / b for a, b in zip(times["reference"], times[name])]
-        out[f"speedup_{name}"] = _summary(ratio)
+        out[f"speedup_{name}"] = summary(ratio)
         out[f"{name}_meets_goal_median"] = statistics.median(times[name]) <= 0.15
     return out
 
@@ -147,10 +148,10 @@ def _bench_stack(sizes, reps, n, m, updates, rounds, gemm, device="cpu"):
     t_stack, t_single = [], []
     for r in range(rounds):
         for name in (("stack", "single") if r % 2 == 0 else ("single", "stack")):
-            (t_stack if name == "stack" else t_single).append(_time(run_stack if name == "stack" else run_singles, 1))
+            (t_stack if name == "stack" else t_single).append(time_per_call(run_stack if name == "stack" else run_singles, 1))
     ratio = [a / b for a, b in zip(t_single, t_stack)]
     return {"models": len(all_sizes), "n": n, "chains": m, "updates_per_round": updates, "rounds": rounds,
-            "stacked_s": _summary(t_stack), "one_at_a_time_s": _summary(t_single), "throughput_ratio": _summary(ratio),
+            "stacked_s": summary(t_stack), "one_at_a_time_s": summary(t_single), "throughput_ratio": summary(ratio),
             "goal_ratio": 3.0, "meets_goal_every_round": min(ratio) >= 3.0}
 
 
@@ -174,8 +175,8 @@ def stack_parts(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, update
         stack.train(2, show_progress=False)
         for t in singles:
             t.train(2, show_progress=False)
-        t_update = _time(lambda: stack.train(updates, show_progress=False), 1) / updates
-        t_single = _time(lambda: [t.train(updates, show_progress=False) for t in singles], 1) / (updates * K)
+        t_update = time_per_call(lambda: stack.train(updates, show_progress=False), 1) / updates
+        t_single = time_per_call(lambda: [t.train(updates, show_progress=False) for t in singles], 1) / (updates * K)
         x, J, b = torch.randn(K, m, n), torch.randn(K, n, n), torch.randn(K, 1, n)
         xs, ds = torch.randn(K, 2 * m, n), torch.randn(K, n, 2 * m)
 
@@ -185,13 +186,13 @@ def stack_parts(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, update
             torch.bmm(ds, xs)                              # the rule's product over data + model rows
             torch.baddbmm(b, xs, J)                        # and its field
 
-        t_products = _time(products, updates)
+        t_products = time_per_call(products, updates)
         buf = torch.empty(10, K, m, n)
-        t_noise = _time(lambda: fill_normal(buf, torch.Generator().manual_seed(0)), updates)
+        t_noise = time_per_call(lambda: fill_normal(buf, torch.Generator().manual_seed(0)), updates)
         flops = 2 * K * n * n * (20 * m + 2 * 2 * m)
         from common.fastops import linear
         big, w = torch.randn(1024, 1024), torch.randn(1024, 1024)
-        t_big = _time(lambda: linear(big, w), 10)           # what one core reaches on a large fp32 product
+        t_big = time_per_call(lambda: linear(big, w), 10)           # what one core reaches on a large fp32 product
         return {"models": K, "n": n, "chains": m, "stack_s_per_update": t_update, "stack_products_s": t_products,
                 "stack_products_gflops": flops / t_products / 1e9, "large_product_gflops_one_thread": 2 * 1024 ** 3 / t_big / 1e9,
                 "stack_noise_s": t_noise,

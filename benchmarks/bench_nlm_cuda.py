@@ -30,7 +30,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_nlm import _summary, _time, bench_released, bench_stack  # noqa: E402
+from bench_nlm import bench_released, bench_stack, summary, time_per_call  # noqa: E402
 
 from common.bench import write_benchmark  # noqa: E402
 from common.io import atomic_write_json  # noqa: E402
@@ -49,7 +49,7 @@ def update_time(K, n, m, batch, k, mode="pcd", gemm="float32", reps=3, per=3, de
                       batch=batch, gemm_dtype=gemm)
     tr = Trainer(data, [len(data)] * K, cfg, seed=0, device=device)
     tr.update()
-    return _summary([_time(tr.update, per) for _ in range(reps)])
+    return summary([time_per_call(tr.update, per) for _ in range(reps)])
 
 
 def stability_time(K, n, reps=3, per=3, device="cuda"):
@@ -57,7 +57,7 @@ def stability_time(K, n, reps=3, per=3, device="cuda"):
     every 100 updates)."""
     tr = Trainer(torch.randn(64, n) * 0.8, [64] * K, TrainConfig(n_chains=1, batch=8), seed=0, device=device)
     tr.check_stability()
-    return _summary([_time(tr.check_stability, per) for _ in range(reps)])
+    return summary([time_per_call(tr.check_stability, per) for _ in range(reps)])
 
 
 def step_time(K, m, n, steps=200, reps=3, device="cuda"):
@@ -67,7 +67,7 @@ def step_time(K, m, n, steps=200, reps=3, device="cuda"):
     b = torch.zeros(K, n, device=device)
     x = torch.randn(K, m, n, generator=g).to(device)
     langevin(x, J, b, 10, 0.01, 1.0, g, check_every=0)
-    return _summary([_time(lambda: langevin(x, J, b, steps, 0.01, 1.0, g, check_every=0), 1) / steps for _ in range(reps)])
+    return summary([time_per_call(lambda: langevin(x, J, b, steps, 0.01, 1.0, g, check_every=0), 1) / steps for _ in range(reps)])
 
 
 TINY = dict(n=16, chains=8, K_sweep=2, k_rdm=20)   # dry runs: the same code on the CPU at these sizes (counts unchanged)

@@ -3,9 +3,13 @@
 smoke: seconds, for tests. quick (default): minutes on 2 CPU cores, sklearn 8x8 digits {1, 3, 6}
 (N = 64) plus Fashion-MNIST pooled to 14x14 (N = 196). full: the paper's MNIST {1, 3, 6}, N = 784,
 1000 chains, PCD-10, on a GPU. All three run the same code; resolve with
-`common.profiles.resolve(PROFILES, profile, **overrides)`.
+`get_config(profile, **params)`; `preflight(cfg)` checks the result.
 """
 from __future__ import annotations
+
+from types import SimpleNamespace
+
+from common.profiles import resolve
 
 _SHARED = {
     "T": 1.0, "dt": 0.01, "gain": 2.0,            # the paper's temperature, step and initial gain
@@ -36,10 +40,7 @@ _SHARED = {
     "denoise_nlm_updates": 1000, "denoise_nlm_steps": 500, "denoise_reps": 8,
     "second_dataset": "fashion14",
     # exploration: a class visit counts when the chain stays in the class for at least this many successive
-    # data-like windows (avg_steps each). 2: a visit must outlast one averaging window. On development seeds
-    # 100-102 (`python -m papers.nlm.devtune dwell`) the rule declared first (the smallest dwell from which one
-    # more window changes the mean transitions by < 20 %) found none: the count falls about geometrically with
-    # the dwell (visits of every length, as hopping at a constant rate gives), so 2 was set by hand
+    # data-like windows (avg_steps each); 2: a visit must outlast one averaging window (TUNED says how it was set)
     "explore_dwell": 2,
 }
 
@@ -61,22 +62,16 @@ PROFILES = {
         "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 2, "sweep_updates": 2000,
         "sweep_lr": 2e-3,  # 5e-3 grows ||J|| at P = 5 past the Euler limit dt(1+||J||)^2 < 2 by 2000 updates
         "sweep_gen": 150, "sweep_gen_steps": 3000,
-        # Rdm-100 for 2400 updates (12x the PCD run's Langevin budget): on development seeds 100-102
-        # (`python -m papers.nlm.devtune ooe`) the margin of E_AAI(late) - E_AAI(near k) over 0 grew with the
-        # length on every seed, from 600 to 1200 to 2400 updates (the numbers: the README's dev ooe block)
+        # Rdm-100 for 2400 updates (12x the PCD run's Langevin budget; chosen on development seeds: TUNED)
         "ooe_p": 240, "ooe_updates": 2000, "ooe_rdm_k": 100, "ooe_rdm_updates": 2400, "ooe_gen_steps": 10_000, "ooe_times": 14,
-        # 8 extra frames in each window: on development seeds 100-102 (`python -m papers.nlm.devtune frames`) the
-        # window claims' mean SE fell by a third against 0 frames and was within 15 % of 16 frames (chosen: the
-        # smallest count within 15 % of 16 on every development seed)
+        # 8 extra frames in each window (chosen on development seeds: TUNED)
         "ooe_window_frames": 8,
-        # 3 trained replicates of each mode: on development seeds 100-102 one model's window differences varied
-        # between seeds by more than their bootstrap SE (the frames block in the README), so the window claims
-        # are judged over replicates; 3 is what the 8-minute budget affords (not tuned on any verdict)
+        # 3 trained replicates of each mode: one model's window differences varied between development seeds by
+        # more than their bootstrap SE (`python -m papers.nlm.investigations replicates`), so the window claims are
+        # judged over replicates; 3 is what the 8-minute budget affords (not tuned on any verdict)
         "ooe_replicates": 3,
         "ooe_gen": 300, "ooe_n_test": 300,  # 300 vs 300 halves both parts of the E_AAI variance against 150 vs 150
-        # 10^5 steps: on development seeds 100-102 (`python -m papers.nlm.devtune explore`) the mean transitions'
-        # margin over the claim's 3 was wider at 10^5 steps than at 5*10^4 on every seed (the README's dev
-        # explore block)
+        # 8 chains of 10^5 steps (chosen on development seeds: TUNED)
         "explore_steps": 100_000, "explore_every": 50, "explore_burn": 10_000, "explore_chains": 8,
         "grad_grid": 241, "ep_chains": 2000, "ep_steps": 1000, "ep_burn": 600,
     }),
@@ -97,26 +92,79 @@ PROFILES = {
 }
 
 
-def preflight(profile: str, params: dict) -> None:
-    """Bad parameters and missing data end here, before any notebook runs."""
-    from common.errors import UserError
-    from common.profiles import resolve
+def _dev(seeds, variants, key):
+    """Dotted keys `results.<seed>.<variant>.<key>` of a development record (for TUNED's `show`)."""
+    return [f"results.{s}.{v}.{key}" for v in variants for s in seeds]
 
-    known = set(PROFILES.get(profile, PROFILES["quick"]))
-    cfg = resolve(PROFILES, profile, **{k: v for k, v in params.items() if k in known})
+
+_DEV_SEEDS = (100, 101, 102)
+
+# Every setting of PROFILES chosen on development seeds (`python -m papers.nlm.devtune <result>`, seeds >= 100,
+# never the reported 0-2): the record that chose it, the figures shown beside it, and the rule that picked it.
+# The README's generated `tuned` block renders it from results/nlm/dev/<result>.json.
+TUNED = {
+    "explore_steps": {
+        "result": "explore",
+        "show": _dev(_DEV_SEEDS, ("8x50k", "16x50k", "8x100k"), "margin_se"),
+        "why": "quick: the trained model's mean class transitions over the claim's 3, in SEs, for 8 chains x 5e4 "
+               "steps, 16 x 5e4 and 8 x 1e5; 1e5 steps gave the widest margin on every development seed",
+    },
+    "explore_chains": {
+        "result": "explore",
+        "show": _dev(_DEV_SEEDS, ("8x100k", "16x50k"), "margin_se"),
+        "why": "quick: the same comparison; 8 chains of 1e5 steps beat 16 chains of 5e4 (the same Langevin budget) "
+               "on every development seed",
+    },
+    "explore_dwell": {
+        "result": "dwell",
+        "show": [f"results.{s}.rel_change_next.dwell{d}" for s in _DEV_SEEDS for d in (1, 2)] + ["chosen_dwell"],
+        "why": "the rule declared first (the smallest dwell from which one more window changes the mean transitions "
+               "by < 20 % on every development seed) found none (chosen_dwell null: the count falls about "
+               "geometrically with the dwell), so 2, the smallest dwell that outlasts one averaging window, was set by hand",
+    },
+    "ooe_rdm_updates": {
+        "result": "ooe",
+        "show": _dev(_DEV_SEEDS, ("rdm600", "rdm1200", "rdm2400"), "margin_se"),
+        "why": "quick: the margin of E_AAI(late) - E_AAI(near k) over 0 in bootstrap SEs for Rdm-100 trained 600, "
+               "1200 and 2400 updates; it grew with the length on every development seed, so the longest",
+    },
+    "ooe_window_frames": {
+        "result": "frames",
+        "show": _dev(_DEV_SEEDS, ("frames0", "frames8", "frames16"), "mean_se"),
+        "why": "quick: the mean SE of the four window claims with 0, 8 and 16 extra frames per window; the smallest "
+               "count within 15 % of 16 frames' on every development seed",
+    },
+}
+
+
+def get_config(profile: str, **params) -> SimpleNamespace:
+    """The profile's settings with every non-None `params` value applied (`common.profiles.resolve`: an unknown
+    profile or key, or a value of the wrong type, is a UserError)."""
+    return resolve(PROFILES, profile, **params)
+
+
+def preflight(cfg, params: dict | None = None) -> None:
+    """Bad parameters and missing data end here, before any notebook runs (`cfg`: a `get_config` result).
+
+    Transitional: the runner of before issue #37 calls `preflight(profile, params)`; that call is resolved
+    here first (`params` keys of the profile only), until `common.runner` calls `preflight(cfg)`.
+    """
+    from common.errors import UserError
+
+    from .encoding import LIMITS, base_name, spec
     from .model import check_temperature
     from .sampler import check_step
+    from .train import train_config
 
-    from .train import TrainConfig
-
-    TrainConfig(n_chains=cfg.n_chains, k=cfg.k, optimizer=cfg.optimizer, lr=cfg.lr, batch=cfg.batch,
-                dt=cfg.dt, T=cfg.T, gain=cfg.gain, weight_decay=cfg.weight_decay, bias=cfg.bias,
-                gemm_dtype=cfg.gemm_dtype, noise_threads=cfg.noise_threads).validate()
+    if isinstance(cfg, str):
+        known = set(PROFILES.get(cfg, PROFILES["quick"]))
+        cfg = get_config(cfg, **{k: v for k, v in (params or {}).items() if k in known})
+    profile = cfg.profile
+    train_config(cfg).validate()
     check_temperature(cfg.T)
     check_step(cfg.denoise_dt)
     if not cfg.sweep_lr > 0:
         raise UserError(f"sweep_lr must be > 0, got {cfg.sweep_lr!r}; use the profile's value")
-    from .encoding import LIMITS, base_name, spec
 
     base = base_name(cfg.dataset)
     if profile == "full" or base != "digits" or cfg.second_updates:

@@ -45,7 +45,8 @@ def pixels_to_image(p, clip: float = CLIP):
 
 
 def encode(p, clip: float = CLIP):
-    """Pixels in [0, 1] -> model state x = atanh(clip(2p − 1)), so tanh(x) is the image."""
+    """Pixels in [0, 1] -> model state x = atanh(clip(2p − 1)), so tanh(x) is the image (the released v2 scripts'
+    encoding, clip ±0.97)."""
     return np.arctanh(pixels_to_image(p, clip))
 
 

@@ -20,7 +20,7 @@ def grid(n: int = 401, half_width: float = 9.0):
 
 
 def log_likelihood(J, b, data, T: float = 1.0, pts=None, area=None) -> torch.Tensor:
-    """L(J, b) = −⟨E⟩_data/T − ln Z, Z = ∫ exp(−E/T) by the grid sum."""
+    """L(J, b) = −⟨E⟩_data/T − ln Z, Z = ∫ exp(−E/T) by the grid sum: the mean log-likelihood of Sec. 2."""
     if pts is None:
         pts, area = grid()
     logw = -energy(pts, J, b) / T
@@ -35,7 +35,8 @@ def boltzmann_weights(J, b, T: float = 1.0, pts=None):
 
 
 def rule_on_grid(J, b, data, T: float = 1.0, pts=None):
-    """The local rule with its model phase averaged exactly over the grid measure."""
+    """The local rule of Sec. 2 (`model.rule_terms`, data phase minus model phase) with its model phase averaged
+    exactly over the grid measure."""
     pts, w = boltzmann_weights(J, b, T, pts)
     from .model import rule_terms
 

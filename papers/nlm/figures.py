@@ -1,4 +1,5 @@
-"""Figures for the NLM notebooks (arXiv:2506.23546); each takes an `experiments` result."""
+"""Figures for the NLM notebooks (arXiv:2506.23546); each takes a study's `measure` result (or the part of it
+that one notebook section draws); the longest caption a notebook records is made here too (`sweep_caption`)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -6,7 +7,7 @@ import numpy as np
 
 from common.plots import styled
 
-from .experiments import EXPLORE_MODELS
+from .visits import EXPLORE_MODELS
 
 
 def _grid(ax, images, shape, ncol):
@@ -234,3 +235,21 @@ def rule_check(res):
     ax.set_xlabel("finite-difference ∂L/∂θ"); ax.set_ylabel("local rule")
     fig.tight_layout()
     return fig
+
+
+SWEEP_CLAIMS = ["memorization-small-p", "memorization-small-p-from-noise", "generalization-large-p", "transition-in-range",
+                "test-aai-large-p", "memorization-falls-with-p"]
+
+
+def sweep_caption(cfg) -> str:
+    """fig04's caption (notebook 02): what `sweep` draws, for the profile `cfg`."""
+    return (f"The P-sweep (trained models per P: {cfg.sweep_replicates}). Adversarial accuracies against the training set (solid) and "
+            f"held-out images (dashed), ± bootstrap SE, of the persistent chains continued at the final J, b (the samples the "
+            f"memorization, generalization, transition and held-out E_AAI claims judge) and of "
+            f"chains from N(0, I) after {cfg.sweep_gen_steps} steps (memorization-small-p-from-noise). P*: where (Acc_S + Acc_T)/2 "
+            f"on the training set rises through 1/2; shaded: the 95 % interval over the bootstrap replicates that cross inside "
+            f"the range, labelled with their share (transition-in-range's measure). Dotted: held-out images used as the samples, "
+            f"(Acc_S + Acc_T)/2 ± SE, the transition's control (their max(Acc_S, Acc_T), the memorization claims' control, is in "
+            f"the metrics). Third panel: held-out E_AAI against the untrained network's (the generalization claims' control, the "
+            f"training set returned as samples, is in the metrics: large_p_copies_*). Fourth: the memorized fraction, a "
+            f"secondary diagnostic, against the held-out images' (memorization-falls-with-p's control).")

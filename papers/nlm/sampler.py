@@ -73,13 +73,14 @@ def device_generator(generator, device):
 
 def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, snap_at=(), check_every: int = 100,
              where: str = "langevin", show_progress: bool = False, gemm_dtype=None, stepper=None, noise_threads: int = 1):
-    """Run `steps` Euler-Maruyama steps from x (not modified). Returns (x, {step: φ(x) copy}).
+    """Run `steps` Euler-Maruyama steps of the neural Langevin dynamics dx = −∇E dt + √(2T) dW (Sec. 2) from x
+    (not modified): x ← x + dt·F(x) + √(2T·dt)·ξ, F = −∇E (`model.force`). Returns (x, {step: φ(x) copy}).
 
     `snap_at`: step counts (0..steps) at which to keep a copy of the image φ(x). The Gaussian
     increments are drawn for a block of steps at once (one generator call per block, not per step).
     `gemm_dtype=torch.bfloat16`: the two matrix products of each step take bf16 operands (fp32
     accumulation, bf16 result); x, the force and the noise stay in x's dtype (tested: the stationary
-    moments agree with fp32 within their error). `stepper`: a `_Stepper` subclass in place of the
+    moments agree with fp32 within their error). `stepper`: a `Stepper` subclass in place of the
     sampler's own step (only the deliberately broken steppers of `thermo` use it, as controls).
     `noise_threads`: the increments of a block drawn on that many threads (`fill_normal`; the same
     numbers for any count).
@@ -102,7 +103,7 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
     if show_progress:
         from common.progress import progress
         prog = iter(progress(range(steps), total=steps, desc=where))
-    step = (stepper or _Stepper)(J, b, x, gemm_dtype)
+    step = (stepper or Stepper)(J, b, x, gemm_dtype)
     s = 0
     while s < steps:
         n = min(block, steps - s)
@@ -122,8 +123,8 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
     return x, snaps
 
 
-class _Stepper:
-    """x += dt·F(x) (+ noise) in place: two matrix products, one tanh, six elementwise passes.
+class Stepper:
+    """x += dt·F(x) (+ noise) in place, F = −∇E of Sec. 2: two matrix products, one tanh, six elementwise passes.
 
     One model (x: (M, N)): the products go through `fastops.linear` (oneDNN on CPU for N ≥ 128); a
     stack (x: (K, M, N)): batched products. `self.J`, `self.Jt`, `self.b` (broadcastable to x) stay
@@ -207,14 +208,15 @@ except ImportError:  # pragma: no cover - numba absent: the torch passes
 
 
 def flow(x, J, b, steps: int, dt: float, record_energy: bool = False, record_every: int = 1):
-    """Noiseless gradient flow x ← x + dt·F (T = 0): the quench that relaxes chains to fixed points.
+    """Noiseless gradient flow x ← x + dt·F (T = 0; F = −∇E, Sec. 2): the quench that relaxes chains to fixed
+    points, and the denoising figure's flow (released demo `10 types/hopfield`).
 
     Returns (x, energies) where energies is (n_records, ...) of E per state if requested.
     """
     x = x.clone()
     J, b = J.to(x.device), b.to(x.device)
     energies = [energy(x, J, b)] if record_energy else []
-    step = _Stepper(J, b, x)
+    step = Stepper(J, b, x)
     for s in range(1, steps + 1):
         step.euler(x, dt)
         if record_energy and s % record_every == 0:

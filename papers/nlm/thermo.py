@@ -22,10 +22,10 @@ import math
 import torch
 
 from .model import force, velocity
-from .sampler import _Stepper
+from .sampler import Stepper
 
 
-class NoOnsagerStepper(_Stepper):
+class NoOnsagerStepper(Stepper):
     """Broken on purpose: x += dt·(Jφ(x) + b − x) + noise, the rate network's drift (no Onsager term)."""
 
     def euler(self, x, dt, xi=None, noise: float = 0.0):
@@ -34,7 +34,7 @@ class NoOnsagerStepper(_Stepper):
         x.add_(e, alpha=dt) if xi is None else x.add_(xi.mul_(noise).add_(e, alpha=dt))
 
 
-class AnisotropicNoiseStepper(_Stepper):
+class AnisotropicNoiseStepper(Stepper):
     """Broken on purpose: the right drift −∇E, but the noise of every other neuron scaled by 1 − spread
     and of the rest by 1 + spread (a wrong, neuron-dependent noise scale); spread 1/2 here."""
 
@@ -134,6 +134,10 @@ def entropy_production_langevin(J, b, x0, T: float, dt: float, burn: int, steps:
 
 def sampler_vs_rate_network(n: int = 8, gain: float = 2.0, chains: int = 2000, dt: float = 0.01, burn: int = 600,
                             steps: int = 1000, T: float = 1.0, seed: int = 0, lag: int = 50) -> dict:
+    """Sec. 2's Boltzmann-Gibbs measure: the NLM sampler's drift is −∇E, so it is reversible (zero entropy
+    production) for any asymmetric J, while the raw rate network ẋ = −x + Jφ(x) + b is not. On a random n-neuron
+    network: σ of both, the sampler's lag-correlation asymmetry against two deliberately broken steppers and a
+    near miss (`rev_*`), with SEs."""
     g = torch.Generator().manual_seed(seed)
     J = torch.randn(n, n, generator=g, dtype=torch.float64) * gain / math.sqrt(n)
     J.fill_diagonal_(0.0)

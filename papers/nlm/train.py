@@ -115,6 +115,9 @@ class Trainer:
 
     @torch.no_grad()
     def update(self) -> None:
+        """One update of every model: Sec. 2's rule, a minibatch (data phase) against the chains advanced k
+        Langevin steps (model phase; PCD-k persistent, Rdm-k redrawn from N(0, I)), then the optimizer's step
+        (`gd`: the released `3 types/PCD_10` script's J ← (1 − λ)J + η(data − model))."""
         cfg = self.cfg
         J, b = self.J.detach(), self.b.detach()
         x_data, w = self._batch()
@@ -250,3 +253,20 @@ def generate(checkpoint, n: int, steps: int, seed: int = 0, model: int = 0, dt=N
     x0 = torch.randn((n, J.shape[-1]), generator=g, dtype=J.dtype).to(device or "cpu")
     x, snaps = langevin(x0, J, b, steps, dt, T, g, snap_at=snap_at, where="generate")
     return phi(x).cpu().numpy(), {k: v.cpu().numpy() for k, v in snaps.items()}
+
+
+def compute_device(device) -> torch.device:
+    """A CUDA (or ROCm) device as given; anything else (None, the CPU, Apple MPS, Intel XPU) is the CPU:
+    MPS has no float64 for the Euler-stability check, and nlm has not been tried on XPU."""
+    d = torch.device(device or "cpu")
+    return d if d.type == "cuda" else torch.device("cpu")
+
+
+def train_config(cfg, **over) -> TrainConfig:
+    """The `TrainConfig` of a resolved profile `cfg` (PCD-k unless `over` says otherwise); `over` replaces fields."""
+    base = dict(n_chains=cfg.n_chains, k=cfg.k, mode="pcd", optimizer=cfg.optimizer, lr=cfg.lr,
+                weight_decay=cfg.weight_decay, bias=cfg.bias, batch=cfg.batch, dt=cfg.dt, T=cfg.T, gain=cfg.gain,
+                gemm_dtype=cfg.gemm_dtype, noise_threads=cfg.noise_threads)
+    base.update(over)
+    return TrainConfig(**base)
+

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from papers.nlm import bootstrap as bs, metrics
-from papers.nlm.experiments import ooe_window_statistics, ooe_windows
+from papers.nlm.windows import ooe_window_statistics, ooe_windows
 from papers.nlm.sampler import log_times
 
 
@@ -127,14 +127,14 @@ def test_adversarial_groups_separate_copies_new_data_and_noise():
 
 
 def test_rise_through_locates_the_crossing():
-    from papers.nlm.experiments import rise_through
+    from papers.nlm.sweep import rise_through
     assert np.isnan(rise_through([5, 10, 20], [0.9, 0.95, 1.0]))
     p = rise_through([10, 100], [0.3, 0.7])
     assert abs(p - math.sqrt(1000)) < 1e-9
 
 
 def test_window_frames_add_times_inside_the_windows_only():
-    from papers.nlm.experiments import ooe_snapshot_times
+    from papers.nlm.windows import ooe_snapshot_times
 
     assert ooe_snapshot_times(10_000, 14, 100, 0) == log_times(10_000, 14, t_min=5)
     t8 = ooe_snapshot_times(10_000, 14, 100, 8)

@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from papers.nlm import denoise as dn, exact, metrics, thermo
-from papers.nlm.experiments import binomial_se, class_visits, ooe_window_statistics, trend, window_images
+from papers.nlm.sweep import binomial_se, trend
+from papers.nlm.visits import class_visits, window_images
+from papers.nlm.windows import ooe_window_statistics
 from papers.nlm.model import force, init_couplings, velocity
 
 
@@ -83,12 +85,11 @@ def test_entropy_production_on_the_sampler_is_zero_and_the_same_estimator_sees_t
 
 
 def test_denoising_nulls_repair_nothing_and_the_rate_flow_raises_the_energy():
-    from common.profiles import resolve
-    from papers.nlm.config import PROFILES
-    from papers.nlm.experiments import denoising
+    from papers.nlm.config import get_config
+    from papers.nlm.studies.denoising import measure
 
-    cfg = resolve(PROFILES, "smoke")
-    out = denoising(cfg, seed=0)                                      # ten digit patterns, as in notebook 05
+    cfg = get_config("smoke")
+    out = measure(cfg, seed=0)                                      # ten digit patterns, as in notebook 05
     m = out["metrics"]
     # the images notebook 05 draws: the patterns, their corrupted copies (16 of 64 pixels), each network's restoration
     im = out["nlm_images"]
@@ -147,14 +148,14 @@ def test_time_reversal_asymmetry_passes_the_sampler_and_fails_both_broken_steppe
 
 
 def test_broken_steppers_do_what_their_names_say():
-    from papers.nlm.sampler import _Stepper
+    from papers.nlm.sampler import Stepper
     g = torch.Generator().manual_seed(4)
     J = torch.randn(4, 4, generator=g, dtype=torch.float64); J.fill_diagonal_(0.0)
     b = torch.randn(4, generator=g, dtype=torch.float64)
     x = torch.randn(3, 4, generator=g, dtype=torch.float64)
     y = x.clone(); thermo.NoOnsagerStepper(J, b, x).euler(y, 0.1)
     assert torch.allclose(y, x + 0.1 * velocity(x, J, b))
-    y = x.clone(); _Stepper(J, b, x).euler(y, 0.1)
+    y = x.clone(); Stepper(J, b, x).euler(y, 0.1)
     assert torch.allclose(y, x + 0.1 * force(x, J, b))
     xi = torch.ones(3, 4, dtype=torch.float64)
     y = x.clone(); thermo.AnisotropicNoiseStepper(J, b, x).euler(y, 0.1, xi.clone(), 1.0)
@@ -180,7 +181,7 @@ def test_langevin_restore_images_are_the_first_replica_its_ratio_measures():
 
 
 def test_a_visit_must_last_the_dwell_and_off_data_windows_are_skipped():
-    from papers.nlm.experiments import visits
+    from papers.nlm.visits import visits
 
     cls = [1, -1, 1, 3, -1, 3, 3, 1, 6, 6]                 # data-like sequence 1 1 3 3 3 1 6 6
     assert visits(cls, 1) == {"classes": 3, "transitions": 3, "data_like": 0.8}
@@ -190,7 +191,7 @@ def test_a_visit_must_last_the_dwell_and_off_data_windows_are_skipped():
 
 
 def test_generalization_on_both_references_takes_the_worst_term_and_its_se():
-    from papers.nlm.experiments import generalization_both
+    from papers.nlm.sweep import generalization_both
 
     v = {"acc_s_train": 0.45, "acc_t_train": 0.9, "acc_s_test": 0.55, "acc_t_test": 0.6, "e_aai_train": 0.08, "e_aai_test": 0.01}
     v.update({f"{k}_se": 0.01 * (i + 1) for i, k in enumerate(list(v))})

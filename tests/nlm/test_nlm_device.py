@@ -42,7 +42,7 @@ def test_a_cpu_run_gives_the_numbers_it_gave_before_runs_took_a_device():
 
 
 def test_experiments_run_on_a_cuda_device_and_on_the_cpu_otherwise():
-    from papers.nlm.experiments import compute_device
+    from papers.nlm.train import compute_device
 
     assert compute_device("cuda:1") == torch.device("cuda", 1)
     for other in (None, "cpu", "mps", "xpu", torch.device("cpu")):

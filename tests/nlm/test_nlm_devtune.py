@@ -1,18 +1,30 @@
-"""The development-seed tuner refuses the reported seeds and writes nothing then."""
+"""The development-seed tuner and investigations refuse the reported seeds and write nothing then; what
+each measures, on stand-in metrics; every TUNED entry names a tuning command and its record."""
 import numpy as np
 import pytest
 
-from papers.nlm import devtune
+from papers.nlm import devruns, devtune, investigations
 
 
-@pytest.mark.parametrize("what", ["explore", "dwell", "ooe", "frames", "precision", "replicates", "generalization", "noise_length", "binary"])
-def test_reported_seeds_are_refused_with_exit_2(what, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("module, what", [(devtune, w) for w in devtune.COMMANDS] + [(investigations, w) for w in investigations.COMMANDS])
+def test_reported_seeds_are_refused_with_exit_2(module, what, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     with pytest.raises(SystemExit) as err:
-        devtune.main([what, "--seeds", "100", "2"])
+        module.main([what, "--seeds", "100", "2"])
     assert err.value.code == 2
-    assert "development seeds are 100 and up" in capsys.readouterr().err
+    assert "development runs use seeds >= 100" in capsys.readouterr().err
     assert not any(tmp_path.rglob("*.json"))
+
+
+def test_tuning_and_investigations_are_apart_and_every_tuned_key_names_its_tuning_record():
+    from papers.nlm.config import PROFILES, TUNED
+
+    assert set(devtune.COMMANDS) == {"explore", "dwell", "ooe", "frames"}
+    assert set(investigations.COMMANDS) == {"precision", "replicates", "generalization", "noise_length", "binary"}
+    for key, entry in TUNED.items():
+        assert all(key in p for p in PROFILES.values()), key
+        assert entry["result"] in devtune.COMMANDS and entry["why"] and entry["show"], key
+        assert all(s == "chosen_dwell" or s.startswith("results.1") for s in entry["show"]), key
 
 
 def test_variants_are_the_documented_ones():
@@ -27,20 +39,20 @@ def test_variants_are_the_documented_ones():
 def test_precision_compares_the_sweep_in_both_dtypes_on_the_same_seed(monkeypatch):
     """tune_precision runs the sweep once per dtype with only gemm_dtype changed, and reports z = (bf16 -
     fp32) / sqrt(se1^2 + se2^2) per claim metric (checked on stand-in metrics)."""
-    from papers.nlm import experiments as ex
+    from papers.nlm.studies import memorization_sweep
 
     seen = []
 
     def fake_sweep(cfg, seed):
         seen.append((cfg.gemm_dtype, seed, cfg.sweep_sizes))
         shift = 0.03 if cfg.gemm_dtype == "bfloat16" else 0.0
-        m = {k: 0.4 + shift for k in devtune.SWEEP_KEYS} | {k + "_se": 0.03 for k in devtune.SWEEP_KEYS}
+        m = {k: 0.4 + shift for k in investigations.SWEEP_KEYS} | {k + "_se": 0.03 for k in investigations.SWEEP_KEYS}
         return {"metrics": m | {"p_star_pcd_inside": 1.0, "mem_spearman": -0.9}}
 
-    monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
-    out = devtune.tune_precision(101)
+    monkeypatch.setattr(memorization_sweep, "measure", fake_sweep)
+    out = investigations.investigate_precision(101)
     assert [s[:2] for s in seen] == [("float32", 101), ("bfloat16", 101)] and seen[0][2] == seen[1][2]
-    assert set(out["z"]) == set(devtune.SWEEP_KEYS)
+    assert set(out["z"]) == set(investigations.SWEEP_KEYS)
     assert out["z"]["mem_acc_small_p_pcd"] == pytest.approx(0.03 / (2 * 0.03 ** 2) ** 0.5)
     assert out["max_abs_z"] == pytest.approx(0.03 / (2 * 0.03 ** 2) ** 0.5)
 
@@ -49,7 +61,7 @@ def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypa
     """tune_replicates runs notebook 03 once at quick as it is (its ooe_replicates), and reports each window
     claim's value, SE parts and signed margins (positive on the claim's side), its control's, and the whole
     verdict claims.yaml gives, checked on stand-in metrics; ooe and frames keep one trained model per mode."""
-    from papers.nlm import experiments as ex
+    from papers.nlm.studies import out_of_equilibrium
 
     seen = []
 
@@ -64,8 +76,8 @@ def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypa
               "untrained_minus_pcd_late_rise": 0.0, "untrained_minus_pcd_late_rise_se": 0.01}
         return {"metrics": m}
 
-    monkeypatch.setattr(ex, "out_of_equilibrium", fake_ooe)
-    row = devtune.tune_replicates(100)
+    monkeypatch.setattr(out_of_equilibrium, "measure", fake_ooe)
+    row = investigations.investigate_replicates(100)
     from papers.nlm.config import PROFILES
     assert seen == [(PROFILES["quick"]["ooe_replicates"], PROFILES["quick"]["ooe_window_frames"])]
     pcd = row["pcd-does-not-degrade"]                                       # at_most 0.01: 0.015 is 1 SE over
@@ -92,8 +104,8 @@ def test_window_claims_are_notebook_03s_claims_as_claims_yaml_states_them():
     from common.claims import load_claims
 
     claims = {c.id: c for c in load_claims(Path(devtune.__file__).with_name("claims.yaml"))}
-    got = devtune._window_claims()
-    assert list(got) == list(devtune.WINDOW_CLAIMS)
+    got = devruns.window_claims()
+    assert list(got) == list(devruns.WINDOW_CLAIMS)
     for cid, c in got.items():
         assert c.metric == claims[cid].metric and c.value == claims[cid].value and c.compare == claims[cid].compare
         assert c.control == claims[cid].control and c.se == c.metric + "_se" and c.profiles == ("quick",)
@@ -103,12 +115,12 @@ def test_window_claims_are_notebook_03s_claims_as_claims_yaml_states_them():
 def test_frames_margins_use_the_thresholds_of_claims_yaml(monkeypatch):
     """tune_frames' margin of each window claim is (value - threshold) / SE on the claim's side, with the
     threshold claims.yaml gives (checked on stand-in metrics: every metric 0.05 +- 0.01)."""
-    from papers.nlm import experiments as ex
+    from papers.nlm.studies import out_of_equilibrium
 
-    monkeypatch.setattr(ex, "out_of_equilibrium", lambda cfg, seed: {"metrics": {
-        k: (0.01 if k.endswith("_se") else 0.05) for c in devtune._window_claims().values() for k in (c.metric, c.se)}})
+    monkeypatch.setattr(out_of_equilibrium, "measure", lambda cfg, seed: {"metrics": {
+        k: (0.01 if k.endswith("_se") else 0.05) for c in devruns.window_claims().values() for k in (c.metric, c.se)}})
     out = devtune.tune_frames(100)
-    for cid, c in devtune._window_claims().items():
+    for cid, c in devruns.window_claims().items():
         want = ((0.05 - c.value) if c.compare == "at_least" else (c.value - 0.05)) / 0.01
         assert [out[f][cid]["margin_se"] for f in devtune.FRAME_VARIANTS] == [pytest.approx(want)] * 3
     # rdm-best-at-finite-time: at_least 0.02 -> +3 SEs; pcd-does-not-degrade: at_most 0.01 -> -4 SEs
@@ -122,10 +134,10 @@ def test_the_record_names_the_tree_at_the_start_and_at_the_end_when_it_changed(t
     import json
 
     states = iter([{"sha": "a", "dirty": False}, {"sha": "a", "dirty": True, "dirty_files": ["x.py"]}])
-    monkeypatch.setattr(devtune, "git_state", lambda: next(states))
-    monkeypatch.setattr(devtune, "tune_replicates", lambda seed: {"seed": seed})
+    monkeypatch.setattr(devruns, "git_state", lambda: next(states))
+    monkeypatch.setitem(investigations.COMMANDS, "replicates", lambda seed: {"seed": seed})
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
-    devtune.main(["replicates", "--seeds", "100"])
+    investigations.main(["replicates", "--seeds", "100"])
     out = json.loads((tmp_path / "nlm" / "dev" / "replicates.json").read_text())
     assert out["git"] == {"sha": "a", "dirty": False} and out["git_at_end"]["dirty_files"] == ["x.py"]
     assert out["results"] == {"100": {"seed": 100}}
@@ -135,8 +147,8 @@ def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measure
     """tune_generalization runs notebook 02's sweep at the smallest and largest P (one replicate) once per
     variant, with only that variant's settings changed, and reports each large-P claim's margin from the
     threshold claims.yaml gives (checked on stand-in metrics)."""
-    from papers.nlm import experiments as ex
     from papers.nlm.config import PROFILES
+    from papers.nlm.studies import memorization_sweep
 
     seen = []
 
@@ -147,14 +159,14 @@ def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measure
                             "sweep_pcd_acc_s_test": [1.0, 0.6], "sweep_pcd_acc_t_test": [1.0, 0.9], "sweep_spectral_norm": [9.0, 6.0],
                             "sweep_euler_stability": [1.8, 0.5], "sweep_frozen_at": [1900, -1]}}
 
-    monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
-    out = devtune.tune_generalization(100)
+    monkeypatch.setattr(memorization_sweep, "measure", fake_sweep)
+    out = investigations.investigate_generalization(100)
     q = PROFILES["quick"]
     lo, hi = min(q["sweep_sizes"]), max(q["sweep_sizes"])
     assert seen[0] == (100, [lo, hi], 1, q["sweep_updates"], q["sweep_lr"], q["n_chains"])   # quick as it runs
     assert seen[1] == (100, [lo, hi], 1, 8000, q["sweep_lr"], q["n_chains"])
     assert seen[-1] == (100, [lo, 546 - q["n_test"]], 1, q["sweep_updates"], q["sweep_lr"], q["n_chains"])
-    assert list(out) == list(devtune.GENERALIZATION_VARIANTS)
+    assert list(out) == list(investigations.GENERALIZATION_VARIANTS)
     row = out["quick"]
     # at_most 0.1: 0.4 is 10 SEs on the wrong side; at_most 0.05: 0.09 is 4 SEs on the wrong side
     assert row["generalization-large-p"]["margin_se"] == pytest.approx(-10.0)
@@ -167,22 +179,22 @@ def test_noise_length_runs_the_sweeps_ends_per_length_and_measures_against_claim
     """tune_noise_length runs notebook 02's sweep at the smallest and largest P with quick's replicates
     once per generation length, only sweep_gen_steps changed, and reports the from-noise claim's margin
     from claims.yaml's threshold (checked on stand-in metrics)."""
-    from papers.nlm import experiments as ex
     from papers.nlm.config import PROFILES
+    from papers.nlm.studies import memorization_sweep
 
     seen = []
 
     def fake_sweep(cfg, seed):
         seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_gen_steps))
         return {"metrics": {"mem_acc_small_p": 0.6, "mem_acc_small_p_se": 0.05, "mem_acc_small_p_pcd": 0.2,
-                            **{k: float(i) for i, k in enumerate(devtune.NOISE_DIAGNOSTICS)}}}
+                            **{k: float(i) for i, k in enumerate(investigations.NOISE_DIAGNOSTICS)}}}
 
-    monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
-    out = devtune.tune_noise_length(101)
+    monkeypatch.setattr(memorization_sweep, "measure", fake_sweep)
+    out = investigations.investigate_noise_length(101)
     q = PROFILES["quick"]
     ends = [min(q["sweep_sizes"]), max(q["sweep_sizes"])]
     assert seen == [(101, ends, q["sweep_replicates"], q["sweep_updates"], n) for n in (3000, 15_000, 50_000)]
-    assert q["sweep_gen_steps"] == devtune.NOISE_LENGTHS["quick"]                # the first variant is quick as it runs
+    assert q["sweep_gen_steps"] == investigations.NOISE_LENGTHS["quick"]                # the first variant is quick as it runs
     row = out["paper50k"]
     assert row["margin_se"] == pytest.approx(-2.0)                               # at_most 0.5: 0.6 is 2 SEs on the wrong side
     assert (row["steps"], row["pcd_value"], row["small_p_pcd_d_train_median"]) == (50_000, 0.2, 1.0)
@@ -192,16 +204,16 @@ def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with
     """tune_binary runs notebook 02's sweep at the smallest and largest P with quick's replicates on quick's
     digits and on the thresholded digits, only the dataset changed, and reports each sweep claim's margin
     from claims.yaml's threshold and its verdict with the control (stand-in metrics)."""
-    from papers.nlm import experiments as ex
     from papers.nlm.config import PROFILES
+    from papers.nlm.studies import memorization_sweep
 
     seen = []
-    claims = devtune._claims(devtune.BINARY_CLAIMS)
+    claims = devruns.claims(investigations.BINARY_CLAIMS)
 
     def fake_sweep(cfg, seed):
         seen.append((seed, cfg.dataset, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates))
         good = cfg.dataset == "digits_binary"
-        m = {k: float(i) for i, k in enumerate(devtune.BINARY_DIAGNOSTICS)}
+        m = {k: float(i) for i, k in enumerate(investigations.BINARY_DIAGNOSTICS)}
         for c in claims.values():                 # each claim's metric 3 SEs on its side (binary) or against it
             sign = 1 if c.compare == "at_least" else -1
             m[c.metric] = c.value + sign * (0.03 if good else -0.03)
@@ -211,13 +223,13 @@ def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with
                 m[c.control_se] = 0.01
         return {"metrics": m}
 
-    monkeypatch.setattr(ex, "memorization_sweep", fake_sweep)
-    out = devtune.tune_binary(101)
+    monkeypatch.setattr(memorization_sweep, "measure", fake_sweep)
+    out = investigations.investigate_binary(101)
     q = PROFILES["quick"]
     ends = [min(q["sweep_sizes"]), max(q["sweep_sizes"])]
     assert seen == [(101, d, ends, q["sweep_replicates"], q["sweep_updates"]) for d in ("digits", "digits_binary")]
-    assert q["dataset"] == devtune.BINARY_DATASETS[0]                            # the first is quick's own data
-    for cid in devtune.BINARY_CLAIMS:
+    assert q["dataset"] == investigations.BINARY_DATASETS[0]                            # the first is quick's own data
+    for cid in investigations.BINARY_CLAIMS:
         assert out["digits_binary"][cid]["margin_se"] == pytest.approx(3.0)
         assert out["digits"][cid]["margin_se"] == pytest.approx(-3.0)
         assert out["digits_binary"][cid]["verdict"] == "reproduced"
@@ -228,15 +240,17 @@ def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with
 def test_dwell_counts_each_dwell_on_one_run_and_its_rule_picks_the_first_plateau(monkeypatch):
     """tune_dwell runs notebook 04 once per seed and counts visits at every dwell of DWELLS from the same
     window classes; chosen_dwell is the smallest dwell whose change to the next is < 20 % on every seed."""
-    from papers.nlm import experiments as ex
+    from papers.nlm import mainmodel
+    from papers.nlm.studies import exploration
+    from papers.nlm.visits import EXPLORE_MODELS
 
     runs = []
     # two identical chains per model: classes 1 1 3 3 3 1 (trained), constant 3 (quench), off the data (the others)
     cls = {"trained": [np.array([1, 1, 3, 3, 3, 1])] * 2, "quench": [np.array([3] * 6)] * 2,
            "untrained": [np.array([-1] * 6)] * 2, "j0": [np.array([-1] * 6)] * 2}
-    monkeypatch.setattr(ex, "main_model", lambda cfg, seed: {"seed": seed})
-    monkeypatch.setattr(ex, "exploration", lambda cfg, seed, model: runs.append(seed) or {
-        "window_classes_all": cls, "metrics": {f"explore_{n}_data_like": 0.0 for n in ex.EXPLORE_MODELS}})
+    monkeypatch.setattr(mainmodel, "main_model", lambda cfg, seed: {"seed": seed})
+    monkeypatch.setattr(exploration, "explore", lambda cfg, seed, model: runs.append(seed) or {
+        "window_classes_all": cls, "metrics": {f"explore_{n}_data_like": 0.0 for n in EXPLORE_MODELS}})
     out = devtune.tune_dwell(100)
     assert runs == [100]
     assert out["dwell1"]["trained"]["transitions_mean"] == 2.0          # 1 -> 3 -> 1

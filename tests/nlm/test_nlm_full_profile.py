@@ -10,9 +10,11 @@ import torch
 
 from common import data as cdata
 from common.claims import load_claims
-from common.profiles import resolve
-from papers.nlm import experiments as ex, figures as figs
-from papers.nlm.config import PROFILES, preflight
+from papers.nlm import figures as figs
+from papers.nlm.config import get_config, preflight
+from papers.nlm.mainmodel import main_model
+from papers.nlm.studies import denoising, exploration, memorization_sweep, out_of_equilibrium, rule_and_spectrum
+from papers.nlm.studies.training_samples import samples_over_age
 
 TINY = dict(  # every size of the full profile cut to seconds; the rule, dataset, N and dt stay full's
     n_test=20, n_chains=12, batch=12, main_p=24, main_updates=4, n_ages=2, n_gen=8, gen_steps=20,
@@ -47,25 +49,25 @@ def _fake_mnist(root: Path, n_train: int = 90, n_test: int = 60) -> None:
 def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypatch, device):
     _fake_mnist(tmp_path)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
-    cfg = resolve(PROFILES, "full", **TINY)
+    cfg = get_config("full", **TINY)
     assert (cfg.dataset, cfg.optimizer, cfg.bias) == ("mnist", "gd", False)
-    preflight("full", vars(cfg))
+    preflight(cfg)
     torch.set_num_threads(1)
     seed = 0
     metrics = {}
-    model = ex.main_model(cfg, seed, device=device)                    # notebook 01
+    model = main_model(cfg, seed, device=device)                    # notebook 01
     st = model["state"]
     J, b = st["J"], st["b"]
     assert J.shape[-1] == 784 == model["data"].x_train.shape[1]
     assert torch.count_nonzero(torch.diagonal(J, dim1=-2, dim2=-1)) == 0   # J_ii = 0, as in the paper's model
     assert torch.count_nonzero(b) == 0                                 # the released rule has no bias
-    results = {"age": ex.samples_over_age(cfg, seed, model, device=device),
-               "sweep": ex.memorization_sweep(cfg, seed, device=device),     # notebook 02
-               "ooe": ex.out_of_equilibrium(cfg, seed, device=device),       # notebook 03
-               "explore": ex.exploration(cfg, seed, model, device=device),   # notebook 04
-               "denoise": ex.denoising(cfg, seed),                           # notebook 05
-               "rule": ex.rule_checks(cfg, seed),                            # notebook 06
-               "spectrum": ex.spectrum(model)}
+    results = {"age": samples_over_age(cfg, seed, model, device=device),
+               "sweep": memorization_sweep.measure(cfg, seed=seed, device=device),    # notebook 02
+               "ooe": out_of_equilibrium.measure(cfg, seed=seed, device=device),      # notebook 03
+               "explore": exploration.explore(cfg, seed, model, device=device),       # notebook 04
+               "denoise": denoising.measure(cfg, seed=seed),                          # notebook 05
+               "rule": rule_and_spectrum.rule_checks(cfg, seed),                      # notebook 06
+               "spectrum": rule_and_spectrum.spectrum(model)}
     for res in results.values():
         metrics |= res["metrics"]
     # every notebook figure draws from the full profile's results (28 x 28 images, results made on `device`)
@@ -75,7 +77,7 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
                       (figs.denoising_by_nlm, "denoise"), (figs.denoising, "denoise"), (figs.rule_check, "rule"),
                       (figs.spectrum, "spectrum")):
         plt.close(draw(results[key]))
-    claims = [c for c in load_claims(Path(ex.__file__).with_name("claims.yaml")) if "full" in c.profiles]
+    claims = [c for c in load_claims(Path(figs.__file__).with_name("claims.yaml")) if "full" in c.profiles]
     assert claims
     for c in claims:
         tol = c.tolerance.get("metric") if isinstance(c.tolerance, dict) else c.tolerance
@@ -94,4 +96,4 @@ def test_full_profile_without_mnist_is_one_line_naming_the_fix(tmp_path, monkeyp
     monkeypatch.setattr(cdata.paths, "DATA", tmp_path / "none")
     from common.errors import UserError
     with pytest.raises(UserError, match="REPRO_DATA"):
-        preflight("full", {})
+        preflight(get_config("full"))

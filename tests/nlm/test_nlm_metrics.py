@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from papers.nlm import encoding, metrics
-from papers.nlm.experiments import basin_diagnostics, count_transitions, crossing
+from papers.nlm.sweep import basin_diagnostics, crossing
+from papers.nlm.visits import count_transitions
 
 
 def test_encoding_round_trip():
@@ -36,13 +37,13 @@ def test_binary_datasets_threshold_the_same_images_at_one_half():
 
 def test_preflight_takes_a_binary_dataset_and_its_size_limit():
     from common.errors import UserError
-    from papers.nlm.config import preflight
+    from papers.nlm.config import get_config, preflight
 
-    preflight("quick", {"dataset": "digits_binary"})
+    preflight(get_config("quick", dataset="digits_binary"))
     with pytest.raises(UserError, match="exceeds the 396 digits_binary images"):
-        preflight("quick", {"dataset": "digits_binary", "sweep_sizes": [5, 397]})
+        preflight(get_config("quick", dataset="digits_binary", sweep_sizes=[5, 397]))
     with pytest.raises(UserError, match="unknown dataset 'digit'"):
-        preflight("quick", {"dataset": "digit"})
+        preflight(get_config("quick", dataset="digit"))
 
 
 def test_adversarial_accuracy_known_answers():
@@ -182,11 +183,10 @@ def test_basin_diagnostics_pool_replicates_by_median_and_average_accuracies():
 
 
 def test_the_sweep_refuses_a_diagnostic_that_would_overwrite_a_metric(monkeypatch):
-    from common.profiles import resolve
-    from papers.nlm import experiments as ex
-    from papers.nlm.config import PROFILES
+    from papers.nlm.config import get_config
+    from papers.nlm.studies import memorization_sweep
 
-    monkeypatch.setattr(ex, "basin_diagnostics", lambda *a, **k: {"mem_small_p": 0.0})
-    cfg = resolve(PROFILES, "smoke", sweep_sizes=[5, 20], sweep_updates=2, sweep_gen_steps=4, avg_steps=2, quench_steps=2, sweep_boot=2)
+    monkeypatch.setattr(memorization_sweep, "basin_diagnostics", lambda *a, **k: {"mem_small_p": 0.0})
+    cfg = get_config("smoke", sweep_sizes=[5, 20], sweep_updates=2, sweep_gen_steps=4, avg_steps=2, quench_steps=2, sweep_boot=2)
     with pytest.raises(RuntimeError, match="overwrite"):
-        ex.memorization_sweep(cfg, 0)
+        memorization_sweep.measure(cfg, seed=0)

@@ -8,7 +8,7 @@ import torch
 from common.errors import UserError
 from papers.nlm import exact
 from papers.nlm.model import asymmetry, energy, force, init_couplings, likelihood_gradient, rule_terms, velocity
-from papers.nlm.sampler import _Stepper
+from papers.nlm.sampler import Stepper
 
 
 def _net(n=5, seed=0):
@@ -34,10 +34,10 @@ def test_force_is_minus_grad_energy_and_stepper_matches():
     fd = (energy(xp, J, b)[2] - energy(xm, J, b)[2]) / (2 * h)
     assert float(-fd) == pytest.approx(float(force(x.detach(), J, b)[2, 3]), rel=1e-6)
     # the in-place stepper is x + dt F (one model and a stack)
-    y = x.detach().clone(); _Stepper(J, b, y).euler(y, 0.03)
+    y = x.detach().clone(); Stepper(J, b, y).euler(y, 0.03)
     np.testing.assert_allclose(y.numpy(), (x.detach() + 0.03 * force(x.detach(), J, b)).numpy(), atol=1e-12)
     Js = torch.stack([J, 2 * J]); bs = torch.stack([b, -b]); xs = torch.stack([x.detach(), x.detach()])
-    y = xs.clone(); _Stepper(Js, bs, y).euler(y, 0.03)
+    y = xs.clone(); Stepper(Js, bs, y).euler(y, 0.03)
     np.testing.assert_allclose(y[1].numpy(), (xs[1] + 0.03 * force(xs[1], 2 * J, -b)).numpy(), atol=1e-12)
 
 

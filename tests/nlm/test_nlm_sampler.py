@@ -141,7 +141,7 @@ def test_fused_euler_tail_and_one_model_stack_match_the_plain_passes():
         b = 0.1 * torch.randn(*shape[:-2], n, generator=g)
         x0 = torch.randn(*shape, generator=g)
         xi = torch.randn(*shape, generator=g)
-        step = sampler._Stepper(J, b, x0)
+        step = sampler.Stepper(J, b, x0)
         fused, plain = x0.clone(), x0.clone()
         step.euler(fused, 0.01, xi.clone(), 0.3)
         limit, sampler.FUSED_MAX = sampler.FUSED_MAX, -1

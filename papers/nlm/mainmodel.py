@@ -1,0 +1,48 @@
+"""The main model of notebooks 01, 04 and 06: one PCD-k training with (J, b) snapshots at log-spaced
+training ages, cached in the run's `checkpoints/` so that the later notebooks reuse it.
+
+Paper: Yu, Huang & Huang, arXiv:2506.23546 (samples over training age t_age: the released `3 types/PCD_10`
+script checkpoints at t_age = round(201·1.7^i); here log-spaced ages in [updates/100, updates]).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from . import encoding
+from .sampler import log_times
+from .train import Trainer, compute_device, load_state, train_config
+
+
+def ages(n_updates: int, n: int) -> list[int]:
+    """About n log-spaced training ages in [n_updates/100, n_updates] (the t_age of the samples-over-age figure)."""
+    return log_times(n_updates, n, t_min=max(1, n_updates // 100))
+
+
+def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int | None = None, updates: int | None = None,
+               device=None) -> dict:
+    """PCD-k training of one model with (J, b) snapshots at log-spaced ages; cached in run_dir."""
+    dataset = dataset or cfg.dataset
+    p = p or cfg.main_p
+    updates = cfg.main_updates if updates is None else updates
+    data = encoding.load(dataset, cfg.n_test, seed)
+    encoding.check_sizes(data, [p])
+    tcfg = train_config(cfg)
+    cache = Path(run_dir) / "checkpoints" / f"main-{dataset}-P{p}-U{updates}-s{seed}.pt" if run_dir else None
+    if cache is not None and cache.exists():
+        st = load_state(cache)
+        if st.get("config") == tcfg.__dict__:
+            return {"data": data, "state": st, "snaps": st["snaps"], "p": p, "cached": True}
+    tr = Trainer(data.x_train, [p], tcfg, seed=seed, device=compute_device(device))
+    snaps = tr.train(updates, snap_at=[0] + ages(updates, cfg.n_ages), desc=f"train {dataset} P={p}")
+    snaps = {s: (J.cpu(), b.cpu()) for s, (J, b) in snaps.items()}   # the same as a cached run's
+    st = tr.state()
+    st["snaps"] = snaps
+    if cache is not None:
+        import io
+
+        from common.io import atomic_write_bytes
+        buf = io.BytesIO(); torch.save(st, buf); atomic_write_bytes(cache, buf.getvalue())
+    return {"data": data, "state": st, "snaps": snaps, "p": p, "cached": False}
+

@@ -1,0 +1,58 @@
+"""Notebook 01: the main model's training, and samples generated from noise over its training age.
+
+Paper: Yu, Huang & Huang, arXiv:2506.23546, the samples-over-training-age figure and the E_AAI / E_2
+against t_age curves (released script `3 types/PCD_10`: checkpoints at log-spaced t_age, chains from
+𝒩(0, 1)); a second run on Fashion-MNIST pooled to 14x14 (the authors used Fashion-MNIST in AE-PCD).
+"""
+from __future__ import annotations
+
+import torch
+
+from .. import metrics
+from ..generation import from_noise
+from ..mainmodel import main_model
+from ..model import phi
+from ..train import compute_device
+
+
+def age_metrics(prefix: str, steps, rows, pcd: dict, chain_abs_x: float) -> dict:
+    """The logged metrics of samples over age: per age (`rows`, `metrics.quality` of each training age's samples,
+    in the order of `steps`) its E_AAI and E_2 against held-out images; the last age's E_AAI, memorized
+    fraction and median distance ratio d_gen / d_test; the persistent chains' E_AAI (`pcd`, their quality)
+    and their mean |x|."""
+    last = rows[-1]
+    return {f"{prefix}_updates": steps, f"{prefix}_e_aai_test": [r["e_aai_test"] for r in rows],
+            f"{prefix}_e2_test": [r["e2_test"] for r in rows],
+            f"{prefix}_final_e_aai_test": last["e_aai_test"], f"{prefix}_final_memorized": last["memorized"],
+            f"{prefix}_final_dgen_over_dtest": last["d_gen_median"] / last["d_test_median"],
+            f"{prefix}_pcd_e_aai_test": pcd["e_aai_test"], f"{prefix}_chain_abs_x": chain_abs_x}
+
+
+def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age", device=None) -> dict:
+    """Generate from each age's (J, b) (stacked) and measure sample quality against train/test."""
+    data, snaps, p = model["data"], model["snaps"], model["p"]
+    steps = sorted(snaps)
+    J = torch.stack([snaps[s][0][0] for s in steps]).to(compute_device(device))
+    b = torch.stack([snaps[s][1][0] for s in steps]).to(compute_device(device))
+    x, _ = from_noise(J, b, cfg.n_gen, cfg.gen_steps, cfg, seed, prefix)
+    train_img, test_img = data.images("train")[:p], data.images("test")
+    rows = [metrics.quality(phi(x[i]).cpu().numpy(), train_img, test_img) for i in range(len(steps))]
+    pcd = metrics.quality(phi(model["state"]["chains"][0]).cpu().numpy(), train_img, test_img)
+    m = age_metrics(prefix, steps, rows, pcd, float(model["state"]["chains"].abs().mean()))
+    return {"steps": steps, "images": phi(x).cpu().numpy(), "rows": rows, "shape": data.shape, "train": train_img, "metrics": m}
+
+
+def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
+    """The main model (cached in `run_dir`'s checkpoints for notebooks 04 and 06) and its samples over age
+    (`"age"`); with `cfg.second_updates`, the same on `cfg.second_dataset` (`"fashion"`, its data files in
+    `"inputs"`). `"metrics"`: both runs' metrics."""
+    model = main_model(cfg, seed, run_dir, device=device)
+    age = samples_over_age(cfg, seed, model, device=device)
+    out = {"age": age, "fashion": None, "inputs": [], "metrics": dict(age["metrics"])}
+    if cfg.second_updates:
+        fm = main_model(cfg, seed, run_dir, dataset=cfg.second_dataset, p=cfg.second_p, updates=cfg.second_updates,
+                        device=device)
+        out["inputs"] = fm["data"].provenance
+        out["fashion"] = samples_over_age(cfg, seed, fm, prefix="fashion", device=device)
+        out["metrics"].update(out["fashion"]["metrics"])
+    return out
