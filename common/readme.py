@@ -198,6 +198,14 @@ def _bench_cell(v) -> str:
     return _cell(v)
 
 
+def dev_command(paper: str, name: str) -> str:
+    """The command that reruns a development record: a paper's `investigations` when it defines `name`
+    there (runs that tune nothing), else its `devtune`."""
+    inv = paths.PAPERS / paper / "investigations.py"
+    module = "investigations" if inv.exists() and re.search(rf"[\"']{re.escape(name)}[\"']", inv.read_text()) else "devtune"
+    return f"python -m papers.{paper}.{module} {name}"
+
+
 def bench_block(name: str, keys: list[str], paper: str | None, dev: bool = False, rows: str | None = None) -> list[str] | None:
     """Figures of `results/bench/<name>.json` (`make bench`), or with `dev` of the development-seed run
     `results/<paper>/dev/<name>.json` (`python -m papers.<paper>.devtune <name>`), by dotted key; None
@@ -223,7 +231,7 @@ def bench_block(name: str, keys: list[str], paper: str | None, dev: bool = False
         if changed:
             lines.append(f"**Stale:** the code changed after this {'development run' if dev else 'benchmark'} in "
                          f"{', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}: rerun "
-                         f"{f'`python -m papers.{paper}.devtune {name}`' if dev else '`make bench`'}.")
+                         f"{f'`{dev_command(paper, name)}`' if dev else '`make bench`'}.")
     if rows is not None:
         group = _dotted(res, rows) or {}
         lines += ["", f"| {rows} | " + " | ".join(f"`{k}`" for k in keys) + " |", "|---|" + "---|" * len(keys)]
