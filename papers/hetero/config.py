@@ -107,8 +107,8 @@ TUNED = {
         "show": ["results.tolerance", "results.100.max_abs_err", "results.101.max_abs_err", "results.102.max_abs_err",
                  "results.100.max_abs_err_control", "results.101.max_abs_err_control",
                  "results.102.max_abs_err_control"],
-        "why": "the calibrated 1F1B simulation's largest held-out error on the emulated cluster (quick profile) per "
-               "development seed; tolerance = twice the largest, rounded up to a whole percent "
-               "(devtune.tolerance_from_dev)",
+        "why": "the tolerance of claim cluster-perfmodel-calibrated (its claims.yaml value): the calibrated 1F1B "
+               "simulation's largest held-out error on the emulated cluster (quick profile) per development seed; "
+               "tolerance = twice the largest, rounded up to a whole percent (devtune.tolerance_from_dev)",
     },
 }

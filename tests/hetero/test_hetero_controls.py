@@ -105,3 +105,27 @@ def test_the_tolerance_rule_of_the_development_seeds():
 
     assert tolerance_from_dev([0.0215, -0.0196, 0.0514]) == 0.11  # twice 5.14 % = 10.28 %, rounded up
     assert tolerance_from_dev([0.0314]) == 0.07 and tolerance_from_dev([0.03]) == 0.06  # a whole percent stays
+
+
+def test_devtune_refuses_a_reported_seed_in_one_line_before_running(capsys, tmp_path, monkeypatch):
+    from papers.hetero import devtune
+
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
+    monkeypatch.setattr(devtune, "tune_perfmodel", lambda seed: pytest.fail("a reported seed must not run"))
+    with pytest.raises(SystemExit) as ex:
+        devtune.main(["perfmodel", "--seeds", "0", "100"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert ex.value.code == 2 and len(err) == 1 and "reported seed" in err[0] and not any(tmp_path.iterdir())
+
+
+def test_tuned_points_at_the_development_run_that_set_the_perfmodel_tolerance():
+    from papers.hetero import config
+
+    claims = {c.id: c for c in load_claims(Path(__file__).resolve().parents[2] / "papers" / "hetero" / "claims.yaml")}
+    spec = config.TUNED["cluster-perfmodel-calibrated"]
+    assert spec["result"] == "perfmodel" and "results.tolerance" in spec["show"]
+    from common.devseeds import read_result
+
+    rec = read_result("hetero", "perfmodel")   # the development run's record, where it is here
+    if rec is not None:
+        assert claims["cluster-perfmodel-calibrated"].value == rec["results"]["tolerance"]
