@@ -148,7 +148,8 @@ def _ip(*args, ns: str | None = None, batch: list[str] | None = None, tool: str 
     return proc
 
 
-def _namespaces() -> list[str]:
+def network_namespaces() -> list[str]:
+    """The names of the network namespaces present on this machine (`ip netns list`); empty where `ip` cannot tell."""
     try:
         out = _ip("netns", "list", check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
@@ -173,7 +174,7 @@ def _delete_namespaces(names: list[str]) -> list[str]:
         _kill_inside(ns)
     for ns in names:
         _ip("netns", "del", ns, check=False)
-    present = set(_namespaces())
+    present = set(network_namespaces())
     return [ns for ns in names if ns in present]
 
 
@@ -187,7 +188,7 @@ def sweep(prefix: str = PREFIX, all_runs: bool = False) -> list[str]:
     whose owner process is gone (a `kill -9`); `all_runs=True` also those of live owners.
     Returns the namespaces removed. Idempotent; a no-op without privileges."""
     doomed = []
-    for name in _namespaces():
+    for name in network_namespaces():
         owner = _owner(name, prefix)
         if owner is None:
             continue
@@ -244,7 +245,7 @@ def _probe() -> tuple[bool, str]:
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as err:
         return False, f"emulated cluster unavailable ({step} failed: {str(err).splitlines()[0][-200:]}); using loopback"
     finally:
-        _delete_namespaces([ns]) if ns in _namespaces() else None
+        _delete_namespaces([ns]) if ns in network_namespaces() else None
     return True, ("network namespaces, veth, bridge, tbf and netem available" if netem else
                   "network namespaces, veth, bridge and tbf available; no netem in this kernel, so no added latency")
 
@@ -524,7 +525,7 @@ class Cluster:
                     except ProcessLookupError:
                         pass
                     p.wait()
-            left = _delete_namespaces([ns for ns in self.namespaces + [self.hub] if ns in set(_namespaces())])
+            left = _delete_namespaces([ns for ns in self.namespaces + [self.hub] if ns in set(network_namespaces())])
             if left:  # a process entering as we killed: once more
                 time.sleep(0.2)
                 left = _delete_namespaces(left)

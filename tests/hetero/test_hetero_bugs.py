@@ -111,7 +111,7 @@ def test_pipeline_step_across_two_namespaces_equals_loopback_bitwise(tmp_path):
     act = 2 * 64 * 64 * 4 * 4  # micro_size x seq x d_model x fp32 x 4 micro-batches: the activations
     assert all(nics[0][j]["tx_bytes"] > act / 2 for j in (0, 1))  # both channels' NICs carried their halves
     # nothing of this process's left behind (other test processes may hold their own namespaces now)
-    assert [n for n in netcluster._namespaces() if n.startswith(f"{netcluster.PREFIX}-{os.getpid()}-")] == []
+    assert [n for n in netcluster.network_namespaces() if n.startswith(f"{netcluster.PREFIX}-{os.getpid()}-")] == []
 
 
 def test_cluster_option_without_privileges_says_so_and_runs_on_loopback(tmp_path, monkeypatch, capsys):
