@@ -13,5 +13,9 @@ Modules, each small and named for what it holds:
 * `exact`        a 2-neuron network integrated on a grid: the likelihood and its exact gradient
 * `thermo`       entropy production of the Langevin sampler vs the raw rate dynamics
 * `denoise`      the positive-phase fit on a few patterns and denoising by the noiseless flow
-* `experiments`  one function per notebook section; `figures` draws them; `config` holds profiles
+* `mainmodel`    the main model of notebooks 01, 04, 06 (snapshots over training age, cached in the run)
+* `generation`   chains from N(0, I) of a trained stack, and their time averages
+* `sweep`, `windows`, `visits`  the P-sweep's measures; generation-time windows; class visits of long chains
+* `studies/`     one module per notebook, `measure(cfg, *, seed, ...)` -> the metrics it logs; `figures` draws them
+* `config`       profiles, `get_config`, `preflight`, `TUNED`; `devtune` tunes, `investigations` asks (dev seeds)
 """
