@@ -10,7 +10,6 @@ as the command that reruns them.
 from __future__ import annotations
 
 import ast
-import inspect
 from pathlib import Path
 
 from . import registry
@@ -131,15 +130,7 @@ def check_values(paper: str, profile: str, params: dict, declared: dict[Path, di
 def preflight(paper: str, profile: str, params: dict) -> None:
     """The paper's `config.preflight(cfg)` on the configuration the run will use (`registry.resolved`):
     missing data and the like, as one line, before anything is written."""
-    check = getattr(registry.config(paper), "preflight", None)
-    # TRANSITIONAL (issue #37), to delete once every paper keeps the contract: a paper not yet converted may
-    # define no preflight, or the old `preflight(profile, params)`, which is called as before.
-    if check is None:
-        return
-    if len(inspect.signature(check).parameters) == 2:
-        check(profile, params)
-        return
-    check(registry.resolved(paper, profile, params))
+    registry.config(paper).preflight(registry.resolved(paper, profile, params))
 
 
 def param_text(v) -> str:
