@@ -1,7 +1,7 @@
 """The full profile (CIFAR-10, ResNet-20, W2/W3/W4, the grid ablation with the released POST set) runs the code
 quick runs: every notebook, through the runner, on CIFAR-10's python batches (`common.fakedata`), with the
-epochs, sample counts and batch sizes cut to seconds and the dataset, architecture, bit widths and grids left as
-full has them. Every claim full judges on CIFAR-10 gets a finite metric and a finite control (the two ImageNet
+epochs, sample counts and batch sizes cut to one training step and two evaluation batches, the figures drawn at a
+low resolution (PNG only), and the dataset, architecture, bit widths and grids left as full has them. Every claim full judges on CIFAR-10 gets a finite metric and a finite control (the two ImageNet
 ResNet-34 claims need `-p dataset=imagenet -p arch=resnet34`; their data check is tested here). Without the data,
 the full profile stops before anything is written, in one line naming the fix."""
 import json
@@ -17,9 +17,10 @@ from common.fakedata import write_cifar10, write_imagefolder
 from papers.asq import config
 
 TINY = dict(  # counts and sizes only: the dataset, architecture, bit widths and grids stay full's
-    fp_epochs=1, qat_epochs=1, batch_size=64, eval_batch=50, mse_samples=2000, freeze_samples=40, acct_size=32,
+    fp_epochs=1, qat_epochs=1, batch_size=16, eval_batch=10, mse_samples=1000, freeze_samples=16, acct_size=16,
     seeds=[0], lut_arch="resnet18",
 )
+N_TRAIN, N_TEST = 16, 20       # CIFAR-10 stand-in images: one training step per epoch, two evaluation batches
 
 
 def _values(metrics, key):
@@ -27,15 +28,28 @@ def _values(metrics, key):
     return v if isinstance(v, list) else [v]
 
 
+def small_figures(fig, name, directory, vector="svg"):
+    """Stands in for `common.plots.save_figure`: every figure is still drawn and written, at 20 dpi, PNG only
+    (the full-size PNG + SVG path is the smoke run's and nbval's)."""
+    png = Path(directory) / f"{name}.png"
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, format="png", dpi=20)
+    return png
+
+
 def run_full_tiny(tmp_path, monkeypatch, device):
+    from common import plots
     from common.reproduce import main
 
-    write_cifar10(tmp_path / "data", n_train=100, n_test=60)
+    monkeypatch.setattr(plots, "save_figure", small_figures)
+
+    write_cifar10(tmp_path / "data", n_train=N_TRAIN, n_test=N_TEST)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
     monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **TINY))
     assert main(["asq", "--profile", "full", "--quiet", "--device", device]) == 0
     run = tmp_path / "results" / "asq" / "full"
+    assert len(list((run / "figures").glob("fig0*.png"))) == len(json.loads((run / "figures.json").read_text())) == 10
     return json.loads((run / "metrics.json").read_text()), json.loads((run / "manifest.json").read_text())
 
 
