@@ -200,8 +200,8 @@ def main(argv=None) -> dict:
         ratios[f"{label}_speedup_vs_baseline"] = seconds[f"baseline_{label}"] / seconds[label]
     ratios["asq_uniform_over_lsq"] = seconds["asq_uniform"] / seconds["lsq"]
     ratios["asq_post_over_lsq"] = seconds["asq_post"] / seconds["lsq"]
-    ratios["goal_asq_over_lsq_le_1.1"] = ratios["asq_uniform_over_lsq"] <= 1.1
-    ratios["goal_asq_post_over_float_le_1.3"] = ratios["asq_post_over_float"] <= 1.3
+    ratios["goal_asq_over_lsq_le_1_1"] = ratios["asq_uniform_over_lsq"] <= 1.1
+    ratios["goal_asq_post_over_float_le_1_3"] = ratios["asq_post_over_float"] <= 1.3
     res["ratios"] = ratios
     res["integer_path"] = integer_throughput()
     for k, v in ratios.items():

@@ -16,11 +16,13 @@ import pandas as pd
 
 
 def tag(method: str, bits: int, grid: str) -> str:
+    """The name of a QAT configuration in the grid's tables: "fp", or "<method>-w<b>a<b>-<grid>"."""
     return "fp" if method == "fp" else f"{method}-w{bits}a{bits}-{grid}"
 
 
 def paired(df: pd.DataFrame, a: str, b: str) -> tuple[float, float, int]:
-    """(mean over seeds of acc[a] - acc[b], fraction of seeds with a > b, number of pairs)."""
+    """(mean over seeds of acc[a] - acc[b], fraction of seeds with a > b, number of pairs): the paired
+    comparison of the accuracy claims (README "Claims and their controls")."""
     wide = df.pivot_table(index="seed", columns="config", values="acc")
     if a not in wide or b not in wide:
         return float("nan"), float("nan"), 0

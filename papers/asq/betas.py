@@ -23,7 +23,8 @@ from .convert import quant_layers
 
 @torch.no_grad()
 def collect_betas(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500) -> pd.DataFrame:
-    """beta of every ASQ layer for the first n examples: one row per (layer, example).
+    """beta of every ASQ layer for the first n examples: one row per (layer, example). beta is the adapter's
+    output in s_a = s * beta(x) (abstract; official code `asq.py: Adapter`).
 
     The batches go to the model's device; the table is built on the CPU."""
     layers = [(name, l) for name, l in quant_layers(qmodel) if l.act_q.adapter is not None]

@@ -50,7 +50,9 @@ def _set_module(model: nn.Module, name: str, new: nn.Module) -> None:
 
 def quantize_model(model: nn.Module, method: str = "asq", w_bits: int = 4, a_bits: int = 4,
                    weight_grid: str = "uniform", first_last: str = "fp", seed: int = 0) -> nn.Module:
-    """A QAT copy of `model` (the input is left untouched).
+    """A QAT copy of `model` (the input is left untouched), as the release's builders quantize ResNets
+    (official code `q_resnet.py`: every inner conv incl. 1x1 downsamples; first conv and last FC full precision,
+    `FirstConv2dUnfold` / `LastLinear`).
 
     method: "lsq" or "asq"; w_bits / a_bits: 2..8 or 32 (float); weight_grid: see `levels.GRIDS`;
     first_last: "fp" (default) or "8bit". Adapter weights are drawn from a generator seeded by `seed`.
@@ -87,7 +89,8 @@ def quant_layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 @torch.no_grad()
 def init_step_sizes(model: nn.Module, batch: torch.Tensor) -> None:
-    """Initialise every activation step from one (training) batch: s = 2 mean|x| / sqrt(Qp).
+    """Initialise every activation step from one (training) batch: s = 2 mean|x| / sqrt(Qp) (official code
+    `quant_train.py`, which takes a validation batch: erratum 5).
 
     Runs one eval-mode forward pass, so batch-norm statistics are untouched and each layer sees
     the already-quantized outputs of the layers before it.

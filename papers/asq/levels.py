@@ -55,7 +55,8 @@ def check_grid(grid: str, bits: int) -> None:
 
 
 def fixed_point(value: float, frac_bits: int = LUT_FRAC_BITS) -> float:
-    """Round to the nearest multiple of 2^-frac_bits (the LUT's resolution)."""
+    """Round to the nearest multiple of 2^-frac_bits (the LUT's resolution): L[c] = round(2^F m_c) / 2^F, the
+    fixed-point POST levels of the LUT (abstract, "LUT"; a reconstruction, README "Method as implemented")."""
     return round(value * 2**frac_bits) / 2**frac_bits
 
 
@@ -63,7 +64,9 @@ def magnitudes(grid: str, bits: int, exact: bool = False) -> torch.Tensor:
     """Nonzero magnitudes of a log grid, largest first (float64); magnitude code c >= 1 is index c-1.
 
     The levels are fixed-point numbers (`fixed_point`); `exact=True` gives the real values before that
-    rounding (2^(-j/2) for POST), from which a LUT with another rounding mode can be built."""
+    rounding (2^(-j/2) for POST), from which a LUT with another rounding mode can be built.
+    POST = powers of sqrt 2 (abstract); the released sets are the official code's `post.py: build_power_value`
+    (with its sqrt 2 base restored, `post_released`, and as shipped, `pot_released`: errata 1 and 2)."""
     check_grid(grid, bits)
     fp = (lambda v: v) if exact else fixed_point
     if grid not in LOG_GRIDS:
@@ -83,7 +86,8 @@ def magnitudes(grid: str, bits: int, exact: bool = False) -> torch.Tensor:
 
 
 def _apot_magnitudes(bits: int) -> list[float]:
-    """Additive powers of two with two terms (APoT, arXiv:1909.13144): 2^(b-1) - 1 magnitudes.
+    """Additive powers of two with two terms (APoT, arXiv:1909.13144; its code's `quant_layer.py:
+    build_power_value(B, additive=True)`): 2^(b-1) - 1 magnitudes.
 
     The b-1 magnitude bits split into ceil((b-1)/2) bits for p1 in {0, 2^0, 2^-2, 2^-4, ...} and
     floor((b-1)/2) bits for p2 in {0, 2^-1, 2^-3, ...}; the 2^(b-1) sums p1 + p2 are distinct
@@ -99,7 +103,8 @@ def _apot_magnitudes(bits: int) -> list[float]:
 
 
 def level_set(grid: str, bits: int) -> torch.Tensor:
-    """All normalised levels of `grid` at `bits`, sorted ascending (float64)."""
+    """All normalised levels of `grid` at `bits`, sorted ascending (float64): the level sets of the module
+    docstring's table (uniform: LSQ's signed range; log grids: `magnitudes`, mirrored, with zero)."""
     check_grid(grid, bits)
     if grid == "uniform":
         half = 2 ** (bits - 1)
@@ -109,14 +114,17 @@ def level_set(grid: str, bits: int) -> torch.Tensor:
 
 
 def storage_bits(grid: str, bits: int) -> int:
-    """Bits needed to store one weight code: ceil(log2(number of levels))."""
+    """Bits needed to store one weight code: ceil(log2(number of levels)) (the released 2^b + 1-level sets
+    need b + 1: erratum 2)."""
     return math.ceil(math.log2(level_set(grid, bits).numel()))
 
 
 def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     """Nearest level of each entry of v (levels sorted ascending), without a levels x weights tensor.
 
-    The midpoints between neighbouring levels are the decision thresholds. Every grid here has
+    The nearest-level projection of the release (official code `post.py: post_quantization`, there an argmin
+    over a levels x weights distance tensor). The midpoints between neighbouring levels are the decision
+    thresholds. Every grid here has
     dyadic levels (multiples of 2^-15 or coarser), so their midpoints are multiples of 2^-K with
     K <= 16 and the nearest level is a table look-up, exact and ties included:
 
@@ -177,7 +185,8 @@ def _look_up(v: torch.Tensor, K: int, table: torch.Tensor) -> torch.Tensor:
 
 
 def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64, levels: torch.Tensor | None = None) -> torch.Tensor:
-    """Per-row mean squared error of the best clipped grid, alpha grid-searched per row.
+    """Per-row mean squared error of the best clipped grid, alpha grid-searched per row: the weight-error
+    measure of the claim `post-vs-pot-mse-w4` (abstract: POST fits bell-shaped weights better than POT).
 
     w: (rows, n). The candidate clips are alpha = r * max|w_row| for r on a grid in (0, 1].
     `levels` (sorted, within [-1, 1]) replaces the grid's level set when given.

@@ -123,18 +123,22 @@ class DigitsCNN(nn.Module):
 
 
 def resnet18(num_classes=1000, in_channels=3):
+    """ResNet-18, ImageNet shape (the release's `q_resnet.py: Q_ResNet18_PA` / `Q_ResNet18_Asq` backbone)."""
     return ResNet(BasicBlock, [2, 2, 2, 2], [64, 128, 256, 512], num_classes, in_channels)
 
 
 def resnet34(num_classes=1000, in_channels=3):
+    """ResNet-34, ImageNet shape (`q_resnet.py: Q_ResNet34_Asq`; the abstract's 4-bit ImageNet result)."""
     return ResNet(BasicBlock, [3, 4, 6, 3], [64, 128, 256, 512], num_classes, in_channels)
 
 
 def resnet50(num_classes=1000, in_channels=3):
+    """ResNet-50, ImageNet shape (`q_resnet.py: Q_ResNet50_Asq`)."""
     return ResNet(Bottleneck, [3, 4, 6, 3], [64, 128, 256, 512], num_classes, in_channels)
 
 
 def resnet20(num_classes=10, in_channels=3):
+    """ResNet-20, CIFAR shape (He et al. Sec. 4.2; the release's `q_resnet.py: Q_ResNet20_Asq`, erratum 4)."""
     return ResNet(BasicBlock, [3, 3, 3], [16, 32, 64], num_classes, in_channels, stem="cifar")
 
 
@@ -144,6 +148,7 @@ def small_resnet(num_classes=10, in_channels=1, width=16):
 
 
 def digits_cnn(num_classes=10, in_channels=1, width=16):
+    """A tiny CNN for the 8x8 digits of the smoke profile (not in the paper)."""
     return DigitsCNN(num_classes, in_channels, width)
 
 

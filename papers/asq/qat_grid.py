@@ -77,7 +77,8 @@ class QATGrid:
 
     # -- models --------------------------------------------------------------------------------
     def float_model(self, seed: int) -> tuple[nn.Module, float]:
-        """The float model of `seed` (trained here once, then loaded)."""
+        """The float model of `seed` (trained here once, then loaded): the float pre-training the release starts
+        QAT from (it loads torchvision weights; here SGD 0.9, cosine, `fp_lr`, `fp_wd`)."""
         key = f"fp-seed{seed}"
         model = self._new_float(seed)
         final = self.dir / f"{key}.pt"
@@ -95,7 +96,8 @@ class QATGrid:
         return model, acc
 
     def qat_model(self, seed: int, method: str, bits: int, grid: str = "uniform") -> tuple[nn.Module, float]:
-        """The QAT model (method, W=A=bits, grid) fine-tuned from the float model of `seed`."""
+        """The QAT model (method, W=A=bits, grid) fine-tuned from the float model of `seed` with the released QAT
+        recipe (official code `default.yaml`, `quant_train.py`; README "Method as implemented")."""
         name = tag(method, bits, grid)
         key = f"{name}-seed{seed}"
         fmodel, _ = self.float_model(seed)
@@ -146,14 +148,16 @@ class QATGrid:
 
     # -- the grid ------------------------------------------------------------------------------
     def configs(self) -> list[tuple[str, int, str]]:
-        """(method, bits, grid) of every QAT run: LSQ/ASQ at each width, the grid ablation."""
+        """(method, bits, grid) of every QAT run: LSQ/ASQ at each width (abstract: ASQ beats LSQ at 2/3/4 bits),
+        the weight-grid ablation (POST against POT and uniform)."""
         out = [(m, b, "uniform") for b in self.cfg.bits for m in ("lsq", "asq")]
         out += [("asq", self.cfg.ablation_bits, g) for g in self.cfg.ablation_grids
                 if ("asq", self.cfg.ablation_bits, g) not in out]
         return out
 
     def run_grid(self, seeds=None) -> pd.DataFrame:
-        """Train (or load) every configuration for `seeds` (default: all); one row per (seed, config)."""
+        """Train (or load) every configuration for `seeds` (default: all); one row per (seed, config), with the
+        nulls of the claims measured on the same models (README "Claims and their controls")."""
         from common.progress import progress
 
         seeds = self.cfg.seeds if seeds is None else list(seeds)

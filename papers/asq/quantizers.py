@@ -53,7 +53,11 @@ def _row_dots(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 class LSQFunction(torch.autograd.Function):
-    """x_hat = clamp(round(x / (s * beta)), Qn, Qp) * s * beta with the LSQ/ASQ gradients.
+    """x_hat = clamp(round(x / (s * beta)), Qn, Qp) * s * beta with the LSQ/ASQ gradients (module docstring).
+
+    ASQ's quantizer s_a = s * beta(x) and its gradients dL/ds = g sum_b beta_b G_b, dL/dbeta_b = s G_b
+    (abstract; official code `asq.py: LSQFakeQuant`); with beta = None it is LSQ's quantizer and step-size
+    gradient with its scale g (LSQ (Esser et al., arXiv:1902.08153) Sec. 2, "Methods").
 
     The forward keeps what the backward needs and nothing more: the mask of the range and
     d x_hat / d s_a (one float and one bool tensor, computed in place), so the backward is two
@@ -92,7 +96,8 @@ class LSQFunction(torch.autograd.Function):
 
 
 def lsq_quantize(x, s, qn, qp, grad_scale, beta=None):
-    """Fake-quantize x with step s (and per-sample factor beta for ASQ)."""
+    """Fake-quantize x with step s (and per-sample factor beta for ASQ): `LSQFunction` (official code
+    `asq.py: LSQFakeQuant`)."""
     return LSQFunction.apply(x, s, beta, float(qn), float(qp), float(grad_scale))
 
 
@@ -100,6 +105,8 @@ class GridFunction(torch.autograd.Function):
     """w_hat = alpha * P(clamp(w / alpha, -1, 1)) onto a normalised level set, STE for w.
 
     d w_hat / d alpha = P(v) - v inside [-1, 1] and P(v) (= sign v) outside: LSQ's form with Qp = 1.
+    The POST weight quantizer of the release (official code `post.py: post_quantization`, `PostWeightQuant`),
+    with the projection P a table look-up (`levels.project`) instead of a levels x weights distance tensor.
     """
 
     @staticmethod
@@ -128,7 +135,8 @@ class Adapter(nn.Module):
 
     GAP -> Linear(C, C/4) -> ReLU -> Linear(C/4, 1) -> ReLU (a single Linear(C, 1) -> ReLU when
     C < 8); clamp(min=1e-8). The last layer starts at weight ~ N(0, 0.01), bias 1, so beta ~ 1 and
-    ASQ starts as LSQ.
+    ASQ starts as LSQ. The paper's adapter (abstract: "adaptive step size"), as in the official code
+    `asq.py: Adapter` (`Linear_Adapter` for FC inputs is the same on a (B, C) input).
     """
 
     def __init__(self, channels: int, ratio: int = 4, generator: torch.Generator | None = None):
@@ -158,7 +166,8 @@ class ActQuantizer(nn.Module):
     """Per-tensor activation quantizer: LSQ (`method="lsq"`) or ASQ (`method="asq"`).
 
     Unsigned range [0, 2^b - 1] for non-negative inputs, signed [-2^(b-1), 2^(b-1) - 1] when the
-    calibration batch has negative values (the input image of a quantized first layer).
+    calibration batch has negative values (the input image of a quantized first layer). Official code
+    `asq.py: AsqActQuant` (ASQ) and `lsq.py: LsqActQuant` (LSQ).
     """
 
     def __init__(self, bits: int, method: str, channels: int, generator: torch.Generator | None = None):
@@ -186,7 +195,8 @@ class ActQuantizer(nn.Module):
 
     @torch.no_grad()
     def init_from(self, x: torch.Tensor) -> None:
-        """s = 2 * mean|x| / sqrt(Qp) from one batch (a training batch in this reproduction)."""
+        """s = 2 * mean|x| / sqrt(Qp) from one batch (a training batch in this reproduction): LSQ (Esser et al., arXiv:1902.08153) Sec. 2's
+        initialisation, as the release's `AsqActQuant.init_from` (which takes a validation batch, erratum 5)."""
         self.signed.fill_(bool((x < 0).any()))
         self.s.copy_(x.abs().mean().reshape(1) * 2 / math.sqrt(self.qp))
         self.s.clamp_(min=EPS)
@@ -213,7 +223,9 @@ class ActQuantizer(nn.Module):
         return lsq_quantize(x, self.s.to(x.dtype), self.qn, self.qp, g, beta)
 
     def codes(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Integer codes (int64) and the per-sample step s * beta (float, shape (B, 1, ...))."""
+        """Integer codes (int64) and the per-sample step s * beta (float, shape (B, 1, ...)): x_int =
+        clamp(round(x / (s beta)), Qn, Qp), the activation side of the integer path (`integer.py`, README
+        "Method as implemented": integer inference)."""
         beta = self.beta(x)
         step = self.s.to(x.dtype).reshape((1,) * x.dim()) * (1.0 if beta is None else beta)
         step = step.expand(_sample_shape(x)) if beta is None else step
@@ -227,6 +239,7 @@ class WeightQuantizer(nn.Module):
     `uniform`: LSQ with a per-channel step s, signed range [-2^(b-1), 2^(b-1) - 1],
     s initialised to 2 mean|w| / sqrt(Qp). Log grids (POT, POST, ...): per-channel clip alpha
     initialised to the 99th percentile of |w|, w_hat = alpha * P(clamp(w / alpha, -1, 1)).
+    Official code `asq.py: AsqWeightQuant` (uniform) and `post.py: PostWeightQuant` (log grids).
     """
 
     def __init__(self, bits: int, grid: str, weight: torch.Tensor):
@@ -269,7 +282,8 @@ class WeightQuantizer(nn.Module):
         """Integer weight codes: two's-complement step counts (uniform) or signed level indices.
 
         For log grids the code is sign * c with magnitude code c = 0 for zero and c >= 1 for
-        the c-th largest magnitude (`levels.magnitudes(grid, bits)[c - 1]`).
+        the c-th largest magnitude (`levels.magnitudes(grid, bits)[c - 1]`): the index into the POST LUT
+        (abstract, "LUT"; a reconstruction, the release has no LUT code).
         """
         scale = self.scale.to(w.dtype)
         if self.grid == "uniform":
@@ -282,4 +296,5 @@ class WeightQuantizer(nn.Module):
 
 
 def is_log_grid(grid: str) -> bool:
+    """Whether `grid` is a log grid (clip alpha and a level set, `GridFunction`) rather than uniform LSQ."""
     return grid in LOG_GRIDS

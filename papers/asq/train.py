@@ -37,7 +37,9 @@ def _order(n: int, seed: int, key: str, epoch: int) -> torch.Tensor:
 def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay: float, batch_size: int,
         seed: int, key: str, momentum: float = 0.9, ckpt: Path | None = None, device="cpu",
         dist=None, desc: str | None = None, stop_epoch: int | None = None) -> dict:
-    """Train with SGD + per-step cosine schedule; returns {"loss": [mean loss per epoch]}.
+    """Train with SGD + per-step cosine schedule; returns {"loss": [mean loss per epoch]}. The released QAT
+    recipe (official code `default.yaml`, `quant_train.py`: SGD momentum 0.9, cosine; lr and weight decay from
+    the profile) and, with the float profile values, the float pre-training.
 
     With `ckpt`, a checkpoint is written after each epoch and an existing one is resumed.
     `stop_epoch` ends this call early (after that many epochs of the schedule), e.g. to split a
@@ -111,7 +113,8 @@ def accuracy(model: nn.Module, data: Split, batch_size: int = 1000, device=None)
 
 def make_qat(float_model: nn.Module, train: Split, *, method: str, w_bits: int, a_bits: int, grid: str,
              first_last: str, seed: int, init_batch: int = 256, device="cpu") -> nn.Module:
-    """Convert the float model and initialise activation steps from one training batch."""
+    """Convert the float model and initialise activation steps from one training batch (`quantize_model`,
+    `init_step_sizes`): the start of QAT in the released recipe (official code `quant_train.py`)."""
     qmodel = quantize_model(float_model, method, w_bits, a_bits, grid, first_last, seed=seed).to(device)
     idx = _order(len(train), seed, "asq-init-batch", 0)[:init_batch]
     init_step_sizes(qmodel, train.batch(idx)[0].to(device))

@@ -24,7 +24,8 @@ from .levels import weight_mse
 
 
 def synthetic_errors(grids, bits_list, n: int, seed: int) -> pd.DataFrame:
-    """Normalised best-clip MSE of each grid on N(0,1) and Laplace(0,1) samples."""
+    """Normalised best-clip MSE of each grid on N(0,1) and Laplace(0,1) samples (POST fits bell-shaped
+    weights: abstract, POST across bit widths; the reference notes' weight-MSE proxy)."""
     from common.seed import torch_generator
 
     gen = torch_generator(seed, "asq-synthetic-weights")
@@ -42,7 +43,8 @@ def synthetic_errors(grids, bits_list, n: int, seed: int) -> pd.DataFrame:
 
 
 def layer_errors(model: nn.Module, grids, bits: int, first_last: str = "fp", tag: str = "") -> pd.DataFrame:
-    """Per-layer normalised MSE (per-channel clip, averaged over channels) of a float model.
+    """Per-layer normalised MSE (per-channel clip, averaged over channels) of a float model: the measurement of
+    the claim `post-vs-pot-mse-w4` (source: abstract, POST across bit widths).
 
     Only the layers that QAT would quantize at `bits` (inner layers when first_last = "fp").
     """
@@ -60,6 +62,7 @@ def layer_errors(model: nn.Module, grids, bits: int, first_last: str = "fp", tag
 
 
 def post_vs_pot_fraction(df: pd.DataFrame, bits: int, grid: str = "post", against: str = "pot") -> float:
-    """Fraction of (model, layer) pairs where `grid`'s error (POST) is below `against`'s (POT) at `bits`."""
+    """Fraction of (model, layer) pairs where `grid`'s error (POST) is below `against`'s (POT) at `bits`: the
+    metric of `post-vs-pot-mse-w4` (and, with grid="uniform", its control)."""
     sub = df[df.bits == bits].pivot_table(index=["model", "layer"], columns="grid", values="nmse")
     return float((sub[grid] < sub[against]).mean())
