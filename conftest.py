@@ -69,9 +69,9 @@ def _restore_environment():
 
 # Notebooks run in this process (any test folder): the runner's logic without a kernel start-up.
 def exec_in_process(calls: list):
-    """A stand-in for `reproduce.execute` that execs the notebook's cells in this process (parameters cell,
+    """A stand-in for `common.runner.execute.run_notebook` that execs the notebook's cells in this process (parameters cell,
     then the injected values, then the rest), recording (notebook name, parameters) in `calls`."""
-    from common import reproduce
+    from common.runner.execute import NotebookFailed
 
     def execute(nb, out, parameters, timeout, quiet):
         calls.append((nb.name, dict(parameters)))
@@ -87,7 +87,7 @@ def exec_in_process(calls: list):
                 if "parameters" in cell.metadata.get("tags", []):
                     scope.update(parameters)
         except Exception as err:  # as papermill reports a failing cell
-            raise reproduce.NotebookFailed(nb, type(err).__name__, str(err)) from None
+            raise NotebookFailed(nb, type(err).__name__, str(err)) from None
         finally:  # a kernel's figures die with it
             import matplotlib.pyplot as plt
 
@@ -108,8 +108,8 @@ def in_process_executor():
 def in_process(monkeypatch):
     """Run notebooks by exec-ing their cells in this process in place of a papermill kernel: the runner's
     logic, seconds faster."""
-    from common import reproduce
+    from common.runner import execute
 
     calls: list = []
-    monkeypatch.setattr(reproduce, "execute", exec_in_process(calls))
+    monkeypatch.setattr(execute, "run_notebook", exec_in_process(calls))
     return calls

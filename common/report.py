@@ -26,7 +26,7 @@ from .claims import (AGREEMENT, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_
 from .errors import UserError, user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
 from .profiles import PROFILE_NAMES
-from .reproduce import param_text
+from .runner.params import param_text
 from .runner.registry import papers as registered_papers
 from .stamp import stamp, staleness
 

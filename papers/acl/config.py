@@ -98,12 +98,9 @@ def get_config(profile: str, **overrides):
     return cfg
 
 
-def preflight(cfg, params: dict | None = None) -> None:
+def preflight(cfg) -> None:
     """Called by the runner before anything is written, with `get_config(...)`'s result: the dataset of the
-    run's profile must be on disk (`make data DATASETS=<name>`); bad parameters were refused by `get_config`.
-    (`preflight(profile, params)`, the runner's older call, is still accepted.)"""
-    if isinstance(cfg, str):
-        cfg = get_config(cfg, **{k: v for k, v in (params or {}).items() if k in PROFILES.get(cfg, {})})
+    run's profile must be on disk (`make data DATASETS=<name>`); bad parameters were refused by `get_config`."""
     if not data.available(cfg.dataset):
         raise UserError(f"dataset {cfg.dataset!r} (the {cfg.profile} profile's) not found; run `make data DATASETS={cfg.dataset}` "
                         f"or set REPRO_DATA to a folder holding {data.folder(cfg.dataset)}/")

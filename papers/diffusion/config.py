@@ -102,17 +102,12 @@ def get_config(profile: str, **params) -> SimpleNamespace:
     return resolve(PROFILES, profile, **params)
 
 
-def preflight(cfg, params: dict | None = None) -> None:
+def preflight(cfg) -> None:
     """A missing dataset for the learned score (Fashion-MNIST at full) ends here in one line, before
-    any notebook runs; the other notebooks need no data. `cfg` is `get_config(...)`'s result.
-
-    Until the runner passes the resolved config (issue #37), the old call `preflight(profile, params)`
-    is accepted too and resolved here."""
+    any notebook runs; the other notebooks need no data. `cfg` is `get_config(...)`'s result."""
     from common.data import available, folder
     from common.errors import UserError
 
-    if isinstance(cfg, str):
-        cfg = get_config(cfg, **{k: v for k, v in (params or {}).items() if k in PROFILES.get(cfg, {})})
     name = cfg.learned_dataset
     if not available(name):
         raise UserError(f"the {cfg.profile} profile's learned score needs {name} (data/{folder(name)}/); "

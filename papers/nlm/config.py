@@ -143,12 +143,8 @@ def get_config(profile: str, **params) -> SimpleNamespace:
     return resolve(PROFILES, profile, **params)
 
 
-def preflight(cfg, params: dict | None = None) -> None:
-    """Bad parameters and missing data end here, before any notebook runs (`cfg`: a `get_config` result).
-
-    Transitional: the runner of before issue #37 calls `preflight(profile, params)`; that call is resolved
-    here first (`params` keys of the profile only), until `common.runner` calls `preflight(cfg)`.
-    """
+def preflight(cfg) -> None:
+    """Bad parameters and missing data end here, before any notebook runs (`cfg`: a `get_config` result)."""
     from common.errors import UserError
 
     from .encoding import LIMITS, base_name, spec
@@ -156,9 +152,6 @@ def preflight(cfg, params: dict | None = None) -> None:
     from .sampler import check_step
     from .train import train_config
 
-    if isinstance(cfg, str):
-        known = set(PROFILES.get(cfg, PROFILES["quick"]))
-        cfg = get_config(cfg, **{k: v for k, v in (params or {}).items() if k in known})
     profile = cfg.profile
     train_config(cfg).validate()
     check_temperature(cfg.T)

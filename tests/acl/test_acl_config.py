@@ -28,7 +28,6 @@ def test_preflight_missing_dataset(monkeypatch):
 
 def test_preflight_accepts_digits_at_smoke():
     config.preflight(config.get_config("smoke", loss="wgan-gp"))
-    config.preflight("smoke", {"seed": 1, "loss": "wgan-gp"})   # the runner's older call
 
 
 def test_tuned_names_profile_keys_and_dev_results():

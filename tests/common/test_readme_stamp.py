@@ -5,6 +5,7 @@ import subprocess
 import pytest
 
 from common import paths, readme, reproduce, stamp
+from common.runner import execute as runner_execute
 from common.claims import NOT_REPRODUCED, REPRODUCED, read_claims_table
 from common.io import read_json
 
@@ -103,7 +104,7 @@ def test_rejudge_applies_the_current_claims_file_without_running(toy_repo, in_pr
     # give c-pass a control: first one that was never logged, then the seed (1 and 2: passes x >= 1 too)
     claims.write_text(claims.read_text().replace("value: 1, profiles: [smoke, quick]}",
                                                  "value: 1, profiles: [smoke, quick], control: x_null, control_is: 'nothing'}", 1))
-    monkeypatch.setattr(reproduce, "_execute_notebooks", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran a notebook")))
+    monkeypatch.setattr(runner_execute, "run_notebooks", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran a notebook")))
     assert reproduce.main(["toy", "--profile", "smoke", "--rejudge"]) == 0
     assert read_claims_table(final / "claims.csv").set_index("id").loc["c-pass", "verdict"] == NOT_REPRODUCED
     for d in (final / "seed-1", final / "seed-2"):

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from common import paths
-from common.reproduce import notebook_parameters
+from common.runner.params import notebook_parameters
 from common.runner.registry import papers as registered_papers
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*/*.ipynb"))
@@ -73,7 +73,8 @@ def test_smoke_run_produces_metrics_and_claims(paper, tmp_path, monkeypatch, in_
     The notebooks run in this process (`in_process`: the runner's own logic, no kernel start-up); that
     each of them also runs in a real kernel is checked by nbval over notebooks/, and the whole papermill
     path end to end by `make reproduce-<id>` in test_makefile.py."""
-    from common.reproduce import main, notebooks
+    from common.reproduce import main
+    from common.runner.registry import notebooks
 
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     assert main([paper, "--profile", "smoke", "--quiet"]) == 0, capsys.readouterr().err[-3000:]

@@ -14,6 +14,3 @@ def test_full_without_fashion_mnist_is_refused_in_one_line(monkeypatch):
     assert "fashion_mnist" in msg and "make data" in msg and "\n" not in msg
     preflight(get_config("quick"))                                  # the digits ship with scikit-learn
     preflight(get_config("full", learned_dataset="digits"))         # an override that needs no download
-    with pytest.raises(UserError):                                  # the runner's call before #37, kept until it passes cfg
-        preflight("full", {"n_forward": 10})
-    preflight("full", {"learned_dataset": "digits", "seed": 3})
