@@ -304,7 +304,7 @@ def accounting(qmodel: nn.Module, input_shape: tuple, lut_entry_bytes: int = 2) 
 
 
 @torch.no_grad()
-def _code_flips(qmodel: nn.Module, fq64_model: nn.Module, data, batch_size: int):
+def code_flips(qmodel: nn.Module, fq64_model: nn.Module, data, batch_size: int):
     """Float32 logits of the trained model, float64 logits of `fq64_model` and, per image, whether
     any activation code differs between the two passes (codes compared batch by batch)."""
     from .quantizers import ActQuantizer
@@ -396,7 +396,7 @@ def compare_paths(qmodel: nn.Module, data, batch_size: int = 1000, backend: str 
     device = model_device(qmodel)
     with _no_tf32():
         int_logits = predict(integer_model(qmodel, backend), data, batch_size, device=device, dtype=torch.float64)
-        fq32, fq64, flipped = _code_flips(qmodel, bake_weights(qmodel).double(), data, batch_size)  # flipped: a code differs
+        fq32, fq64, flipped = code_flips(qmodel, bake_weights(qmodel).double(), data, batch_size)  # flipped: a code differs
         variants = {nm: predict(integer_model(qmodel, backend, near_miss=nm), data, batch_size, device=device,
                                 dtype=torch.float64) for nm in near_misses}
     y = data.y

@@ -133,7 +133,7 @@ def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     (a midpoint m lies below v exactly when m * 2^K <= ceil(v * 2^K) - 1, m * 2^K an integer).
     Other level sets go through a binary search (`torch.bucketize`), O(n log L).
     """
-    table = _lookup(levels, v.dtype, values=True, device=v.device)
+    table = lookup_table(levels, v.dtype, values=True, device=v.device)
     if table is None:
         return levels.to(device=v.device, dtype=v.dtype)[project_index(v, levels)]
     return _look_up(v, *table)
@@ -141,7 +141,7 @@ def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
 
 def project_index(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
     """Index into `levels` of the nearest level of each entry of v (ties go to the lower level)."""
-    table = _lookup(levels, v.dtype, values=False, device=v.device)
+    table = lookup_table(levels, v.dtype, values=False, device=v.device)
     if table is not None:
         return _look_up(v, *table)
     levels = levels.to(device=v.device, dtype=v.dtype)
@@ -153,7 +153,7 @@ _MAX_TABLE_BITS = 16
 _TABLES: dict = {}
 
 
-def _lookup(levels: torch.Tensor, dtype: torch.dtype, values: bool, device=None):
+def lookup_table(levels: torch.Tensor, dtype: torch.dtype, values: bool, device=None):
     """(K, table) for dyadic levels within [-1, 1], else None; built once per level set on the CPU and
     kept on `device` (the device of the values looked up), cached per (level set, dtype, device)."""
     if dtype not in (torch.float32, torch.float64) or levels.numel() < 2:
@@ -161,7 +161,7 @@ def _lookup(levels: torch.Tensor, dtype: torch.dtype, values: bool, device=None)
     device = torch.device("cpu") if device is None else torch.device(device)
     key = (tuple(levels.double().tolist()), dtype, values, str(device))
     if key not in _TABLES and device.type != "cpu":
-        cpu = _lookup(levels, dtype, values)
+        cpu = lookup_table(levels, dtype, values)
         _TABLES[key] = None if cpu is None else (cpu[0], cpu[1].to(device))
     if key not in _TABLES:
         lv = levels.detach().double().cpu()

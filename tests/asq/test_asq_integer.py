@@ -81,13 +81,13 @@ def test_compare_paths_flags_a_wrong_lut():
 
 
 def test_code_flips_are_found_where_activation_codes_differ():
-    from papers.asq.integer import _code_flips, bake_weights
+    from papers.asq.integer import code_flips, bake_weights
     from papers.asq.quantizers import ActQuantizer
 
     q = qmodel("post")
     data = Split(torch.randn(48, 1, 28, 28), torch.randint(0, 10, (48,)), None, None)
     fq64 = bake_weights(q).double()
-    _, _, flips = _code_flips(q, fq64, data, batch_size=16)
+    _, _, flips = code_flips(q, fq64, data, batch_size=16)
     assert flips.double().mean() < 0.1                                  # float32 vs float64 alone: rare flips
     first32 = next(m for m in q.modules() if isinstance(m, ActQuantizer))
     first64 = next(m for m in fq64.modules() if isinstance(m, ActQuantizer))
@@ -98,7 +98,7 @@ def test_code_flips_are_found_where_activation_codes_differ():
         hook.remove()
         first64.s.mul_(1.01)                                            # a 1% larger step moves some codes
         direct = (first32.codes(seen[0])[0] != first64.codes(seen[0].double())[0]).flatten(1).any(1)
-    logits, _, flips = _code_flips(q, fq64, data, batch_size=16)
+    logits, _, flips = code_flips(q, fq64, data, batch_size=16)
     assert direct.any() and bool(flips[direct].all())                   # every image with a changed code is flagged
     assert torch.equal(logits, q(data.x).detach().double())
 

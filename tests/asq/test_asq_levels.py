@@ -100,13 +100,13 @@ def test_bad_grid_or_bits_raise_user_error(grid, bits):
 def test_table_projection_equals_binary_search_on_every_grid_ties_included(dtype):
     # the look-up table must agree with bucketize over the exact midpoints, on them and one ulp
     # either side, inside and outside [-1, 1]
-    from papers.asq.levels import GRID_BITS, _lookup, project_index
+    from papers.asq.levels import GRID_BITS, lookup_table, project_index
 
     gen = torch.Generator().manual_seed(5)
     for grid in GRIDS:
         for bits in GRID_BITS[grid]:
             lv = level_set(grid, bits)
-            assert _lookup(lv, dtype, values=True) is not None       # every grid here is dyadic
+            assert lookup_table(lv, dtype, values=True) is not None       # every grid here is dyadic
             lvd = lv.to(dtype)
             mids = (lvd[1:] + lvd[:-1]) / 2
             v = torch.cat([mids, torch.nextafter(mids, torch.full_like(mids, 2.0)),
@@ -117,9 +117,9 @@ def test_table_projection_equals_binary_search_on_every_grid_ties_included(dtype
 
 
 def test_non_dyadic_levels_fall_back_to_binary_search():
-    from papers.asq.levels import _lookup
+    from papers.asq.levels import lookup_table
 
     lv = torch.tensor([-1.0, -1 / 3, 0.0, 0.3, 1.0], dtype=torch.float64)
-    assert _lookup(lv, torch.float64, values=True) is None
+    assert lookup_table(lv, torch.float64, values=True) is None
     v = torch.tensor([-0.7, -0.6, -0.1, 0.14, 0.16, 0.64, 0.66], dtype=torch.float64)
     assert project(v, lv).tolist() == [-1.0, -1 / 3, 0.0, 0.0, 0.3, 0.3, 1.0]
