@@ -58,6 +58,28 @@ def write_result(paper: str, name: str, seeds, results: dict, **extra) -> Path:
                              {"seeds": seeds, "git": git_state(), "when": now(), "results": results, **extra})
 
 
+def run_seeds(paper: str, name: str, seeds, tune, summarise=None, extra=None) -> dict:
+    """`tune(seed)` on each development seed, recorded as `results/<paper>/dev/<name>.json` with the
+    revision at the start (and `git_at_end` when the code changed while it ran, so the record never
+    passes for a run of one revision); `summarise(results)` adds entries to the results (e.g. the value
+    chosen), `extra(results)` entries beside them. Returns the record."""
+    from .runs import git_state, now
+
+    seeds = [int(s) for s in seeds]
+    require_development(seeds)
+    start = git_state()
+    results = {str(s): tune(s) for s in seeds}
+    if summarise is not None:
+        results.update(summarise(results))
+    record = {"seeds": seeds, "git": start, "when": now(), "results": results}
+    record.update(extra(results) if extra is not None else {})
+    end = git_state()
+    if end != start:
+        record["git_at_end"] = end
+    atomic_write_json(result_path(paper, name), record)
+    return record
+
+
 def read_result(paper: str, name: str) -> dict | None:
     """The recorded development run, or None when it has not been run here."""
     return read_json(result_path(paper, name), default=None)

@@ -181,7 +181,7 @@ def run(what: str, fn, seeds, paper: str = "acl") -> None:
     """`fn(seed)` for each development seed, one thread, recorded as `results/<paper>/dev/<what>.json`."""
     devseeds.require_development(seeds)
     torch.set_num_threads(1)
-    devseeds.write_result(paper, what, seeds, {str(s): fn(s) for s in seeds})
+    devseeds.run_seeds(paper, what, seeds, fn)
 
 
 def main(argv=None, tuners: dict | None = None, doc: str | None = None):

@@ -19,8 +19,6 @@ import numpy as np
 
 from common import devseeds
 from common.errors import user_errors_exit
-from common.io import atomic_write_json
-from common.runs import git_state, now
 
 from . import franz_parisi as fp
 from .config import get_config
@@ -57,14 +55,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, nargs="+", default=list(devseeds.DEFAULT))
     args = ap.parse_args(argv)
     with user_errors_exit():
-        devseeds.require_development(args.seeds)
-        git = git_state()
-        res = {str(s): tune_fold_window(s) for s in args.seeds}
-        out = {"seeds": args.seeds, "git": git, "when": now(), "results": res}
-        end = git_state()
-        if end != git:
-            out["git_at_end"] = end
-        atomic_write_json(devseeds.result_path("diffusion", args.what), out)
+        devseeds.run_seeds("diffusion", args.what, args.seeds, tune_fold_window)
 
 
 if __name__ == "__main__":

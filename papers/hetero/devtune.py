@@ -23,8 +23,6 @@ import statistics
 
 from common import devseeds
 from common.errors import UserError, user_errors_exit
-from common.io import atomic_write_json
-from common.runs import git_state, now
 
 from .config import get_config
 from .studies import cluster
@@ -55,15 +53,8 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, nargs="+", default=list(devseeds.DEFAULT))
     args = ap.parse_args(argv)
     with user_errors_exit():
-        devseeds.require_development(args.seeds)
-        git = git_state()
-        res = {str(s): tune_perfmodel(s) for s in args.seeds}
-        out = {"seeds": args.seeds, "git": git, "when": now(), "results": res}
-        out["results"]["tolerance"] = tolerance_from_dev([r["max_abs_err"] for r in res.values()])
-        end = git_state()
-        if end != git:
-            out["git_at_end"] = end
-        atomic_write_json(devseeds.result_path("hetero", args.what), out)
+        devseeds.run_seeds("hetero", args.what, args.seeds, tune_perfmodel, summarise=lambda res: {
+            "tolerance": tolerance_from_dev([r["max_abs_err"] for r in res.values()])})
 
 
 if __name__ == "__main__":

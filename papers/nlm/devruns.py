@@ -12,10 +12,8 @@ import argparse
 
 import torch
 
-from common.devseeds import DEFAULT, require_development, result_path
+from common.devseeds import DEFAULT, require_development, run_seeds
 from common.errors import user_errors_exit
-from common.io import atomic_write_json
-from common.runs import git_state, now
 
 # notebook 03's window claims; their metric, comparison, threshold and control are read from claims.yaml
 WINDOW_CLAIMS = ("rdm-best-at-finite-time", "rdm-degrades-at-long-times", "pcd-does-not-degrade", "rdm-degrades-more-than-pcd")
@@ -71,12 +69,5 @@ def main(doc: str, commands: dict, argv=None, extra=None) -> None:
     with user_errors_exit():
         require_development(args.seeds)
         torch.set_num_threads(1)
-        fn = commands[args.what]
-        git = git_state()                    # the code that runs: the tree as it is at the start
-        res = {str(s): fn(s) for s in args.seeds}
-        end = git_state()
-        out = {"seeds": args.seeds, "git": git, "when": now(), "results": res}
-        out.update(extra(args.what, res) if extra else {})
-        if end != git:                       # the tree changed under the run: both states are recorded
-            out["git_at_end"] = end
-        atomic_write_json(result_path("nlm", args.what), out)
+        run_seeds("nlm", args.what, args.seeds, commands[args.what],
+                  extra=(lambda res: extra(args.what, res)) if extra else None)

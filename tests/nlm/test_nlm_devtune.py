@@ -134,7 +134,7 @@ def test_the_record_names_the_tree_at_the_start_and_at_the_end_when_it_changed(t
     import json
 
     states = iter([{"sha": "a", "dirty": False}, {"sha": "a", "dirty": True, "dirty_files": ["x.py"]}])
-    monkeypatch.setattr(devruns, "git_state", lambda: next(states))
+    monkeypatch.setattr("common.runs.git_state", lambda: next(states))   # read by common.devseeds.run_seeds
     monkeypatch.setitem(investigations.COMMANDS, "replicates", lambda seed: {"seed": seed})
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     investigations.main(["replicates", "--seeds", "100"])
