@@ -22,7 +22,7 @@ RATE = 100_000_000  # bits/s per NIC: 2.5 MB take 0.2 s
 
 
 def _ours() -> list[str]:
-    return sorted(n for n in nc._namespaces() if n.startswith(PREFIX + "-"))
+    return sorted(n for n in nc.network_namespaces() if n.startswith(PREFIX + "-"))
 
 
 def _host_state():

@@ -94,13 +94,17 @@ def _save_figure_calls(nb_path):
 
 def _caption_problems(nb_path, claim_ids) -> list[str]:
     """What is wrong with the captions and claim lists of a notebook's figures: a caption missing, None or
-    empty (a string or an f-string with no text), a claims list that is not a literal, an unknown claim id."""
+    empty (a string or an f-string with no text), an unknown claim id in a literal list. A caption or claims
+    list computed by the paper's code (an expression, or `**kw` from a figures function) cannot be read
+    here: the smoke run checks what it wrote to figures.json (`check_smoke_run`, every paper)."""
     import ast
 
     out = []
     for call in _save_figure_calls(nb_path):
         where = f"{nb_path.name}: {ast.unparse(call)[:60]}"
         kw = {k.arg: k.value for k in call.keywords}
+        if None in kw:                                    # **kw: the figures module's caption and claims
+            continue
         cap = kw.get("caption")
         if cap is None:
             out.append(f"{where}: no caption")
@@ -108,11 +112,9 @@ def _caption_problems(nb_path, claim_ids) -> list[str]:
             out.append(f"{where}: empty caption")
         elif isinstance(cap, ast.JoinedStr) and not any(isinstance(v, ast.Constant) and str(v.value).strip() for v in cap.values):
             out.append(f"{where}: caption without text")
-        if "claims" in kw:
-            if not isinstance(kw["claims"], (ast.List, ast.Tuple)) or not all(isinstance(e, ast.Constant) for e in kw["claims"].elts):
-                out.append(f"{where}: claims is not a literal list of ids")
-            else:
-                out += [f"{where}: unknown claim {e.value!r}" for e in kw["claims"].elts if e.value not in claim_ids]
+        if isinstance(kw.get("claims"), (ast.List, ast.Tuple)):
+            out += [f"{where}: unknown claim {e.value!r}" for e in kw["claims"].elts
+                    if isinstance(e, ast.Constant) and e.value not in claim_ids]
     return out
 
 
@@ -130,9 +132,8 @@ def test_the_caption_check_finds_each_kind_of_problem(tmp_path):
     cells = ["%matplotlib inline", "run.save_figure(fig, 'a')", "run.save_figure(fig, 'b', caption=None)",
              "run.save_figure(fig, 'c', caption='  ')", "run.save_figure(fig, 'd', caption=f'{x}')",
              "run.save_figure(fig, 'e', caption='E', claims=ids)", "run.save_figure(fig, 'f', caption=f'F {x}', claims=['x', 'y'])",
-             "run.save_figure(fig, 'g', caption='G', claims=['x'])"]
+             "run.save_figure(fig, 'g', caption='G', claims=['x'])", "run.save_figure(fig, 'h', **kw)"]
     nb = {"cells": [{"cell_type": "code", "source": [c + "\n" for c in cells]}]}
     (tmp_path / "01-x.ipynb").write_text(json.dumps(nb))
     got = [p.split(": ")[-1] for p in _caption_problems(tmp_path / "01-x.ipynb", {"x"})]
-    assert got == ["no caption", "empty caption", "empty caption", "caption without text", "claims is not a literal list of ids",
-                   "unknown claim 'y'"]
+    assert got == ["no caption", "empty caption", "empty caption", "caption without text", "unknown claim 'y'"]

@@ -103,7 +103,7 @@ def test_cluster_measurements_end_to_end_at_smoke(tmp_path):
 
 
 def _owned_by(pid: int) -> list[str]:
-    return [n for n in netcluster._namespaces() if n.startswith(f"{netcluster.PREFIX}-{pid}-")]
+    return [n for n in netcluster.network_namespaces() if n.startswith(f"{netcluster.PREFIX}-{pid}-")]
 
 
 def _host():
