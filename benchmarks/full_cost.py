@@ -362,7 +362,7 @@ QAT_OVERHEAD = 1.5      # fake quantization of weights and activations: extra el
 
 
 def qat_runs(cfg) -> int:
-    """QAT runs per training seed: LSQ and ASQ at every width, then the weight-grid ablation (papers.asq.experiments.Study.configs)."""
+    """QAT runs per training seed: LSQ and ASQ at every width, then the weight-grid ablation (papers.asq.qat_grid.QATGrid.configs)."""
     out = {(m, b, "uniform") for b in cfg.bits for m in ("lsq", "asq")}
     out |= {("asq", cfg.ablation_bits, g) for g in cfg.ablation_grids}
     return len(out)

@@ -4,7 +4,7 @@ Settings are chosen on development seeds (100 and up) and development data, froz
 `config.py`, and only then judged on the reported seeds (0, 1, 2; any seed below 100 is a reported
 run). The runner refuses a development seed for a reported run (`require_reported`), and a paper's
 `devtune` refuses a reported seed (`require_development`). What a development run chose is written
-to `results/<id>/dev/<name>.json` (`write_result`), where the README generator reads it through the
+to `results/<id>/dev/<name>.json` (`run_seeds`), where the README generator reads it through the
 paper's `config.TUNED` table, so the figures beside a frozen setting are generated, never copied.
 """
 from __future__ import annotations
@@ -45,17 +45,6 @@ def require_development(seeds) -> None:
 def result_path(paper: str, name: str) -> Path:
     """`results/<paper>/dev/<name>.json`: one development run's record."""
     return paths.results_root() / paper / "dev" / f"{name}.json"
-
-
-def write_result(paper: str, name: str, seeds, results: dict, **extra) -> Path:
-    """Record a development run atomically: its seeds, the code's revision, when, and what it found
-    (`results`, read by the README generator through the paper's `config.TUNED`)."""
-    from .runs import git_state, now
-
-    seeds = [int(s) for s in seeds]
-    require_development(seeds)
-    return atomic_write_json(result_path(paper, name),
-                             {"seeds": seeds, "git": git_state(), "when": now(), "results": results, **extra})
 
 
 def run_seeds(paper: str, name: str, seeds, tune, summarise=None, extra=None) -> dict:

@@ -12,7 +12,8 @@ package) never silently moves code from one kind to another:
   report, the README generator, these stamps, the evidence plots, the cluster fan-out); the manifest records
   the runner's parameters and executed notebooks.
 - `TUNING`: a paper's development-seed runs and investigations (`papers/<id>/devtune*`,
-  `papers/<id>/investigations*`): no notebook runs them; what they chose is in the paper's config.
+  `papers/<id>/investigations*`, whose imports do not count either) and `common/devseeds*` (which seeds
+  may run, never a number): no notebook runs them; what they chose is in the paper's config.
 - `JUDGING`: what decides the verdicts rather than the numbers: the judging code (`common/claims*`); and the
   claims file (its sha256 is in the manifest). Those are flagged on their own, and `--rejudge` mends them
   without a rerun.
@@ -36,6 +37,8 @@ PRESENTATION = ("common/runner/*", "common/reproduce*", "common/report*", "commo
                 "common/evidence*", "common/cluster*")
 JUDGING = ("common/claims*",)
 TUNING = ("devtune*", "investigations*")   # under papers/<id>/: development-seed runs, investigations
+TUNING_COMMON = ("common/devseeds*",)      # the development-seed range and records: decide which runs may
+                                           # happen, never a number (the runner imports it for its refusal)
 
 
 RUNNER = "common.reproduce"   # every paper's notebooks run through it: its imports count for all
@@ -46,8 +49,8 @@ def _matches(f: str, patterns) -> bool:
 
 
 def tuning_patterns(paper: str) -> list[str]:
-    """The pathspecs of a paper's development runs and investigations."""
-    return [f"papers/{paper}/{t}" for t in TUNING]
+    """The pathspecs of a paper's development runs and investigations, and of common's development-seed module."""
+    return [f"papers/{paper}/{t}" for t in TUNING] + list(TUNING_COMMON)
 
 
 def _common_imports(source: str, package: str | None) -> set[str] | None:
@@ -87,7 +90,9 @@ def code_cells(nb) -> list[str]:
 
 def _paper_sources(paper: str) -> list[str]:
     """The Python of a paper's package and of its notebooks' code cells (shell and magic lines dropped)."""
-    out = [p.read_text() for p in sorted((paths.PAPERS / paper).rglob("*.py"))]
+    tuning = [f"papers/{paper}/{t}" for t in TUNING]
+    out = [p.read_text() for p in sorted((paths.PAPERS / paper).rglob("*.py"))
+           if not _matches(p.relative_to(paths.PAPERS.parent).as_posix(), tuning)]   # no notebook runs them
     for nb in sorted((paths.NOTEBOOKS / paper).glob("*.ipynb")):
         try:
             out += code_cells(nb)

@@ -7,6 +7,7 @@ with the runner (common/README.md, "A paper, as the runner sees it"):
     PROFILES: dict[str, dict]                       # smoke, quick, full: small configs of plain values
     get_config(profile: str, **params) -> SimpleNamespace   # the resolved profile, bad values a UserError
     preflight(cfg) -> None                          # missing data etc. as a UserError, before anything runs
+    TUNED: dict                                     # settings chosen on development seeds ({} when none)
 
 and each notebook `NN-topic.ipynb` drives one study module `papers/<id>/studies/topic.py` (hyphens
 become underscores). The runner, the report and the README generator list papers here; adding a
@@ -22,7 +23,7 @@ from .. import paths
 from ..errors import UserError
 from ..profiles import PROFILE_NAMES
 
-CONTRACT = ("PROFILES", "get_config", "preflight")
+CONTRACT = ("PROFILES", "get_config", "preflight", "TUNED")
 
 
 def papers() -> list[str]:

@@ -260,7 +260,8 @@ def _tanh_logcosh(u):
 
 
 def ln_z_per_sample(mix: GaussianMixture, t: float, q: float, samples: FPSamples) -> np.ndarray:
-    """ln Z(q) for each joint sample (X_0', X_t), Eq. (79) read in 1-D: ln[e^{g(X_0'+√q)} + e^{g(X_0'−√q)}] − ln 2√q."""
+    """ln Z(q) for each joint sample (X_0', X_t), the Franz-Parisi constrained partition function of Sec. VII
+    (Eqs. (70)-(79)) read in 1-D: ln[e^{g(X_0'+√q)} + e^{g(X_0'−√q)}] − ln 2√q."""
     e = float(ou_decay(t)); delta = float(ou_delta(t))
     a, x = samples.x0, samples.xt(t)
     r = math.sqrt(float(q))

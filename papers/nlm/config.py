@@ -36,7 +36,8 @@ _SHARED = {
     "sweep_freeze_at": 1.8,                        # a sweep model stops learning at dt(1+||J||)^2 = 1.8 (Euler limit 2)
     "denoise_fraction": 0.25, "denoise_steps": 450, "denoise_dt": 0.05,
     # denoising by the NLM trained with its own rule on the 10 patterns: updates, then T = 1 Langevin
-    # steps from each corrupted input (images averaged over them), noise replicas (set on seeds 100-103)
+    # steps from each corrupted input (images averaged over them), noise replicas (set by hand on development
+    # seeds 100-103, before development runs were recorded: no TUNED entry, no record to show)
     "denoise_nlm_updates": 1000, "denoise_nlm_steps": 500, "denoise_reps": 8,
     "second_dataset": "fashion14",
     # exploration: a class visit counts when the chain stays in the class for at least this many successive

@@ -34,8 +34,8 @@ import time
 
 import torch
 
-from .devruns import WINDOW_CLAIMS, claim_numbers, margin, quick, window_claims
-from .devruns import main as run_cli
+from .devtune_runs import WINDOW_CLAIMS, claim_numbers, margin, quick, window_claims
+from .devtune_runs import main as run_cli
 
 EXPLORE_VARIANTS = {  # name: profile overrides of notebook 04
     "8x50k": dict(explore_chains=8, explore_steps=50_000),

@@ -36,8 +36,8 @@ from __future__ import annotations
 import json
 import time
 
-from .devruns import claim_numbers, claims, margin, quick, sweep_ends, window_claims
-from .devruns import main as run_cli
+from .devtune_runs import claim_numbers, claims, margin, quick, sweep_ends, window_claims
+from .devtune_runs import main as run_cli
 
 GENERALIZATION_VARIANTS = {  # name: overrides of notebook 02 (trained at its smallest and largest P only)
     "quick": {},

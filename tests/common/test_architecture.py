@@ -192,6 +192,6 @@ def test_the_contract_check_names_what_a_paper_lacks(tmp_path, monkeypatch):
     import types
     monkeypatch.setattr(registry, "config", lambda paper: types.SimpleNamespace(PROFILES={"smoke": {}, "quick": {}}))
     assert registry.contract_problems("toy") == [
-        "config.py does not define get_config", "config.py does not define preflight",
+        "config.py does not define get_config", "config.py does not define preflight", "config.py does not define TUNED",
         "config.PROFILES must be a dict with exactly the profiles smoke, quick, full",
         "notebook 01-some-topic.ipynb has no study module papers/toy/studies/some_topic.py"]

@@ -261,7 +261,8 @@ def test_the_kinds_of_file_are_named_by_folder_or_prefix_so_a_split_keeps_its_ki
               "common/readme_blocks.py", "common/stamp.py", "common/reproduce.py"):
         assert not stamp._numbers_file(f, "toy", common=[f]), f
     for f in ("common/claims.py", "common/claims/seeds.py", "papers/toy/devtune.py", "papers/toy/devtune/fold.py",
-              "papers/toy/investigations.py", "papers/toy/claims.yaml", "papers/toy/README.md"):
+              "papers/toy/investigations.py", "papers/toy/devtune_runs.py", "common/devseeds.py",
+              "papers/toy/claims.yaml", "papers/toy/README.md"):
         assert not stamp._numbers_file(f, "toy", common=[f]), f
     for f in ("common/runs.py", "common/profiles.py", "papers/toy/studies/regimes.py", "notebooks/toy/01-a.ipynb"):
         assert stamp._numbers_file(f, "toy", common=[f]), f
@@ -299,9 +300,10 @@ def test_tuned_block_shows_each_setting_chosen_on_development_seeds_with_the_fig
     assert readme.main(["toy"]) == 0                                              # no development run here: kept
     assert "kept" in (paths.PAPERS / "toy" / "README.md").read_text()
     with pytest.raises(Exception, match="reported seed"):
-        devseeds.write_result("toy", "fold", [0, 100], {"gap": {}})               # a reported seed never tunes
+        devseeds.run_seeds("toy", "fold", [0, 100], lambda seed: {})                # a reported seed never tunes
     monkeypatch.setattr("common.runs.git_state", lambda: {"sha": "0123456789abcdef", "dirty": False})
-    devseeds.write_result("toy", "fold", [100, 101], {"gap": {"w24": 0.125, "w12": 0.5}})
+    devseeds.run_seeds("toy", "fold", [100, 101], lambda seed: {"w24": 0.125 * (seed - 99)},
+                       summarise=lambda res: {"gap": {"w24": res["100"]["w24"], "w12": 0.5}})
     assert readme.main(["toy"]) == 0
     out = (paths.PAPERS / "toy" / "README.md").read_text()
     assert ("| `window` | `[0.1, 0.2]` | `[0.2, 0.4]` | `[0.2, 0.4]` | `python -m papers.toy.devtune fold` | 100, 101 | "

@@ -3,7 +3,7 @@ each measures, on stand-in metrics; every TUNED entry names a tuning command and
 import numpy as np
 import pytest
 
-from papers.nlm import devruns, devtune, investigations
+from papers.nlm import devtune_runs, devtune, investigations
 
 
 @pytest.mark.parametrize("module, what", [(devtune, w) for w in devtune.COMMANDS] + [(investigations, w) for w in investigations.COMMANDS])
@@ -104,8 +104,8 @@ def test_window_claims_are_notebook_03s_claims_as_claims_yaml_states_them():
     from common.claims import load_claims
 
     claims = {c.id: c for c in load_claims(Path(devtune.__file__).with_name("claims.yaml"))}
-    got = devruns.window_claims()
-    assert list(got) == list(devruns.WINDOW_CLAIMS)
+    got = devtune_runs.window_claims()
+    assert list(got) == list(devtune_runs.WINDOW_CLAIMS)
     for cid, c in got.items():
         assert c.metric == claims[cid].metric and c.value == claims[cid].value and c.compare == claims[cid].compare
         assert c.control == claims[cid].control and c.se == c.metric + "_se" and c.profiles == ("quick",)
@@ -118,9 +118,9 @@ def test_frames_margins_use_the_thresholds_of_claims_yaml(monkeypatch):
     from papers.nlm.studies import out_of_equilibrium
 
     monkeypatch.setattr(out_of_equilibrium, "measure", lambda cfg, seed: {"metrics": {
-        k: (0.01 if k.endswith("_se") else 0.05) for c in devruns.window_claims().values() for k in (c.metric, c.se)}})
+        k: (0.01 if k.endswith("_se") else 0.05) for c in devtune_runs.window_claims().values() for k in (c.metric, c.se)}})
     out = devtune.tune_frames(100)
-    for cid, c in devruns.window_claims().items():
+    for cid, c in devtune_runs.window_claims().items():
         want = ((0.05 - c.value) if c.compare == "at_least" else (c.value - 0.05)) / 0.01
         assert [out[f][cid]["margin_se"] for f in devtune.FRAME_VARIANTS] == [pytest.approx(want)] * 3
     # rdm-best-at-finite-time: at_least 0.02 -> +3 SEs; pcd-does-not-degrade: at_most 0.01 -> -4 SEs
@@ -208,7 +208,7 @@ def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with
     from papers.nlm.studies import memorization_sweep
 
     seen = []
-    claims = devruns.claims(investigations.BINARY_CLAIMS)
+    claims = devtune_runs.claims(investigations.BINARY_CLAIMS)
 
     def fake_sweep(cfg, seed):
         seen.append((seed, cfg.dataset, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates))
