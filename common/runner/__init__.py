@@ -14,7 +14,6 @@
 - `fanout`: the Dask path (`--cluster`), every (paper, seed) run a task on the cluster's workers.
 - `cli`: the command line, the checks made before anything is written, and the choice of path.
 
-Imports go one way (no cycle): cli imports local and fanout, which import staging; staging imports
-judge, which imports lock and params; params imports registry; execute imports no other part.
-`common/reproduce.py` is the entry point (`python -m common.reproduce`), `common.runner.cli.main`.
+Imports go one way (no cycle; tests/common/test_architecture.py walks them): cli -> local, fanout ->
+staging -> judge, lock, execute; judge -> lock, params; params -> registry; execute and lock stand alone.
 """
