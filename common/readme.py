@@ -276,7 +276,7 @@ def tuned_block(paper: str) -> list[str] | None:
     for key, spec in tuned.items():
         rec = records[spec["result"]]
         found = "not run here" if rec is None else "; ".join(
-            f"`{k}` = {_bench_cell(_dotted(rec.get('results') or {}, k.removeprefix('results.')) if k.startswith('results.') else _dotted(rec, k))}"
+            f"`{k}` = {_bench_cell(_dotted(rec, k))}"
             for k in spec.get("show", [])) or "–"
         seeds = "–" if rec is None else ", ".join(map(str, rec.get("seeds") or [])) or "–"
         if key in claims:                         # a claim's criterion chosen on development seeds
