@@ -45,7 +45,16 @@ match (a closed form against quadrature, theory against simulation, an integer p
 control is a near-miss variant whose failure shows the check's resolution. A `phenomenon` is what the
 paper discovered (something happens, A beats B); its control removes exactly what the paper credits for
 the effect, or is the simplest competing explanation, and could pass if the paper were wrong. Summaries
-count the two apart ("P of Q phenomena, A of B agreements").
+count the two apart ("P of Q phenomena, A of B agreements"). An `identity` checks arithmetic, bookkeeping or a
+theorem's sign (a level set's error, a LUT's size, a positivity that holds for any process): it is judged and
+shown, like any claim, but never counted among the verdicts (like projections); summaries say how many identities
+hold, apart.
+
+**What would decide it.** Every inconclusive claim carries, in `decide`, the sample at which its observed effect
+and spread would decide it (`common.decide`: the number of paired replicates for a comparison, the factor by which
+the sample must grow for a statistical estimate, the per-seed sample when seeds disagree), or "no n decides it"
+with the reason: a control that passes (its estimate lies on the passing side, so more data only confirm that it
+passes), a degenerate control, an estimate on the criterion's edge.
 
 **Degenerate controls.** A control that is the metric negated, a fixed multiple of it or the metric plus
 a fixed offset, across a claim's replicates (or, in `combine_seeds`, across seeds), or the competitor
@@ -73,8 +82,9 @@ VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 PROJECTION = "projection"  # not a verdict: a number from assumed inputs, shown apart from the verdicts
 COMPARISONS = ("at_least", "at_most", "within", "interval")
 KINDS = ("exact", "statistical", "comparison", "projection")
-AGREEMENT, PHENOMENON = "agreement", "phenomenon"
-NATURES = (AGREEMENT, PHENOMENON)
+AGREEMENT, PHENOMENON, IDENTITY = "agreement", "phenomenon", "identity"
+NATURES = (AGREEMENT, PHENOMENON, IDENTITY)
+COUNTED = (AGREEMENT, PHENOMENON)  # identities are judged and shown, never counted among the verdicts
 NO_CONTROL = "none"
 MISSING_CONTROL = "no control named in claims.yaml"
 CONFIDENCE = 0.95  # one-sided; `within`/`interval` use the matching two-sided 90 % interval
@@ -86,7 +96,7 @@ _OPTIONAL = ("control", "compare", "value", "tolerance", "rel_tolerance", "inter
 CONTROL_COLUMNS = ["control", "control_is", "control_measured", "control_se", "control_ci_low", "control_ci_high",
                    "control_n", "control_verdict"]
 COLUMNS = ["id", "kind", "nature", "statement", "source", "paper_value", "metric", "measured", "se", "ci_low", "ci_high", "n",
-           "criterion", *CONTROL_COLUMNS, "verdict", "note"]
+           "criterion", *CONTROL_COLUMNS, "verdict", "note", "decide"]
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,7 @@ class Claim:
     baseline: str | None = None  # comparison: metric holding B's per-seed values
     when: tuple = ()  # ((metric, value), ...): the run configuration the claim needs, e.g. dataset = imagenet
     note: str = ""
-    nature: str = ""  # agreement | phenomenon ("" for a projection)
+    nature: str = ""  # agreement | phenomenon | identity ("" for a projection)
 
     @property
     def controlled(self) -> bool:
@@ -149,7 +159,7 @@ def _describe(v, metrics: dict | None = None) -> str:
     return str(v)
 
 
-def _as_claim(raw: dict, where: str) -> Claim:
+def as_claim(raw: dict, where: str) -> Claim:
     cid = raw.get("id", "?")
     missing = [k for k in _REQUIRED if k not in raw]
     if missing:
@@ -237,7 +247,7 @@ def load_paper(path: str | Path) -> tuple[dict, list[Claim]]:
     """Read a `claims.yaml`: (paper metadata, claims)."""
     path = Path(path)
     doc = yaml.safe_load(path.read_text()) or {}
-    claims = [_as_claim(c, str(path)) for c in doc.get("claims", [])]
+    claims = [as_claim(c, str(path)) for c in doc.get("claims", [])]
     ids = [c.id for c in claims]
     if len(ids) != len(set(ids)):
         raise ValueError(f"{path}: duplicate claim ids")
@@ -476,6 +486,103 @@ def verdict(claim: Claim, metrics: dict, profile: str) -> tuple[str, float | Non
 UNCONTROLLED = "uncontrolled"
 
 
+NO_N = "no n decides it: "
+CONTROL_INSIDE = "the control passes whatever the sample (its estimate lies inside the accepted region)"
+
+
+def _needed(claim: Claim, o: Outcome, region: tuple[float, float]) -> tuple[float | None, str]:
+    """(size, what): the sample at which outcome `o` (a metric's or a control's) clears the criterion's edge
+    nearest to it -- n pairs for a comparison, a sample factor for a statistical estimate -- or (None, why not)."""
+    from .decide import nearest_edge, paired_n, sample_factor
+
+    if o.measured is None:
+        return None, "not measured"
+    edge = nearest_edge(o.measured, region)
+    if edge is None:
+        return None, "no finite criterion"
+    if claim.kind == "comparison":
+        if o.se is None or not o.n:
+            return None, "one replicate: at least two paired replicates are needed for a bound"
+        sd = o.se * math.sqrt(o.n)
+        n = paired_n(o.measured, sd, edge)
+        return (None, "the mean difference lies on the criterion's edge") if n is None else \
+            (float(n), f"n = {n} paired replicates (now {o.n}; paired t at the observed mean {o.measured:.3g} and SD {sd:.3g})")
+    if claim.kind == "statistical" and o.se is not None:
+        k = sample_factor(o.measured, o.se, edge)
+        return (None, "the estimate lies on the criterion's edge") if k is None else \
+            (k, f"{max(k, 1.0):.3g} x the present sample (SE {o.se:.2g} -> {o.se / math.sqrt(max(k, 1.0)):.2g})")
+    return None, "an exact check has no sample to grow"
+
+
+def what_would_decide(claim: Claim, o: Outcome, metrics: dict) -> str:
+    """`decision`'s words: the sample that would decide an inconclusive outcome, or 'no n decides it: <why>'."""
+    return decision(claim, o, metrics)[1]
+
+
+def decision(claim: Claim, o: Outcome, metrics: dict) -> tuple[float | None, str]:
+    """For an inconclusive outcome of `judge`: the sample that would decide it, or 'no n decides it: <why>'.
+
+    The metric is measured again without its control. Its estimate outside the accepted region: the sample at
+    which it is not reproduced. Inside: the sample at which the metric is reproduced and, when its control is not
+    yet excluded, the sample at which the control fails too (the larger of the two); a control whose estimate lies
+    inside the region passes whatever the sample."""
+    if o.verdict != INCONCLUSIVE:
+        return None, ""
+    if o.note.startswith(DEGENERATE):
+        return None, NO_N + "the control cannot fail on its own (" + o.note.split(";")[0] + ")"
+    region = accepted_region(claim, metrics)
+    if isinstance(region, str):
+        return None, ""
+    from .decide import inside
+
+    m = _measure(claim, metrics, claim.metric, claim.se, claim.baseline)
+    if m.measured is None:
+        return None, ""
+    if not inside(m.measured, region):
+        size, what = _needed(claim, m, region)
+        return (size, what + " (toward not reproduced)") if size is not None else (None, NO_N + what)
+    c = o.control
+    if c is not None and c.measured is not None and inside(c.measured, region):
+        return None, NO_N + CONTROL_INSIDE
+    sizes = []
+    if m.verdict == INCONCLUSIVE:
+        sizes.append(_needed(claim, m, region))
+    if c is not None and c.verdict == INCONCLUSIVE:
+        sizes.append(_needed(claim, c, region) if c.measured is not None else (None, "control not measured"))
+    if not sizes:
+        return None, ""
+    if any(size is None for size, _ in sizes):
+        return None, NO_N + "; ".join(what for size, what in sizes if size is None)
+    size, what = max(sizes, key=lambda x: x[0])
+    return size, what + (" (for the control to fail)" if len(sizes) > 1 and what == sizes[-1][1] else "")
+
+
+def between_seeds(claim: Claim, rows: list, metrics: dict) -> str:
+    """What would decide a claim whose verdict differs between seeds: the seeds' spread is a seed's real
+    uncertainty, so each seed's sample must grow until that spread clears the criterion's edge from the mean over
+    seeds, by (z sd / |mean - edge|)^2; 'no n decides it' when the controls' mean lies inside the accepted region."""
+    from statistics import NormalDist
+
+    from .decide import inside, nearest_edge
+
+    region = accepted_region(claim, metrics)
+    values = [_finite(r.get("measured")) for r in rows]
+    if isinstance(region, str) or len(values) < 2 or any(v is None for v in values):
+        return ""
+    controls = [_finite(r.get("control_measured")) for r in rows]
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    if inside(mean, region) and claim.controlled and all(v is not None for v in controls) \
+            and inside(sum(controls) / len(controls), region):
+        return NO_N + CONTROL_INSIDE
+    edge = nearest_edge(mean, region)
+    if edge is None or mean == edge:
+        return NO_N + "the mean over seeds lies on the criterion's edge"
+    k = (NormalDist().inv_cdf(CONFIDENCE) * sd / abs(mean - edge)) ** 2
+    return (f"a per-seed sample {max(k, 1.0):.3g} x the present one (the seeds' spread, SD {sd:.3g}, against the distance "
+            f"{abs(mean - edge):.3g} of their mean {mean:.4g} from the edge {edge:.4g})")
+
+
 def _row(c: Claim, o: Outcome, metrics: dict) -> dict:
     ctl = o.control or Outcome("")
     if c.kind == "projection":
@@ -491,6 +598,7 @@ def _row(c: Claim, o: Outcome, metrics: dict) -> dict:
         "control_measured": ctl.measured, "control_se": ctl.se, "control_ci_low": ctl.ci_low,
         "control_ci_high": ctl.ci_high, "control_n": ctl.n, "control_verdict": control_verdict,
         "verdict": o.verdict, "note": _join(o.note, c.note),
+        "decide": what_would_decide(c, o, metrics) if c.kind != "projection" else "",
     }
 
 
@@ -501,13 +609,16 @@ def evaluate(claims: list[Claim], metrics: dict, profile: str) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame) -> dict:
-    """Counts of each verdict over the judged claims (`total` leaves projections out), of projections and of
-    uncontrolled claims, and per nature the claims and those reproduced (`phenomenon`: (reproduced, total),
-    `agreement` likewise; claims without a nature, as in tables written before natures, are in neither)."""
-    counts = df["verdict"].value_counts().to_dict() if len(df) else {}
+    """Counts of each verdict over the counted claims (`total` leaves projections and identities out), of
+    projections and of uncontrolled claims, and per nature the claims and those reproduced (`phenomenon`:
+    (reproduced, total), `agreement` and `identity` likewise; claims without a nature, as in tables written before
+    natures, are counted but in no nature)."""
+    identities = df[df["nature"] == IDENTITY] if "nature" in df and len(df) else df.iloc[:0]
+    counted = df.drop(identities.index) if len(identities) else df
+    counts = counted["verdict"].value_counts().to_dict() if len(counted) else {}
     projections = int(counts.get(PROJECTION, 0))
-    uncontrolled = int((df["control_verdict"] == UNCONTROLLED).sum()) if "control_verdict" in df else 0
-    out = {"total": int(len(df)) - projections, **{v: int(counts.get(v, 0)) for v in VERDICTS},
+    uncontrolled = int((counted["control_verdict"] == UNCONTROLLED).sum()) if "control_verdict" in counted else 0
+    out = {"total": int(len(counted)) - projections, **{v: int(counts.get(v, 0)) for v in VERDICTS},
            PROJECTION: projections, UNCONTROLLED: uncontrolled}
     for nature in NATURES:
         mine = df[df["nature"] == nature] if "nature" in df else df.iloc[:0]
@@ -539,6 +650,9 @@ def headline(s: dict) -> str:
             f"{s[INCONCLUSIVE]} inconclusive at this scale, {s[NOT_RUN]} not run at this scale)")
     if s.get(PROJECTION):
         text += f"; {s[PROJECTION]} projection{'s' * (s[PROJECTION] > 1)} (not judged)"
+    held, ids = s.get(IDENTITY, (0, 0))
+    if ids:
+        text += f"; {ids} identit{'ies' if ids > 1 else 'y'} shown apart, not counted ({held} hold{'s' * (held == 1)})"
     if s.get(UNCONTROLLED):
         text += f"; {s[UNCONTROLLED]} uncontrolled"
     return text
@@ -586,13 +700,13 @@ def _fmt(x) -> str:
 
 
 def to_markdown(df: pd.DataFrame, columns=("id", "kind", "statement", "source", "paper_value", "measured", "criterion",
-                                           "control", "verdict", "note")) -> str:
+                                           "control", "verdict", "note", "decide")) -> str:
     def cell(row, c):
         if c == "measured":
             return _fmt(format_measured(row))
         if c == "control":
             return _fmt(format_control(row))
-        return _fmt(row[c])
+        return _fmt(row.get(c))
 
     head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
     body = "".join("| " + " | ".join(cell(row, c) for c in columns) + " |\n" for _, row in df.iterrows())
@@ -663,16 +777,34 @@ def combine_seeds(tables: dict[int, pd.DataFrame], claims: list[Claim] | None = 
             n = f"n = {pooled['n']}" if pooled["n"] is not None else "n/a"
             row["note"] = _join(f"overall verdict: pooled paired differences over seeds {', '.join(map(str, seeds))} ({n})",
                                 pooled["note"], f"per seed: {per_seed}")
+            row["decide"] = pooled["decide"]
         elif set(verdicts) != {NOT_REPRODUCED} and (how := _degenerate_over_seeds([tables[s].iloc[i] for s in seeds])):
             row["verdict"] = INCONCLUSIVE   # the metric may pass, but its control cannot fail on its own
             row["note"] = _join(f"{DEGENERATE}: across seeds {', '.join(map(str, seeds))} the control is {how}", f"per seed: {per_seed}")
+            row["decide"] = NO_N + "the control cannot fail on its own (degenerate across seeds)"
         elif len(set(verdicts)) == 1:
             row["verdict"], row["note"] = verdicts[0], f"same verdict at seeds {', '.join(map(str, seeds))}"
+            row["decide"] = _largest_need([tables[s].iloc[i] for s in seeds], claim, metrics, seeds, profile) \
+                if verdicts[0] == INCONCLUSIVE else ""
         else:
             row["verdict"] = INCONCLUSIVE
             row["note"] = "verdict differs between seeds: " + per_seed
+            row["decide"] = (between_seeds(claim, [tables[s].iloc[i] for s in seeds], metrics[seeds[0]])
+                             if claim is not None and metrics is not None else "")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _largest_need(rows: list, claim: Claim | None, metrics: dict | None, seeds: list, profile: str | None) -> str:
+    """Of seeds that are all inconclusive, the largest sample any one of them needs ('no n' when any needs none)."""
+    if claim is None or metrics is None or profile is None:
+        return next((str(r.get("decide")) for r in rows if isinstance(r.get("decide"), str) and r.get("decide")), "")
+    needs = [decision(claim, judge(claim, metrics[s], profile), metrics[s]) for s in seeds]
+    none = [what for size, what in needs if size is None and what]
+    if none:
+        return none[0]
+    sized = [(size, what) for size, what in needs if size is not None]
+    return max(sized, key=lambda x: x[0])[1] + " (the seed that needs the most)" if sized else ""
 
 
 def _degenerate_over_seeds(rows: list) -> str | None:
@@ -689,7 +821,8 @@ def write_seed_table(df: pd.DataFrame, seeds: list[int], run_dir: str | Path) ->
     run_dir = Path(run_dir)
     atomic_write_text(run_dir / "claims.csv", df.to_csv(index=False))
     cols = (["id", "kind", "statement", "criterion"] + [f"measured_seed_{s}" for s in seeds] + [f"verdict_seed_{s}" for s in seeds]
-            + [f"control_seed_{s}" for s in seeds] + [c for c in ("pooled", "pooled_control") if c in df] + ["verdict", "note"])
+            + [f"control_seed_{s}" for s in seeds] + [c for c in ("pooled", "pooled_control") if c in df] + ["verdict", "note"]
+            + (["decide"] if "decide" in df else []))
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
     body = "".join("| " + " | ".join(_fmt(row[c]) for c in cols) + " |\n" for _, row in df.iterrows())
     atomic_write_text(run_dir / "claims.md", f"Seeds {', '.join(map(str, seeds))}: " + headline(summary(df)) + "\n\n" + head + body)

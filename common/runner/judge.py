@@ -115,3 +115,6 @@ def print_table(result: dict) -> None:
             print(f"  {row['verdict']:<27} {row['id']:<28} {per_seed}")
         else:
             print(f"  {row['verdict']:<27} {row['id']:<28} {format_measured(row):>22}  {row['criterion']}")
+        decide = row.get("decide")
+        if isinstance(decide, str) and decide:
+            print(f"  {'':<27} what would decide it: {decide}")

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from common.claims import (INCONCLUSIVE, MISSING_CONTROL, NOT_REPRODUCED, NOT_RUN, PROJECTION, REPRODUCED, _as_claim,
+from common.claims import (INCONCLUSIVE, MISSING_CONTROL, NOT_REPRODUCED, NOT_RUN, PROJECTION, REPRODUCED, as_claim,
                            combine_seeds, evaluate, format_control, headline, pooled_metrics,
                            format_measured, judge, load_paper, paired, summary, verdict, write_claims_table)
 
@@ -13,7 +13,7 @@ def claim(**kw):
     if "control" in kw and kw["control"] != "none":
         base.pop("why")
     base.update(kw)
-    return _as_claim(base, "test")
+    return as_claim(base, "test")
 
 
 @pytest.mark.parametrize("compare,extra,value,expected", [
@@ -68,7 +68,7 @@ def test_bad_claims_are_rejected():
     with pytest.raises(ValueError, match="`baseline` belongs"):
         claim(compare="at_least", value=1, baseline="b")
     with pytest.raises(ValueError, match="lacks"):
-        _as_claim({"id": "x"}, "t")
+        as_claim({"id": "x"}, "t")
 
 
 def test_table_files(tmp_path):
@@ -76,7 +76,7 @@ def test_table_files(tmp_path):
     df = evaluate(claims, {"m": 1.5}, "quick")
     assert list(df["verdict"]) == [REPRODUCED, NOT_REPRODUCED, NOT_REPRODUCED]
     assert summary(df) == {"total": 3, REPRODUCED: 1, NOT_REPRODUCED: 2, INCONCLUSIVE: 0, NOT_RUN: 0, "projection": 0,
-                           "uncontrolled": 3, "agreement": (0, 0), "phenomenon": (0, 0)}
+                           "uncontrolled": 3, "agreement": (0, 0), "phenomenon": (0, 0), "identity": (0, 0)}
     write_claims_table(df, tmp_path)
     assert (tmp_path / "claims.md").read_text().startswith("1/3 claims reproduced (2 not reproduced, 0 inconclusive")
     assert "; 3 uncontrolled" in (tmp_path / "claims.md").read_text().splitlines()[0]
@@ -260,7 +260,7 @@ def test_projection_is_shown_never_judged_nor_counted():
 
 def test_control_declarations_are_checked():
     with pytest.raises(ValueError, match="`control: none` needs `why`"):
-        _as_claim(dict(id="c", kind="exact", statement="s", paper_value="1", source="s", metric="m", profiles=["quick"],
+        as_claim(dict(id="c", kind="exact", statement="s", paper_value="1", source="s", metric="m", profiles=["quick"],
                        compare="at_least", value=1, control="none"), "t")
     with pytest.raises(ValueError, match="`control_is` says"):
         claim(compare="at_least", value=1, control="m_null")
@@ -271,7 +271,7 @@ def test_control_declarations_are_checked():
     with pytest.raises(ValueError, match="`why` belongs"):
         controlled(why="because")
     # a claim that names no control at all is judged as uncontrolled (and the test below forbids it in the repo)
-    bare = _as_claim(dict(id="c", kind="exact", statement="s", paper_value="1", source="s", metric="m", profiles=["quick"],
+    bare = as_claim(dict(id="c", kind="exact", statement="s", paper_value="1", source="s", metric="m", profiles=["quick"],
                           compare="at_least", value=1), "t")
     row = evaluate([bare], {"m": 2}, "quick").iloc[0]
     assert (row["verdict"], row["control_verdict"], row["control_is"]) == (REPRODUCED, "uncontrolled", MISSING_CONTROL)

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from common import evidence
-from common.claims import INCONCLUSIVE, REPRODUCED, _as_claim
+from common.claims import INCONCLUSIVE, REPRODUCED, as_claim
 
 
 def test_margin_by_hand():
@@ -30,11 +30,11 @@ def test_mark_maps_a_two_sided_interval_to_its_worst_and_best_margin():
 def _claims():
     base = dict(statement="s", paper_value="1", source="Tab. 1", profiles=["quick"], control_is="the null")
     return [
-        _as_claim(dict(base, id="p", kind="statistical", nature="phenomenon", metric="m", se="m_se", compare="at_least",
+        as_claim(dict(base, id="p", kind="statistical", nature="phenomenon", metric="m", se="m_se", compare="at_least",
                        value=1.0, control="n", control_se="n_se"), "t"),
-        _as_claim(dict(base, id="a", kind="exact", nature="agreement", metric="e", compare="within", value=0.0,
+        as_claim(dict(base, id="a", kind="exact", nature="agreement", metric="e", compare="within", value=0.0,
                        tolerance=0.1, control="near"), "t"),
-        _as_claim(dict(base, id="later", kind="exact", nature="agreement", metric="e", compare="at_most", value=1,
+        as_claim(dict(base, id="later", kind="exact", nature="agreement", metric="e", compare="at_most", value=1,
                        control="near", profiles=["full"]), "t"),
     ]
 
