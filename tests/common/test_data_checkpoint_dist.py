@@ -133,10 +133,16 @@ def test_distributed_is_noop_in_one_process(monkeypatch):
 
 
 def _worker(rank, world, port, out):
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    # rank 1 is launched as a launcher without LOCAL_RANK does it (LOCAL_WORLD_SIZE only): its local rank is derived
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    if rank == 0:
+        os.environ["LOCAL_RANK"] = "0"
+    else:
+        os.environ.pop("LOCAL_RANK", None)
+        os.environ["LOCAL_WORLD_SIZE"] = str(world)
     ctx = init_distributed("cpu")
     t = ctx.all_reduce_mean(torch.tensor([float(rank)]))
-    out[rank] = (ctx.backend, float(t))
+    out[rank] = (ctx.backend, float(t), ctx.local_rank)
     ctx.shutdown()
 
 
@@ -150,7 +156,7 @@ def test_gloo_two_processes():
         port = s.getsockname()[1]
     out = mp.Manager().dict()
     mp.spawn(_worker, args=(2, port, out), nprocs=2, join=True)
-    assert dict(out) == {0: ("gloo", 0.5), 1: ("gloo", 0.5)}
+    assert dict(out) == {0: ("gloo", 0.5, 0), 1: ("gloo", 0.5, 1)}
 
 
 def test_make_data_download_lands_where_the_loader_looks(tmp_path, monkeypatch, capsys):
@@ -229,7 +235,107 @@ def test_distributed_refuses_more_ranks_than_gpus_and_follows_repro_device(monke
         init_distributed()
     started = []
     monkeypatch.setattr(torch.distributed, "is_initialized", lambda: False)
-    monkeypatch.setattr(torch.distributed, "init_process_group", lambda backend: started.append(backend))
+    monkeypatch.setattr(torch.distributed, "init_process_group", lambda backend, **kw: started.append((backend, kw)))
     monkeypatch.setenv("REPRO_DEVICE", "cpu")
     ctx = init_distributed()
-    assert (ctx.backend, str(ctx.device), started) == ("gloo", "cpu", ["gloo"])
+    assert (ctx.backend, str(ctx.device), started) == ("gloo", "cpu", [("gloo", {})])   # no device_id on gloo
+
+
+@pytest.fixture
+def fake_launch(monkeypatch):
+    """A torchrun-like environment on a fake GPU node: `launch(n_gpus, **env)` sets the launcher's variables
+    (others unset), makes torch see `n_gpus` CUDA GPUs, and records set_device and init_process_group."""
+    import types
+
+    from common import device as device_mod
+
+    calls = {"set_device": [], "init": []}
+
+    def select(requested=None):
+        kind = (requested or os.environ.get("REPRO_DEVICE") or "auto").partition(":")[0]
+        return types.SimpleNamespace(backend="cuda" if kind == "auto" else kind, device=None)
+
+    monkeypatch.setattr(device_mod, "select_device", select)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda i: calls["set_device"].append(i))
+    monkeypatch.setattr(torch.distributed, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.distributed, "init_process_group",
+                        lambda backend, **kw: calls["init"].append((backend, kw)))
+
+    def launch(n_gpus, **env):
+        for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES", "REPRO_DEVICE"):
+            monkeypatch.delenv(k, raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, str(v))
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: n_gpus)
+        calls["set_device"].clear()
+        calls["init"].clear()
+        return calls
+
+    return launch
+
+
+def _one_line_error(match):
+    with pytest.raises(UserError, match=match) as err:
+        init_distributed()
+    assert "\n" not in str(err.value)
+    return str(err.value)
+
+
+def test_distributed_refuses_a_launch_without_rank_or_local_rank_in_one_line(fake_launch):
+    """A missing RANK was a bare KeyError; a missing LOCAL_RANK put every rank on GPU 0."""
+    calls = fake_launch(4, WORLD_SIZE=4, LOCAL_RANK=1)
+    assert "torchrun" in _one_line_error(r"^RANK is not set but WORLD_SIZE is 4")
+    calls = fake_launch(4, WORLD_SIZE=4, RANK=3)
+    assert "torchrun --nproc-per-node" in _one_line_error(r"rank 3 has no LOCAL_RANK")
+    assert calls == {"set_device": [], "init": []}                       # nothing started
+    fake_launch(4, WORLD_SIZE=4, RANK="x", LOCAL_RANK=0)
+    _one_line_error(r"RANK='x' is not an integer")
+    fake_launch(4, WORLD_SIZE=4, RANK=4, LOCAL_RANK=0)
+    _one_line_error(r"RANK 4 is not below WORLD_SIZE 4")
+
+
+def test_distributed_derives_the_local_rank_from_local_world_size(fake_launch):
+    calls = fake_launch(2, WORLD_SIZE=4, RANK=3, LOCAL_WORLD_SIZE=2)       # node 1, its second rank
+    ctx = init_distributed()
+    assert (ctx.rank, ctx.local_rank, str(ctx.device), ctx.backend) == (3, 1, "cuda:1", "nccl")
+    assert calls == {"set_device": [1], "init": [("nccl", {"device_id": torch.device("cuda", 1)})]}
+
+
+def test_distributed_gpu_check_compares_the_nodes_ranks_and_respects_per_rank_visibility(fake_launch):
+    # 4 ranks per node on 2 GPUs: rank 0 refuses too (it used to start and wait for ranks 2 and 3 forever)
+    fake_launch(2, WORLD_SIZE=4, RANK=0, LOCAL_RANK=0, LOCAL_WORLD_SIZE=4)
+    _one_line_error(r"4 ranks on this node \(LOCAL_WORLD_SIZE\) need one GPU each but this node has 2 GPUs; "
+                    r"launch with `torchrun --nproc-per-node 2`")
+    # a launcher that gives each rank its own GPU (CUDA_VISIBLE_DEVICES=<one>): the rank sees one, index 0
+    calls = fake_launch(1, WORLD_SIZE=4, RANK=3, LOCAL_RANK=3, LOCAL_WORLD_SIZE=4, CUDA_VISIBLE_DEVICES=3)
+    ctx = init_distributed()
+    assert (str(ctx.device), ctx.local_rank, calls["set_device"]) == ("cuda:0", 3, [0])
+    assert calls["init"] == [("nccl", {"device_id": torch.device("cuda", 0)})]
+    # two GPUs visible to every rank of a four-rank node is still too few
+    fake_launch(2, WORLD_SIZE=4, RANK=3, LOCAL_RANK=3, CUDA_VISIBLE_DEVICES="0,1")
+    _one_line_error(r"rank 3 has LOCAL_RANK 3 but this node has 2 GPUs")
+
+
+def test_distributed_honours_an_explicit_gpu_index(fake_launch):
+    calls = fake_launch(4, WORLD_SIZE=2, RANK=0, LOCAL_RANK=0, LOCAL_WORLD_SIZE=2)
+    ctx = init_distributed("cuda:2")
+    assert (str(ctx.device), calls["set_device"], calls["init"]) == ("cuda:2", [2], [("nccl", {"device_id": torch.device("cuda", 2)})])
+    calls = fake_launch(4, WORLD_SIZE=2, RANK=1, LOCAL_RANK=1, REPRO_DEVICE="cuda:3")
+    assert str(init_distributed().device) == "cuda:3" and calls["set_device"] == [3]
+
+
+def test_distributed_never_puts_an_xpu_request_on_the_cpu_in_silence(fake_launch, monkeypatch):
+    calls = fake_launch(0, WORLD_SIZE=2, RANK=1, LOCAL_RANK=1)
+    monkeypatch.setattr(torch.distributed, "is_xccl_available", lambda: False, raising=False)
+    with pytest.raises(UserError, match=r"no XCCL backend.*pass --device cpu") as err:
+        init_distributed("xpu")
+    assert "\n" not in str(err.value) and calls["init"] == []
+    picked = []
+    monkeypatch.setattr(torch.distributed, "is_xccl_available", lambda: True, raising=False)
+    monkeypatch.setattr(torch, "xpu", __import__("types").SimpleNamespace(device_count=lambda: 2, set_device=picked.append),
+                        raising=False)
+    ctx = init_distributed("xpu")
+    assert (str(ctx.device), ctx.backend, picked, calls["init"]) == ("xpu:1", "xccl", [1], [("xccl", {})])
+    fake_launch(0, WORLD_SIZE=2, RANK=1, LOCAL_RANK=1)
+    with pytest.raises(UserError, match=r"MPS has no distributed backend; pass --device cpu"):
+        init_distributed("mps")
