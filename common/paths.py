@@ -15,5 +15,11 @@ def results_root() -> Path:
     return Path(os.environ.get("REPRO_RESULTS") or REPO / "results")
 
 
+def development_root() -> Path:
+    """`<results>/development`: development runs of whole papers (seeds >= 100), apart from the reported runs."""
+    root = results_root()
+    return root if root.name == "development" else root / "development"
+
+
 def run_dir(paper: str, profile: str) -> Path:
     return results_root() / paper / profile

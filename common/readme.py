@@ -14,6 +14,8 @@ A block is a pair of HTML comments that Markdown does not show; what lies betwee
     <!-- /generated -->
     <!-- generated: dev explore 100.x.y -->  the same of results/<id>/dev/explore.json (devtune)
     <!-- /generated -->
+    <!-- generated: decidability quick -->   the checks of the development run (`python -m common.decidability <id>`)
+    <!-- /generated -->
     <!-- generated: tuned -->                 the paper's `config.TUNED`: each setting chosen on development
     <!-- /generated -->                       seeds, its value per profile, and the figures that chose it
 
@@ -108,8 +110,10 @@ def claims_block(run: Run) -> list[str]:
             control = _cell(format_control(r))
         pooled = [f"{_cell(r.get('pooled'))}" + (f"; control {_cell(r.get('pooled_control')).split(' (')[0]}"
                                                  if _cell(r.get("pooled_control")) != "–" else "")] if "pooled" in t else []
+        decide = r.get("decide")
+        verdict = f"**{r['verdict']}**" + (f"; what would decide it: {_cell(decide)}" if isinstance(decide, str) and decide else "")
         lines.append("| " + " | ".join([f"`{r['id']}`: {_cell(r['statement'])}", _cell(r["criterion"]), *measured, control,
-                                        *pooled, f"**{r['verdict']}**"]) + " |")
+                                        *pooled, verdict]) + " |")
     return lines
 
 
@@ -324,6 +328,10 @@ def render(spec: str, paper: str | None, old: str = "") -> list[str] | None:
         return bench_block(profile, keys[1:], paper, rows=keys[0])
     if paper is None:
         raise ValueError(f"a '{kind}' block belongs in papers/<id>/README.md")
+    if kind == "decidability":                    # the checks of the development run (`common.decidability`)
+        from .decidability import block
+
+        return block(paper, profile)
     run = Run(paper, profile)
     if not run.ok:
         return None
@@ -333,7 +341,7 @@ def render(spec: str, paper: str | None, old: str = "") -> list[str] | None:
         if not keys:
             raise ValueError("a metrics block lists the metrics.json keys it shows")
         return run.header() + metrics_block(run, keys)
-    raise ValueError(f"unknown generated block {kind!r}; use claims, metrics, bench, benchrows, dev, tuned or overview")
+    raise ValueError(f"unknown generated block {kind!r}; use claims, metrics, bench, benchrows, dev, decidability, tuned or overview")
 
 
 KEPT_STALE = "**Stale (kept block):**"

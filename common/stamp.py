@@ -12,9 +12,11 @@ package) never silently moves code from one kind to another:
   report, the README generator, these stamps, the evidence plots, the cluster fan-out); the manifest records
   the runner's parameters and executed notebooks.
 - `TUNING`: a paper's development-seed runs and investigations (`papers/<id>/devtune*`,
-  `papers/<id>/investigations*`, whose imports do not count either) and `common/devseeds*` (which seeds
-  may run, never a number): no notebook runs them; what they chose is in the paper's config.
-- `JUDGING`: what decides the verdicts rather than the numbers: the judging code (`common/claims*`); and the
+  `papers/<id>/investigations*`, whose imports do not count either), `common/devseeds*` (which seeds
+  may run, never a number) and `common/decidability*` (the checks of a development run): no notebook runs
+  them; what they chose is in the paper's config.
+- `JUDGING`: what decides the verdicts rather than the numbers: the judging code (`common/claims*`, and
+  `common/decide*`, which says what sample would decide an inconclusive claim); and the
   claims file (its sha256 is in the manifest). Those are flagged on their own, and `--rejudge` mends them
   without a rerun.
 
@@ -35,10 +37,11 @@ from .io import sha256_file
 
 PRESENTATION = ("common/runner/*", "common/reproduce*", "common/report*", "common/readme*", "common/stamp*",
                 "common/evidence*", "common/cluster*")
-JUDGING = ("common/claims*",)
+JUDGING = ("common/claims*", "common/decide*")   # `decide`: what would decide an inconclusive claim
 TUNING = ("devtune*", "investigations*")   # under papers/<id>/: development-seed runs, investigations
-TUNING_COMMON = ("common/devseeds*",)      # the development-seed range and records: decide which runs may
-                                           # happen, never a number (the runner imports it for its refusal)
+TUNING_COMMON = ("common/devseeds*", "common/decidability*")  # the development-seed range, records and checks:
+                                           # decide which runs may happen, never a number (the runner imports
+                                           # devseeds for its refusal)
 
 
 RUNNER = "common.reproduce"   # every paper's notebooks run through it: its imports count for all

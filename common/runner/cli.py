@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
+from ..devseeds import FIRST as DEV_FIRST
 from ..errors import UserError, user_errors_exit
 from ..profiles import PROFILE_NAMES
 from . import registry
@@ -41,6 +42,9 @@ def parser(papers: list[str]) -> argparse.ArgumentParser:
     ap.add_argument("--cluster", default=None, metavar="ADDRESS",
                     help="a Dask scheduler (e.g. tcp://scheduler:8786; default $REPRO_CLUSTER): independent runs "
                          "(all, --seeds) become its tasks, a single run's parallel tasks go to it")
+    ap.add_argument("--development", action="store_true",
+                    help="a development run (seeds >= 100 only), written under <results>/development/ apart from the "
+                         "reported runs; `python -m common.decidability <id>` checks its claims before they are frozen")
     ap.add_argument("--rejudge", action="store_true",
                     help="judge the complete run again with the current claims.yaml, from its metrics; runs no notebook")
     return ap
@@ -62,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.results:
             os.environ["REPRO_RESULTS"] = str(Path(args.results).resolve())  # the kernels inherit it
         check_choice(args.paper, args.profile, papers)
+        if args.development:
+            development_results(args)
         chosen = papers if args.paper == "all" else [args.paper]
         if args.rejudge:
             if args.param or args.seeds or args.device or args.cluster:
@@ -76,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 
             select_device(args.device)  # fail before anything is written (also for $REPRO_DEVICE)
         params = parse_params(args.param)
-        check_seeds(params, args.seeds)
+        check_seeds(params, args.seeds, development=args.development)
         declared = check_params(chosen, params)
         if len(chosen) == 1:
             check_values(chosen[0], args.profile, params, declared[chosen[0]])
@@ -93,6 +99,19 @@ def main(argv: list[str] | None = None) -> int:
             if client is not None and (len(chosen) > 1 or len(args.seeds or []) > 1):
                 return run_fanout(client, chosen, args, params, declared)
             return run_papers(chosen, args, params, declared)
+
+
+def development_results(args) -> None:
+    """A development run: seeds given with --seeds, all development seeds, and results under
+    `<results>/development/`, so that it never replaces or mixes with a reported run."""
+    from ..devseeds import require_development
+
+    if args.rejudge:
+        raise UserError("--development runs notebooks; re-judge a development run with --rejudge --results <results>/development")
+    if not args.seeds:
+        raise UserError(f"--development needs --seeds with development seeds (>= {DEV_FIRST}), e.g. --seeds {DEV_FIRST}")
+    require_development(args.seeds)
+    os.environ["REPRO_RESULTS"] = str(paths.development_root())
 
 
 @contextlib.contextmanager

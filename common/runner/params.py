@@ -13,7 +13,7 @@ import ast
 from pathlib import Path
 
 from . import registry
-from ..devseeds import require_reported
+from ..devseeds import require_development, require_reported
 from ..errors import UserError
 from ..profiles import check_overrides, coerce
 
@@ -76,8 +76,9 @@ def parse_params(pairs: list[str]) -> dict:
     return params
 
 
-def check_seeds(params: dict, seeds: list[int] | None) -> None:
-    """`--seeds` and `-p seed`: not both, no seed twice, none negative, none a development seed (>= 100)."""
+def check_seeds(params: dict, seeds: list[int] | None, development: bool = False) -> None:
+    """`--seeds` and `-p seed`: not both, no seed twice, none negative, none a development seed (>= 100) unless
+    `development` (then only development seeds)."""
     if seeds and "seed" in params:
         raise UserError("pass the seed either as -p seed=... or as --seeds, not both")
     if seeds and len(set(seeds)) != len(seeds):
@@ -86,7 +87,7 @@ def check_seeds(params: dict, seeds: list[int] | None) -> None:
         raise UserError(f"--seeds must be integers >= 0, got {seeds}")
     seed = params.get("seed")
     integer = isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0   # other values: check_values says why
-    require_reported(list(seeds or []) + ([seed] if integer else []))
+    (require_development if development else require_reported)(list(seeds or []) + ([seed] if integer else []))
 
 
 def check_params(papers: list[str], params: dict) -> dict[str, dict[Path, dict]]:
