@@ -91,9 +91,10 @@ class CodeGAN(nn.Module):
     def device(self):
         return next(self.parameters()).device
 
-    def d_step(self, real_codes: torch.Tensor, opt: torch.optim.Optimizer, gen=None) -> float:
+    def d_step(self, real_codes: torch.Tensor, opt: torch.optim.Optimizer, gen=None) -> torch.Tensor:
         """One D_c update: E(x) is "real", G_c(z) is "fake" (the abstract's "close resemblance to the original GAN",
-        moved to the code space)."""
+        moved to the code space). Returns the loss as a detached tensor (no host sync: the caller reads it once
+        per log interval)."""
         with torch.no_grad():
             fake = self.generate(self.noise(real_codes.shape[0], gen))
         real = self.standardize(real_codes.detach())
@@ -103,15 +104,15 @@ class CodeGAN(nn.Module):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        return float(loss.detach())
+        return loss.detach()
 
-    def g_step(self, n: int, opt: torch.optim.Optimizer, gen=None) -> float:
-        """One G_c update against the current D_c."""
+    def g_step(self, n: int, opt: torch.optim.Optimizer, gen=None) -> torch.Tensor:
+        """One G_c update against the current D_c (its loss as a detached tensor, as `d_step`)."""
         loss = g_loss(self.loss, self.D(self.generate(self.noise(n, gen))))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        return float(loss.detach())
+        return loss.detach()
 
     @torch.no_grad()
     def sample(self, n: int, gen=None, z: torch.Tensor | None = None) -> torch.Tensor:

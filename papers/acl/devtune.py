@@ -8,6 +8,8 @@ https://arxiv.org/abs/2001.11539
     python -m papers.acl.devtune codes --seeds 100 101     # G_c variants on one trained AE's cached codes
     python -m papers.acl.devtune cls-fid --seeds 100 101   # the classifier's code phase, chosen by FID
     python -m papers.acl.devtune synthetic --seeds 100 101 # ACL-AE on ring6 / grid16, old vs new code phase
+    python -m papers.acl.devtune budget --seeds 100 101    # ACL and the MMD null on the same (batch, steps, lr) grid
+    python -m papers.acl.devtune syn-steps --seeds 100 101 # the 2-D step counts at which the plain GAN trains
 
 Looks that chose nothing (the code two-sample test on a classifier's features, the control without the
 adversary) are in `papers.acl.investigations`.
@@ -174,13 +176,148 @@ def tune_synthetic(seed: int, replicates: int = 3) -> dict:
     return out
 
 
-TUNERS = {"codes": tune_codes, "cls-fid": tune_cls_fid, "synthetic": tune_synthetic}
+BUDGET_GRID = {  # (batch, steps, lr) of a code phase: the same grid for ACL's G_c and for the MMD null, at equal
+    # codes seen per fit (128 x 4000 = 512 x 1000), so that the quick run's cost stays what it was
+    f"b{b}-s{n}-lr{lr:g}": dict(batch=b, steps=n, lr=lr) for b, n in ((128, 4000), (512, 1000)) for lr in (3e-4, 1e-3, 3e-3)}
+BUDGET_METRICS = ("fid", "kid", "density", "coverage", "precision", "recall", "class_min_frac", "class_tv")
+
+
+def _scores(ev, dec, codes: torch.Tensor, held: torch.Tensor, seed: int) -> dict:
+    """The image metrics of Dec(codes) and the code two-sample accuracy of `codes` against held-out codes."""
+    from .twosample import c2st_accuracy
+
+    with torch.no_grad():
+        m = ev.evaluate(dec(codes), memorization=False, full=True)
+    return {k: float(m[k]) for k in BUDGET_METRICS} | {"c2st": c2st_accuracy(held, codes[:len(held)], seed=seed)}
+
+
+def tune_budget(seed: int, objectives=("ae", "cls")) -> dict:
+    """ACL's code phase and the MMD null (`mmd.fit_mmd_code_generator`) given the same tuning budget: every
+    (batch, steps, lr) of `BUDGET_GRID` for both, on one quick autoencoder's cached codes and one quick
+    classifier's cached features per development seed (each trained as the run trains it, without the
+    code-only phase), both from the same seeded initialization; every fit scored on the quick evaluation set
+    (FID, KID, PRDC, class shares, the held-out code two-sample accuracy), beside the fitted Gaussian and
+    the GMM on the same decoder. The grid point with the lowest FID over the development seeds is each
+    method's quick setting (`summarise_budget`; `config.TUNED`: code_* / null_* and cls_code_* / cls_null_*)."""
+    from .baselines import code_samplers
+    from .config import get_config
+    from .evaluation import evaluator
+    from .image_replicates import cls_hyper
+    from .images import Images
+    from .mmd import fit_mmd_code_generator
+    from .nets import Classifier, ConvDecoder, ConvEncoder
+    from .seeds import rep_seed
+    from .train import Hyper, encode_all, fit_code_model
+
+    cfg = get_config("quick")
+    images = Images(cfg)
+    ev, _ = evaluator(cfg, images, paths.results_root() / "acl" / "dev")
+    out = {}
+    for objective in objectives:
+        rs = rep_seed(seed, objective, 0)
+        torch.manual_seed(rs)
+        if objective == "ae":
+            E, D = ConvEncoder(1, 28, cfg.code_dim, cfg.width), ConvDecoder(cfg.code_dim, 1, 28, cfg.width)
+            hp0 = Hyper.from_cfg(cfg)
+            fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_steps=0), seed=rs)
+            enc = E
+        else:
+            E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
+            D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
+            hp0 = cls_hyper(cfg)
+            fit_code_model(images.x, E, D, cls_hyper(cfg, code_steps=0), seed=rs, y=images.y, objective="classifier")
+            enc = E.features
+        tr, held = encode_all(enc, images.x), encode_all(enc, images.test_x)
+        n = cfg.n_eval
+        res = {}
+        for name, sampler in code_samplers(tr.numpy(), cfg.gmm_components, 0, cfg.gmm_iters).items():
+            if name != "normal":
+                res[name] = _scores(ev, D, torch.as_tensor(sampler(n, np.random.default_rng(0)), dtype=torch.float32), held, 1)
+        z = torch.randn(n, hp0.z_dim, generator=torch.Generator().manual_seed(5))
+        for gname, g in BUDGET_GRID.items():
+            hp = Hyper(**{**hp0.__dict__, "code_batch": g["batch"], "code_steps": g["steps"], "code_lr": g["lr"]}).check()
+            t0 = time.perf_counter()
+            acl = fit_code_phase(tr, hp)
+            res[f"acl.{gname}"] = _scores(ev, D, acl.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
+            t0 = time.perf_counter()
+            null = fit_mmd_code_generator(tr, hp, seed=7)
+            res[f"mmd.{gname}"] = _scores(ev, D, null.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
+            print(f"seed {seed} {objective} {gname}: ACL FID {res[f'acl.{gname}']['fid']:.1f} "
+                  f"({res[f'acl.{gname}']['seconds']:.0f} s), MMD null FID {res[f'mmd.{gname}']['fid']:.1f} "
+                  f"({res[f'mmd.{gname}']['seconds']:.0f} s); GMM {res['gmm']['fid']:.1f}", flush=True)
+        out[objective] = res
+    return out
+
+
+def summarise_budget(results: dict) -> dict:
+    """`chosen.<objective>.<acl|mmd>`: the grid point with the lowest FID averaged over the development seeds."""
+    seeds = [k for k in results if k.isdigit()]
+    chosen = {}
+    for objective in results[seeds[0]]:
+        chosen[objective] = {}
+        for method in ("acl", "mmd"):
+            fids = {g: float(np.mean([results[s][objective][f"{method}.{g}"]["fid"] for s in seeds])) for g in BUDGET_GRID}
+            best = min(fids, key=fids.get)
+            chosen[objective][method] = {"grid": best, **BUDGET_GRID[best], "mean_fid": fids[best]}
+    return {"chosen": chosen}
+
+
+SYN_STEP_MULTIPLIERS = (3, 5)
+
+
+def tune_syn_steps(seed: int) -> dict:
+    """The 2-D study (`synthetic_replicates.synthetic_study`: ACL-AE with its baselines and control, the plain
+    GAN, ACL-GAN and its control) with every 2-D step count (syn_ae_steps, syn_code_steps, syn_gan_steps)
+    multiplied by 3 and 5, on a development seed: modes (1/5-share rule) and HQ fractions per replicate. Quick
+    takes the smallest multiplier at which the plain GAN is trained (it captures at least half the ring's
+    modes in the median replicate), so that "ACL-GAN against the GAN" compares two trained GANs."""
+    from . import analysis
+    from .config import get_config
+    from .synthetic_replicates import synthetic_study, synthetic_table
+
+    base = get_config("quick")
+    out = {}
+    for mult in SYN_STEP_MULTIPLIERS:
+        cfg = get_config("quick", syn_ae_steps=base.syn_ae_steps * mult, syn_code_steps=base.syn_code_steps * mult,
+                         syn_gan_steps=base.syn_gan_steps * mult)
+        t0 = time.perf_counter()
+        met = analysis.synthetic_metrics(synthetic_table(synthetic_study(cfg, seed)), cfg.syn_mixtures)
+        out[f"x{mult}"] = {k: v for k, v in met.items() if k.endswith(("_hq", "_modes"))} | {"seconds": time.perf_counter() - t0}
+        print(f"seed {seed} x{mult} ({out[f'x{mult}']['seconds']:.0f} s):",
+              json.dumps({k: v for k, v in out[f"x{mult}"].items() if k.endswith("_modes")}), flush=True)
+    return out
+
+
+TUNERS = {"codes": tune_codes, "cls-fid": tune_cls_fid, "synthetic": tune_synthetic, "budget": tune_budget,
+          "syn-steps": tune_syn_steps}
+SUMMARISE = {"budget": summarise_budget}
+
+
+PARALLEL_SEEDS = ("budget",)  # one seed per worker process (each one thread); the others parallelize inside
+
+
+def _tune_one(what: str, seed: int) -> dict:
+    return TUNERS[what](seed)
 
 
 def run(what: str, fn, seeds, paper: str = "acl") -> None:
-    """`fn(seed)` for each development seed, one thread, recorded as `results/<paper>/dev/<what>.json`."""
+    """`fn(seed)` for each development seed, one thread each, recorded as `results/<paper>/dev/<what>.json`
+    (for `PARALLEL_SEEDS`, the seeds run side by side in worker processes, after the evaluation network is
+    trained here once)."""
+    devseeds.require_development(seeds)
+    if what in PARALLEL_SEEDS and len(seeds) > 1 and fn is TUNERS.get(what):
+        from common.parallel import pmap
+
+        from .config import get_config
+        from .evaluation import evaluator
+        from .images import Images
+
+        cfg = get_config("quick")
+        evaluator(cfg, Images(cfg), paths.results_root() / paper / "dev")
+        done = dict(zip(seeds, pmap(_tune_one, [dict(what=what, seed=s) for s in seeds], desc=what)))
+        fn = done.__getitem__
     torch.set_num_threads(1)
-    devseeds.run_seeds(paper, what, seeds, fn)          # refuses a reported seed before anything runs
+    devseeds.run_seeds(paper, what, seeds, fn, summarise=SUMMARISE.get(what))  # refuses a reported seed first
 
 
 def main(argv=None, tuners: dict | None = None, doc: str | None = None):

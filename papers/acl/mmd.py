@@ -32,7 +32,7 @@ def mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths) -> torch.Tensor:
     distributions coincide (the kernel is characteristic); differentiable in x and y."""
     xy = torch.cat([x, y])
     d2 = torch.cdist(xy, xy).pow(2)
-    k = sum(torch.exp(-d2 / (2 * float(h) ** 2)) for h in bandwidths)
+    k = sum(torch.exp(-d2 / (2 * h ** 2)) for h in bandwidths)  # floats or 0-d tensors (no host sync)
     n = len(x)
     return k[:n, :n].mean() + k[n:, n:].mean() - 2 * k[:n, n:].mean()
 
@@ -45,16 +45,43 @@ def median_distance(u: torch.Tensor, n: int = 1000) -> float:
     return float(d[iu[0], iu[1]].median())
 
 
+def batch_bandwidths(u: torch.Tensor, factors=BANDWIDTH_FACTORS) -> list[torch.Tensor]:
+    """The median heuristic on one batch of standardized codes, as 0-d tensors (nothing read back to the
+    host): the kernel of the joint-phase MMD null of ACL-GAN, whose codes move while it trains."""
+    d = torch.cdist(u, u)
+    iu = torch.triu_indices(len(u), len(u), 1, device=u.device)
+    m = d[iu[0], iu[1]].median().clamp_min(1e-6)
+    return [m * f for f in factors]
+
+
+def mmd_code_step(acl: CodeGAN, codes: torch.Tensor, opt: torch.optim.Optimizer, hp, gen: torch.Generator, k: int,
+                  bandwidths) -> torch.Tensor:
+    """Step k of the null's code phase: G_c moved by MMD^2 between a batch of G_c(z) and a batch of the cached
+    codes (standardized), at code_lr decaying linearly to code_lr_final * code_lr over code_steps, as
+    `train.code_step` does for ACL. `hp` is the null's schedule (`Hyper.null()`). Returns the detached loss."""
+    lr = hp.code_lr * (1 - (1 - hp.code_lr_final) * k / max(1, hp.code_steps - 1))
+    for group in opt.param_groups:
+        group["lr"] = lr
+    real = acl.standardize(codes[torch.randint(len(codes), (hp.code_batch,), generator=gen).to(codes.device)])
+    loss = mmd2(acl.generate(acl.noise(hp.code_batch, gen)), real, bandwidths)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
 def fit_mmd_code_generator(codes: torch.Tensor, hp, seed: int, factors=BANDWIDTH_FACTORS) -> CodeGAN:
     """A CodeGAN of ACL's size whose G_c is trained by MMD^2 to the cached codes (no D_c step ever).
 
     `hp` (a `train.Hyper`) gives the architecture (code_dim, z_dim, hidden, depth, residual_gc), the
-    standardization (normalize_codes, whiten_codes) and the schedule (code_lr decaying linearly to
-    code_lr_final * code_lr over code_steps, Adam betas (0.5, 0.9), batch code_batch), all as in the
-    adversarial code-only phase. The initial weights come from the CPU generator seeded with `seed`
+    standardization (normalize_codes, whiten_codes) and the schedule: Adam betas (0.5, 0.9), lr decaying
+    linearly to code_lr_final x its start, with the null's own batch, lr and steps (`Hyper.null()`:
+    null_batch / null_lr / null_steps, chosen on development seeds on the same grid as ACL's code_batch /
+    code_lr / code_steps; 0 keeps ACL's). The initial weights come from the CPU generator seeded with `seed`
     (the global RNG of the CPU is restored afterwards; no device generator is touched), so the null is
     the same on every device. Runs on the device of `codes`; returns the model in eval mode.
     """
+    hp = hp.null()
     dev = codes.device
     with seeded_cpu(seed):
         acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
@@ -65,13 +92,6 @@ def fit_mmd_code_generator(codes: torch.Tensor, hp, seed: int, factors=BANDWIDTH
     opt = acl.optimizers(hp.code_lr, hp.code_lr)["G_c"]
     gen = torch.Generator().manual_seed(seed)
     for k in range(hp.code_steps):
-        lr = hp.code_lr * (1 - (1 - hp.code_lr_final) * k / max(1, hp.code_steps - 1))
-        for group in opt.param_groups:
-            group["lr"] = lr
-        real = acl.standardize(codes[torch.randint(len(codes), (hp.code_batch,), generator=gen).to(dev)])
-        loss = mmd2(acl.generate(acl.noise(hp.code_batch, gen)), real, bandwidths)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        mmd_code_step(acl, codes, opt, hp, gen, k, bandwidths)
     acl.bandwidths = bandwidths
     return acl.eval()

@@ -22,6 +22,7 @@ from common.progress import progress
 
 from .acl import CodeGAN
 from .losses import check_loss, confuse_loss, d_loss, g_loss, gradient_penalty
+from .mmd import BANDWIDTH_FACTORS, batch_bandwidths, median_distance, mmd2, mmd_code_step
 from .nets import seed_init
 
 MODES = ("joint", "two_stage")
@@ -60,6 +61,11 @@ class Hyper:
     code_rounds: int = 1         # ACL-GAN: D_c / G_c rounds per image step (rounds after the first: code GAN only)
     code_refit: bool = True      # ACL-GAN: after the GAN phase, fit G_c / D_c on the cached codes E(x) for
                                  # code_steps (the code-only phase of fit_code_model); False: joint training only
+    code_objective: str = "adv"  # ACL-GAN: "adv" (G_c against D_c, the paper's ACL) or "mmd" (the null: G_c matched to
+                                 # E(x) by MMD^2 in the joint phase and in the refit, no D_c ever; `mmd.mmd_code_step`)
+    null_batch: int = 0          # the MMD null's code batch (0: code_batch); tuned with ACL's on the same grid
+    null_lr: float = 0.0         # the MMD null's Adam lr (0: code_lr)
+    null_steps: int = 0          # the MMD null's steps (0: code_steps)
     log_every: int = 10
 
     def check(self) -> "Hyper":
@@ -69,9 +75,21 @@ class Hyper:
         for k in ("code_dim", "z_dim", "hidden", "depth", "n_critic", "batch", "code_batch", "code_rounds"):
             if getattr(self, k) < 1:
                 raise UserError(f"parameter {k} must be >= 1, got {getattr(self, k)}")
+        if self.code_objective not in ("adv", "mmd"):
+            raise UserError(f"unknown code_objective {self.code_objective!r}; choose adv or mmd")
+        for k in ("null_batch", "null_lr", "null_steps"):
+            if getattr(self, k) < 0:
+                raise UserError(f"parameter {k} must be >= 0 (0: as ACL's code_*), got {getattr(self, k)}")
         if not 0 < self.code_lr_final <= 1:
             raise UserError(f"parameter code_lr_final must be in (0, 1], got {self.code_lr_final}")
         return self
+
+    def null(self) -> "Hyper":
+        """The MMD null's schedule: null_batch / null_lr / null_steps in place of code_batch / code_lr / code_steps
+        (each 0 keeps ACL's), everything else (architecture, standardization, lr decay) as ACL's."""
+        from dataclasses import replace
+        return replace(self, code_batch=self.null_batch or self.code_batch, code_lr=self.null_lr or self.code_lr,
+                       code_steps=self.null_steps or self.code_steps)
 
     @classmethod
     def from_cfg(cls, cfg, **over) -> "Hyper":
@@ -135,12 +153,13 @@ def cached_codes(encode, x: torch.Tensor, acl: CodeGAN, hp: Hyper, first: bool) 
     return codes
 
 
-def code_step(acl: CodeGAN, codes: torch.Tensor, opts: dict, hp: Hyper, gen: torch.Generator, k: int) -> tuple[float, float]:
+def code_step(acl: CodeGAN, codes: torch.Tensor, opts: dict, hp: Hyper, gen: torch.Generator, k: int):
     """Step k of the code-only phase: `n_critic` D_c updates on cached codes E(x), one G_c update (l-GAN's GAN on
     a trained autoencoder's codes, Achlioptas et al. 2018; reconstructed, README "What is reconstructed").
 
     The learning rate is a function of k alone (linear decay to code_lr_final * code_lr), so a resumed
     run needs no scheduler state. ACL-AE, ACL-classifier and ACL-GAN's refit all go through here.
+    Returns (D_c loss, G_c loss) as detached tensors: nothing is read back to the host per step.
     """
     lr = hp.code_lr * (1 - (1 - hp.code_lr_final) * k / max(1, hp.code_steps - 1))
     for key in ("D_c", "G_c"):
@@ -247,8 +266,11 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
     + rec_weight ||x - G(E(x))||^2 (+ cycle_weight ||c - E(G(c))||^2, + enc_adv_weight on E's codes).
     Phase 2 (`code_refit`, `code_steps`): G_c / D_c alone on the cached codes E(x) of the trained
     encoder -- the code-only phase of `fit_code_model` (`code_step`), ACL attached to the trained GAN.
+    With `code_objective="mmd"` (the null of the GAN claims) no D_c ever trains: G_c's code term is MMD^2 to
+    the batch's codes E(x) in phase 1, and phase 2 is `mmd.mmd_code_step` on the null's schedule (`Hyper.null`).
     """
     hp.check()
+    adversarial = hp.code_objective == "adv"
     dev = x.device
     seed_init(seed)
     acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev) if E is not None else None
@@ -282,6 +304,7 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
         if E is not None:
             cx = E(xb)
             acl.observe(cx, first=step == 0, normalize=hp.normalize_codes)
+        if E is not None and adversarial:
             for _ in range(hp.n_critic):
                 ldc = acl.d_step(cx.detach(), opts["D_c"], gen)
             for _ in range(hp.code_rounds - 1):  # extra code-GAN rounds on this batch's codes
@@ -292,7 +315,11 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
         lg = g_loss(hp.loss, Dx(G(c if E is None or hp.image_grad_to_code else c.detach())))
         loss = lg
         if E is not None:
-            loss = loss + hp.code_weight * g_loss(hp.loss, acl.D(acl.standardize(c)))
+            if adversarial:
+                loss = loss + hp.code_weight * g_loss(hp.loss, acl.D(acl.standardize(c)))
+            else:  # the null: G_c pulled to this batch's codes by MMD^2, no D_c
+                u = acl.standardize(cx).detach()
+                loss = loss + hp.code_weight * mmd2(acl.standardize(c), u, batch_bandwidths(u))
             rec = sq_norm(G(cx) - xb)  # ||x - G(E(x))||^2 per image, batch mean
             loss = loss + hp.rec_weight * rec
             if hp.cycle_weight > 0:
@@ -307,16 +334,22 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
             o.step()
         return dict(d_x=ld, g_x=lg, d_c=ldc, rec=rec)
 
-    total = hp.gan_steps + (hp.code_steps if E is not None and hp.code_refit else 0)
-    cached = None
+    null_hp = hp.null()
+    refit_steps = hp.code_steps if adversarial else null_hp.code_steps
+    total = hp.gan_steps + (refit_steps if E is not None and hp.code_refit else 0)
+    cached = bandwidths = None
     for step in progress(range(start, total), total=total - start, desc=desc or "GAN"):
         if step < hp.gan_steps:
             logs = image_step(step)
         else:  # 2. ACL-GAN: G_c / D_c refit on the trained encoder's codes
             if cached is None:
                 cached = cached_codes(E, x, acl, hp, first=step == hp.gan_steps)
-            ldc, lgc = code_step(acl, cached, opts, hp, gen, step - hp.gan_steps)
-            logs = dict(d_c=ldc, g_c=lgc)
+                bandwidths = [median_distance(acl.standardize(cached)) * f for f in BANDWIDTH_FACTORS]
+            if adversarial:
+                ldc, lgc = code_step(acl, cached, opts, hp, gen, step - hp.gan_steps)
+                logs = dict(d_c=ldc, g_c=lgc)
+            else:
+                logs = dict(g_c=mmd_code_step(acl, cached, opts["G_c"], null_hp, gen, step - hp.gan_steps, bandwidths))
         if step % hp.log_every == 0:
             _log(history, step, **logs)
         done = step + 1
