@@ -44,7 +44,7 @@ def full_counts(cfg) -> dict:
             + 2 * cfg.n_rates_paths * _steps(cfg.rates_T, cfg.rates_backward_dt))
     fwd = (2 * cfg.n_forward * _steps(cfg.ift_T, cfg.forward_dt)
            + 2 * int(cfg.n_forward * f) * _steps(cfg.ift_T_long, cfg.forward_dt)
-           + 4 * cfg.n_forward * _steps(cfg.dft_T, cfg.forward_dt)
+           + 3 * cfg.n_dft * _steps(cfg.dft_T, cfg.forward_dt)
            + cfg.hist_seeds * cfg.n_hist * _steps(cfg.hist_forward_T, cfg.forward_dt)
            + cfg.n_rates_paths * _steps(cfg.rates_T, cfg.rates_forward_dt))
     bisect = math.ceil(math.log2((cfg.fp_threshold_hi - cfg.fp_threshold_lo) / cfg.fp_threshold_tol)) + 2

@@ -1,7 +1,7 @@
 """Development-seed runs behind the settings frozen in config.py (`common.devseeds`: seeds 100 and up tune,
 the seeds below are reported).
 
-    python -m papers.diffusion.devtune fold_window [--seeds 100 101 102]
+    python -m papers.diffusion.devtune fold_window|dft_paths|learned_late [--seeds 100 101 102]
 
 `fold_window`: the window of times above the Franz-Parisi threshold on which `fp-threshold-time` fits the
 fold law B ∝ (t − t_f)^{3/2} against the competing linear law (Sec. VII, Fig. 11). At each seed: the
@@ -9,7 +9,20 @@ bisection threshold and the barriers at OFFSETS above it (quick's samples and q 
 candidate window, where the 3/2 law and the linear law extrapolate the barrier to zero. The rule that chose
 `fp_fold_offsets` (`config.TUNED`, where the README shows the figures that chose it): the first of the
 candidate windows, closest to the threshold first, on which the two laws land about 2 tolerances (0.02)
-apart on the development seeds; the verdict played no part. Writes results/diffusion/dev/fold_window.json.
+apart on the development seeds; the verdict played no part. The window now serves the information metrics
+only (`fp_fold_exponent`, `fp_threshold_minus_fold*`): the fold law is not a claim (the paper states no threshold).
+
+`dft_paths`: the detailed fluctuation theorem at quick's `n_dft` paths each way (`dft-intercept`): the paper's
+intercept and the doubled-noise null's, with standard errors. The rule that fixed the claim's tolerance: the
+midpoint of the window in which the paper's intercept (0 by the theorem) passes and the null's fails, each with
+2 standard errors to spare beyond the one-sided 1.645-SE bound, [3.645 SE, null − 3.645 SE], at the largest SE
+and the smallest null intercept of the development seeds (`tolerance_window`, rounded to 0.0005).
+
+`learned_late`: the learned score's clone agreement past speciation (the grid's last time, 2.5 × ½ ln Λ) for
+the trained network, the untrained one and the exact empirical score, beside Σ_c w_c² (`learned-clones-independent`),
+and the crossings of the speciation value (the finding: the untrained network crosses as close to ½ ln Λ).
+
+Each writes results/diffusion/dev/<name>.json.
 """
 from __future__ import annotations
 
@@ -49,13 +62,53 @@ def tune_fold_window(seed: int) -> dict:
     return out
 
 
+def tune_dft_paths(seed: int) -> dict:
+    """At one development seed: the detailed-FT fit at quick's n_dft (`studies.fluctuation_theorems`)."""
+    import time
+
+    from .studies.fluctuation_theorems import detailed_fluctuation_theorem
+
+    start = time.perf_counter()
+    m = detailed_fluctuation_theorem(get_config("quick"), seed)["metrics"]
+    keys = ("dft_n", "dft_slope", "dft_slope_se", "dft_intercept", "dft_intercept_se", "dft_wrong_noise_slope",
+            "dft_wrong_noise_intercept", "dft_wrong_noise_intercept_se")
+    return {**{k: m[k] for k in keys}, "wall_s": time.perf_counter() - start}
+
+
+def dft_tolerance(results: dict) -> dict:
+    """The rule behind `dft-intercept`'s tolerance (module docstring): the window [3.645 SE, null − 3.645 SE]
+    at the largest SE and smallest null intercept of the seeds, and its midpoint rounded to 0.0005."""
+    ses = [max(r["dft_intercept_se"], r["dft_wrong_noise_intercept_se"]) for r in results.values()]
+    null = min(abs(r["dft_wrong_noise_intercept"]) for r in results.values())
+    lo, hi = 3.645 * max(ses), null - 3.645 * max(ses)
+    return {"tolerance_window": {"lo": lo, "hi": hi, "midpoint": round((lo + hi) / 2 / 0.0005) * 0.0005}}
+
+
+def tune_learned_late(seed: int) -> dict:
+    """At one development seed: quick's learned-score section (`studies.high_dimension`), its clone agreement
+    past speciation and its crossings."""
+    from .studies.high_dimension import learned_speciation
+
+    m = learned_speciation(get_config("quick"), seed)["metrics"]
+    keys = ("learned_late_time", "learned_independent_agreement", "learned_late_agreement",
+            "learned_late_agreement_se", "learned_untrained_late_agreement", "learned_untrained_late_agreement_se",
+            "learned_empirical_late_agreement", "learned_t_s_theory", "learned_crossing", "learned_untrained_crossing",
+            "learned_empirical_crossing")
+    return {k: m[k] for k in keys}
+
+
+TASKS = {"fold_window": (tune_fold_window, None), "dft_paths": (tune_dft_paths, dft_tolerance),
+         "learned_late": (tune_learned_late, None)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("fold_window",))
+    ap.add_argument("what", choices=tuple(TASKS))
     ap.add_argument("--seeds", type=int, nargs="+", default=list(devseeds.DEFAULT))
     args = ap.parse_args(argv)
     with user_errors_exit():
-        devseeds.run_seeds("diffusion", args.what, args.seeds, tune_fold_window)
+        tune, summarise = TASKS[args.what]
+        devseeds.run_seeds("diffusion", args.what, args.seeds, tune, summarise)
 
 
 if __name__ == "__main__":

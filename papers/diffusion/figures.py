@@ -204,6 +204,8 @@ def learned_figure(res: dict):
     axes[1].axvline(res["t_s"], color="k", ls="--", label=rf"$\frac{{1}}{{2}}\ln\Lambda$={res['t_s']:.3f}")
     axes[1].axhline(res["level"], color="grey", ls=":", label=f"level {res['level']:.4f}")
     axes[1].axvline(res["crossing"], color="C3", ls=":", label=f"crossing {res['crossing']:.3f}")
+    if res.get("independent") is not None:    # learned-clones-independent: the late agreement against Σ_c w_c²
+        axes[1].axhline(res["independent"], color="C1", ls="-.", lw=0.8, label=r"independent draws $\sum_c w_c^2$")
     axes[1].set_xlabel("t"); axes[1].set_ylabel("P(clones agree)")
     axes[1].legend()
     fig.tight_layout()

@@ -50,6 +50,12 @@ class TwoClassData:
         lam = self.top_eigenvalue()
         return 0.5 * math.log(lam) if lam > 1 else float("nan")   # t_s = ½ ln Λ
 
+    def independent_agreement(self) -> float:
+        """Σ_c w_c² of the training labels: how often two independent draws from the data land in the
+        same class, the value the cloning probability relaxes to long after speciation (Biroli et al.)."""
+        w = np.bincount(np.asarray(self.y_train, dtype=int), minlength=2) / len(self.y_train)
+        return float((w * w).sum())
+
 
 def load_two_classes(name: str, classes=(0, 1), downsample: int = 1) -> TwoClassData:
     """Two classes of `name` through common.data, pixels in [−1, 1], optional k×k average pooling."""

@@ -39,3 +39,11 @@ def test_crossing_time_and_its_standard_error_by_hand():
     # t = λ-weighted interpolation, λ = ½, slope ½: SE = √(0.05² + 0.05²)/0.5
     assert learned.crossing_time_se(ts, vals, ses, 0.75) == pytest.approx(np.hypot(0.05, 0.05) / 0.5)
     assert np.isnan(learned.crossing_time_se(ts, vals, ses, 0.1))
+
+
+def test_independent_agreement_is_the_sum_of_squared_class_weights():
+    x = np.zeros((4, 2))
+    three_to_one = learned.TwoClassData(x, np.array([1, 1, 1, 0]), x, np.array([0, 1, 0, 1]), (0, 1), [])
+    assert three_to_one.independent_agreement() == pytest.approx(0.75 ** 2 + 0.25 ** 2)     # 0.625, the test labels ignored
+    balanced = learned.TwoClassData(x, np.array([0, 1, 0, 1]), x, np.array([1, 1, 1, 1]), (0, 1), [])
+    assert balanced.independent_agreement() == 0.5

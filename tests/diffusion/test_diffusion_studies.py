@@ -169,3 +169,13 @@ def test_learned_metrics_by_hand():
     assert m["learned_final_loss"] == 18.5 and (m["learned_n_train"], m["learned_dim"]) == (300, 64)
     assert len(m) == 17
     assert math.isnan(hd.learned_metrics(float("nan"), 0.9, crossings, losses, 3, 2)["learned_rel_err"])
+
+
+def test_late_metrics_name_each_curves_agreement_past_speciation():
+    m = hd.late_metrics(np.float64(2.5), 0.5, {"learned": (0.51, 0.01), "untrained": (np.float64(0.68), 0.02),
+                                                "empirical": (0.52, 0.005)})
+    assert m == {"learned_late_time": 2.5, "learned_independent_agreement": 0.5, "learned_late_agreement": 0.51,
+                 "learned_late_agreement_se": 0.01, "learned_untrained_late_agreement": 0.68,
+                 "learned_untrained_late_agreement_se": 0.02, "learned_empirical_late_agreement": 0.52,
+                 "learned_empirical_late_agreement_se": 0.005}
+    assert all(type(v) is float for v in m.values())

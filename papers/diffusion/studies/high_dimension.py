@@ -60,10 +60,22 @@ def clone_check_metrics(p: float, se: float, exact: float, p_shuffled: float, se
             "clone_sim_z": float(abs(p - exact) / max(se, 1e-12))}
 
 
+def late_metrics(t_late: float, independent: float, late: dict) -> dict:
+    """Past speciation (the last time of the grid, `t_late`): each curve's clone agreement (`late[name] =
+    (probability, se)` for learned, untrained, empirical) beside Σ_c w_c² of the training labels (`independent`),
+    the value two clones that forgot their start reach."""
+    m = {"learned_late_time": float(t_late), "learned_independent_agreement": float(independent)}
+    for name, key in (("learned", "learned_late_agreement"), ("untrained", "learned_untrained_late_agreement"),
+                      ("empirical", "learned_empirical_late_agreement")):
+        m[key], m[key + "_se"] = float(late[name][0]), float(late[name][1])
+    return m
+
+
 def learned_metrics(t_s: float, lam: float, crossings: dict, losses: np.ndarray, n_train: int, dim: int) -> dict:
     """The learned-score section: each curve's crossing of the speciation value (`crossings[name] =
     (crossing, se)` for learned, empirical, untrained, empirical_shuffled) and its relative error from
-    t_s = ½ ln Λ; the final loss is the mean of the last tenth of the training losses."""
+    t_s = ½ ln Λ (a finding: the untrained network crosses as close, README); the final loss is the mean of
+    the last tenth of the training losses."""
     cross, cross_se = crossings["learned"]
     emp, emp_se = crossings["empirical"]
     null, null_se = crossings["untrained"]
@@ -159,7 +171,9 @@ def collapse(cfg, seed: int = 0) -> dict:
 
 
 def learned_speciation(cfg, seed: int = 0, device="cpu") -> dict:
-    """Train ε_θ by denoising score matching on two classes, measure cloning, compare with ½ ln Λ.
+    """Train ε_θ by denoising score matching on two classes, measure cloning: its crossing of the
+    speciation value against ½ ln Λ, and past speciation (the grid's last time, 2.5 × ½ ln Λ) whether the
+    clones forgot their start (agreement Σ_c w_c², as two independent draws from the data).
 
     Nulls: the network at its initialisation (learned nothing); the exact empirical score with the
     training labels shuffled."""
@@ -184,6 +198,10 @@ def learned_speciation(cfg, seed: int = 0, device="cpu") -> dict:
     crossings = {"learned": crossing(prob, se), "empirical": crossing(emp, emp_se),
                  "untrained": crossing(null_prob, null_se), "empirical_shuffled": crossing(sh_prob, sh_se)}
     m = learned_metrics(t_s, lam, crossings, losses, data.x_train.shape[0], data.dim)
+    m |= late_metrics(ts[-1], data.independent_agreement(),
+                      {"learned": (prob[-1], se[-1]), "untrained": (null_prob[-1], null_se[-1]),
+                       "empirical": (emp[-1], emp_se[-1])})
     return {"data": data, "losses": losses, "t": ts, "prob": prob, "se": se, "t_s": t_s, "empirical": emp,
             "untrained": null_prob, "empirical_shuffled": sh_prob,
-            "crossing": crossings["learned"][0], "level": level, "provenance": data.provenance, "metrics": m}
+            "crossing": crossings["learned"][0], "level": level, "independent": m["learned_independent_agreement"],
+            "provenance": data.provenance, "metrics": m}
