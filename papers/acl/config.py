@@ -46,6 +46,11 @@ _COMMON = dict(
     cls_whiten_codes=False, cls_residual_gc=False, cls_code_lr_final=0.1,
     # 2-D mixtures (TUNED: devtune synthetic): whitening and the residual G_c stay off
     syn_code_lr_final=0.1, syn_whiten_codes=False, syn_residual_gc=False,
+    # the MMD null's schedule (0: ACL's code_batch / code_lr / code_steps) and the classifier's own code_* and
+    # null_* (0: the autoencoder's); TUNED: devtune budget, ACL and the null on the same (batch, steps, lr) grid
+    null_batch=0, null_lr=0.0, null_steps=0,
+    cls_code_batch=0, cls_code_lr=0.0, cls_code_steps=0, cls_null_batch=0, cls_null_lr=0.0, cls_null_steps=0,
+    gan_null=False,         # also train ACL-GAN without the adversary (code_objective=mmd), the control of gan-improves
     gmm_components=10, gmm_iters=100,  # RAE ex-post density baseline (EM iterations at most)
     # evaluation
     feat_seed=0, prdc_k=5, n_grid=64, n_regions=4,
@@ -72,7 +77,7 @@ PROFILES = {
     "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=4, cls_replicates=4, gan_replicates=5,
                  code_dim=32, z_dim=32, width=64, ae_steps=30000, code_steps=30000, cls_steps=10000,
                  cls_feat_dim=64, gan_steps=50000, n_prdc=5000, n_region=5000, n_mem=5000, kid_subsets=100, kid_subset_size=1000,
-                 syn_ae_steps=10000, syn_code_steps=10000, syn_gan_steps=20000),
+                 syn_ae_steps=10000, syn_code_steps=10000, syn_gan_steps=20000, gan_null=True),
 }
 
 

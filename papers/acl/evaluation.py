@@ -12,8 +12,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from common.parallel import one_thread
-
 from .baselines import BASELINES
 from .images import Images, provenance
 from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
@@ -41,9 +39,9 @@ def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
     return net, info
 
 
-@one_thread()
 def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
-    """The feature network (trained here once per run) and an Evaluator on the test reference."""
+    """The feature network (trained here once per run, on every thread torch is given: in the notebook's own
+    process all of the machine's, in a worker process its one) and an Evaluator on the test reference."""
     net, info = feature_net(cfg, images, run_dir)
     ev = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_prdc=cfg.n_prdc,
                    n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size)

@@ -44,6 +44,9 @@ def cls_hyper(cfg, **over) -> Hyper:
     """The classifier variant's settings: its feature size and its own code phase (`cls_*` keys)."""
     vals = dict(code_dim=cfg.cls_feat_dim, whiten_codes=cfg.cls_whiten_codes, residual_gc=cfg.cls_residual_gc,
                 code_lr_final=cfg.cls_code_lr_final)
+    for key in ("code_batch", "code_lr", "code_steps", "null_batch", "null_lr", "null_steps"):
+        if getattr(cfg, f"cls_{key}", 0):   # 0: the autoencoder's setting
+            vals[key] = getattr(cfg, f"cls_{key}")
     return Hyper.from_cfg(cfg, **(vals | over))
 
 
@@ -62,16 +65,20 @@ def classifier_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dic
     return out
 
 
+GAN_VARIANTS = {"gan": "", "aclgan": "acl", "aclganmmd": "aclmmd"}   # study -> variant of `gan_replicate`
+
+
 def gan_replicate(cfg, images: Images, seed: int, r: int, variant: str, run_dir) -> dict:
-    """Train (or load) replicate r of the plain GAN or ACL-GAN (the abstract's "improve existing GANs"; same
-    G and D_x architectures, same seed; `train.fit_gan`)."""
+    """Train (or load) replicate r of the plain GAN ("gan"), ACL-GAN ("acl") or ACL-GAN without the adversary
+    ("aclmmd": G_c matched to E(x) by MMD in both phases, `code_objective="mmd"`; the control of gan-improves)
+    (the abstract's "improve existing GANs"; same G and D_x architectures, same seed; `train.fit_gan`)."""
     rs = rep_seed(seed, "gan", r)
-    hp = Hyper.from_cfg(cfg)
+    hp = Hyper.from_cfg(cfg, code_objective="mmd" if variant == "aclmmd" else "adv")
     seed_init(rs)
     dev = images.x.device
     G = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(dev)
     Dx = ConvEncoder(images.channels, images.size, 1, cfg.width).to(dev)
-    E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(dev) if variant == "acl" else None
+    E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(dev) if variant != "gan" else None
     out = fit_gan(images.x, G, Dx, hp, seed=rs, E=E, ckpt=ckpt_path(run_dir, f"{variant}gan-r{r}"), ckpt_every=500,
                   desc=f"{variant.upper()}-GAN r{r}")
     out.update(seed=rs, hp=hp)
@@ -108,7 +115,7 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
                 lab = res["models"]["E"].head(codes).argmax(1).cpu().numpy()
             out["own_head_class_frac"] = (np.bincount(lab, minlength=len(images.classes)) / len(lab)).tolist()
     else:
-        res = gan_replicate(cfg, images, seed, r, "acl" if study == "aclgan" else "gan", run_dir)
+        res = gan_replicate(cfg, images, seed, r, GAN_VARIANTS[study] or "gan", run_dir)
         zd = prior_dim(res["models"], res["hp"])  # the plain GAN takes code_dim-wide noise, ACL-GAN z_dim
         gen = torch.Generator().manual_seed(gen_seed)
         samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
@@ -116,7 +123,8 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
             null = {"G": res["models"]["G"], "acl": mmd_null(res, images.x, res["seed"])}
             samples["mmd_gc"] = gan_sample(null, cfg.n_eval, res["hp"], torch.Generator().manual_seed(gen_seed)).cpu()
         grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=fixed_noise(seed, cfg.n_grid, zd)).cpu()}
-        out["regions"] = region_metrics(ev, lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), zd, cfg,
+        if study != "aclganmmd":   # the null of gan-improves is scored on FID and PRDC only
+            out["regions"] = region_metrics(ev, lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), zd, cfg,
                                         rep_seed(seed, "regions", r))
     out["metrics"] = evaluate_samples(ev, samples, full=True)
     out["grid"] = {k: v.numpy() for k, v in grid.items()}
@@ -138,7 +146,7 @@ def cached_image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: st
     return out
 
 
-COST_ORDER = {"aclgan": 0, "cls": 1, "ae": 2, "gan": 3}  # longest tasks first: two workers finish together
+COST_ORDER = {"aclgan": 0, "aclganmmd": 0, "cls": 1, "ae": 2, "gan": 3}  # longest tasks first: two workers finish together
 
 
 def n_replicates(cfg, study: str) -> int:

@@ -50,9 +50,13 @@ def mmd_null(res: dict, x: torch.Tensor, seed: int) -> CodeGAN:
 def gaussian_code_map(encode, x: torch.Tensor):
     """z -> mu + A z with (mu, A A^T) the Gaussian fitted to the codes E(x): the fitted-Gaussian
     baseline as a map of the prior, so its shells of |z| can be scored like G_c's (the control of the
-    `prior-regions-*` claims)."""
+    `prior-regions-*` claims). The columns of A are the principal directions in DESCENDING order of
+    variance, so the orthants of (z_1, z_2) split the codes along their two largest-variance directions
+    (`eigh` returns them ascending: its first columns would be the directions that barely change an image)."""
     mu, cov = fit_gaussian(encode_all(encode, x).cpu().double().numpy())
     w, v = np.linalg.eigh(cov)
+    order = np.argsort(w)[::-1]
+    w, v = w[order], v[:, order]
     a = torch.as_tensor(v * np.sqrt(np.clip(w, 0, None)), dtype=torch.float32)
     mu = torch.as_tensor(mu, dtype=torch.float32)
     return lambda z: mu + z @ a.T

@@ -79,7 +79,7 @@ def test_memorization_ratio_in_any_space():
     assert memorization_ratio(torch.as_tensor(near), torch.as_tensor(train), held) == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("study", ["gan", "aclgan"])
+@pytest.mark.parametrize("study", ["gan", "aclgan", "aclganmmd"])
 def test_gan_image_task_with_code_dim_not_z_dim(tmp_path, study):
     """Regression: with code_dim != z_dim the plain GAN's grid and regions were fed z_dim-wide noise
     ('mat1 and mat2 shapes cannot be multiplied (16x8 and 4x128)'); each result carries provenance."""
@@ -90,7 +90,35 @@ def test_gan_image_task_with_code_dim_not_z_dim(tmp_path, study):
                      n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2)
     out = image_replicates.image_task(vars(cfg), str(tmp_path), 0, 0, study)
     assert out["grid"][study].shape == (cfg.n_grid, 1, 8, 8)
-    assert [r["region"] for r in out["regions"]] == ["shell0", "shell1", "orthant0", "orthant1"]
+    if study == "aclganmmd":   # the null of gan-improves: FID and PRDC only, and no D_c ever trained
+        assert "regions" not in out and np.isfinite(out["metrics"][study]["fid"])
+        assert out["history"]["d_c"] and all(np.isnan(v) for v in out["history"]["d_c"])
+    else:
+        assert [r["region"] for r in out["regions"]] == ["shell0", "shell1", "orthant0", "orthant1"]
     prov = out["provenance"]
     assert prov["seed"] == 0 and prov["n_eval"] == 120 and len(prov["featnet_sha256"]) == 64
     assert 0 <= prov["featnet_test_acc"] <= 1 and "test split" in prov["split"]
+
+
+def test_the_evaluation_network_trains_on_every_thread_it_is_given(tmp_path, monkeypatch):
+    """Issue: the evaluation network trained on one CPU thread whatever the machine had."""
+    from papers.acl import evaluation
+    from papers.acl.config import get_config
+    from papers.acl.images import Images
+
+    seen = []
+    real = evaluation.train_feature_net
+
+    def spy(*a, **k):
+        seen.append(torch.get_num_threads())
+        return real(*a, **k)
+
+    monkeypatch.setattr(evaluation, "train_feature_net", spy)
+    cfg = get_config("smoke", feat_epochs=1, n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50)
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        evaluation.evaluator(cfg, Images(cfg), tmp_path)
+    finally:
+        torch.set_num_threads(old)
+    assert seen == [2]

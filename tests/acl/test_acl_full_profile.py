@@ -19,7 +19,7 @@ TINY = dict(  # counts and sample sizes only: widths, code sizes, the dataset an
     feat_epochs=1, replicates=2, cls_replicates=2, gan_replicates=2, syn_replicates=2,
     ae_steps=3, code_steps=4, cls_steps=3, gan_steps=3, n_eval=60, n_floor=60, n_prdc=50, n_region=30, n_mem=40,
     kid_subsets=2, kid_subset_size=30, n_grid=8, gmm_iters=5, syn_ae_steps=3, syn_code_steps=4, syn_gan_steps=3,
-    syn_n=300, syn_eval=150, workers=1,
+    syn_n=300, syn_eval=150, workers=2,   # full's code path: replicates in worker processes (full: one per core)
 )
 
 
@@ -28,13 +28,13 @@ def _values(metrics, key):
     return v if isinstance(v, list) else [v]
 
 
-def run_full_tiny(tmp_path, monkeypatch, device):
+def run_full_tiny(tmp_path, monkeypatch, device, **over):
     from common.reproduce import main
 
     write_mnist(tmp_path / "data", n_train=200, n_test=60)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **TINY))
+    monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **TINY, **over))
     assert main(["acl", "--profile", "full", "--quiet", "--device", device]) == 0
     run = tmp_path / "results" / "acl" / "full"
     return json.loads((run / "metrics.json").read_text()), json.loads((run / "manifest.json").read_text())
@@ -55,6 +55,7 @@ def test_full_profile_runs_every_notebook_on_mnist_files(tmp_path, monkeypatch, 
     metrics, manifest = run_full_tiny(tmp_path, monkeypatch, "cpu")
     assert [name for name, _ in in_process] == sorted(p.name for p in Path("notebooks/acl").glob("*.ipynb"))
     assert metrics["n_train"] == 200 and metrics["featnet_test_acc"] is not None
+    assert manifest["parameters"]["workers"] == 2 and manifest["parameters"]["gan_null"] is True
     assert manifest["parameters"]["dataset"] == "mnist" and manifest["parameters"]["code_dim"] == 32
     check_every_full_claim_measured(metrics)
 
@@ -64,7 +65,7 @@ def test_full_profile_runs_every_notebook_on_the_gpu(tmp_path, monkeypatch, in_p
     import torch
 
     torch.cuda.reset_peak_memory_stats()
-    metrics, manifest = run_full_tiny(tmp_path, monkeypatch, "cuda")
+    metrics, manifest = run_full_tiny(tmp_path, monkeypatch, "cuda", workers=1)  # in this process: its peak memory is read here
     assert str(manifest["device"]).startswith("cuda") or "cuda" in json.dumps(manifest["device"])
     assert torch.cuda.max_memory_allocated() > 0          # the image models trained on the GPU (workers=1: this process)
     check_every_full_claim_measured(metrics)

@@ -86,3 +86,21 @@ def test_gaussian_code_map_reproduces_the_codes_mean_and_covariance():
     c = gmap(torch.randn(20000, 3, generator=torch.Generator().manual_seed(1))).numpy()
     assert c.mean(0) == pytest.approx([1.0, -2.0, 0.5], abs=0.05)
     assert np.cov(c, rowvar=False) == pytest.approx(a @ a.T, abs=0.08)
+
+
+def test_gaussian_code_map_puts_the_largest_variance_direction_first():
+    """The orthant regions of the control split z_1, z_2: those must be the codes' two largest-variance
+    directions (eigh's ascending order would give the smallest)."""
+    import torch
+    from papers.acl.samplers import gaussian_code_map
+
+    rng = np.random.default_rng(0)
+    sd = np.array([0.1, 5.0, 1.0])   # variances 0.01, 25, 1: axis 1 first, then axis 2
+    x = torch.as_tensor(rng.standard_normal((20000, 3)) * sd, dtype=torch.float32)
+    gmap = gaussian_code_map(lambda b: b, x)
+    mu = gmap(torch.zeros(1, 3))[0].numpy()
+    for k, axis, scale in ((0, 1, 5.0), (1, 2, 1.0), (2, 0, 0.1)):
+        e = torch.zeros(1, 3)
+        e[0, k] = 1.0
+        step = np.abs(gmap(e)[0].numpy() - mu)
+        assert int(step.argmax()) == axis and step[axis] == pytest.approx(scale, rel=0.05)

@@ -3,6 +3,8 @@ on hand-made tables: exact metric names and values, no training and no notebook 
 import json
 import math
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -34,12 +36,14 @@ def test_autoencoder_claim_metrics():
     m = autoencoder_generator.claim_metrics(table("ae", methods), RESULTS)
     per = [f"{col}_ae_{k}" for k in ("acl", "gauss", "gmm", "mmd_gc") for col in ("kid", "precision", "recall", "density", "coverage")]
     assert set(m) == {*(f"fid_ae_{k}" for k in methods), "fid_ae_normal_half", *per, *(f"c2st_ae_{k}" for k in C2ST),
-                      "ae_acl_class_min_fracs", "ae_acl_class_min_frac", "ae_mmd_gc_class_min_fracs", "ae_acl_memorization",
+                      "ae_acl_class_min_fracs", "ae_acl_class_min_frac", "ae_mmd_gc_class_min_fracs", "ae_gauss_class_min_fracs",
+                      "ae_gmm_class_min_fracs", "ae_acl_memorization",
                       "ae_acl_memorization_feat", "ae_acl_wins_half_normal", "ae_acl_wins_gauss"}
     assert m["fid_ae_acl"] == [0.0, 1.0] and m["fid_ae_normal"] == [100.0, 101.0] and m["fid_ae_mmd_gc"] == [400.0, 401.0]
     assert m["fid_ae_normal_half"] == [50.0, 50.5]
     assert m["kid_ae_gmm"] == [cell(methods, "gmm", "kid", r) for r in range(2)]
     assert m["ae_acl_class_min_fracs"] == [60.0, 61.0] and m["ae_acl_class_min_frac"] == 60.0
+    assert m["ae_mmd_gc_class_min_fracs"] == [460.0, 461.0] and m["ae_gauss_class_min_fracs"] == [260.0, 261.0]
     assert m["ae_acl_memorization_feat"] == [90.0, 91.0]
     assert m["c2st_ae_gmm"] == [0.53, pytest.approx(0.63)] and m["c2st_ae_train_codes"][0] == 0.55
     assert m["ae_acl_wins_half_normal"] == 2 and m["ae_acl_wins_gauss"] == 2
@@ -52,23 +56,31 @@ def test_autoencoder_claim_metrics():
 def test_classifier_claim_metrics():
     methods = ("acl", "normal", "gauss", "gmm", "mmd_gc")
     m = classifier_generator.claim_metrics(table("cls", methods), RESULTS)
-    assert set(m) == {*(f"fid_cls_{k}" for k in methods), "fid_cls_normal_half", "cls_acl_class_tv", "cls_acl_class_min_frac",
-                      "cls_mmd_gc_class_tv", "cls_test_acc", "kid_cls_acl", "kid_cls_gmm", "coverage_cls_acl",
-                      "coverage_cls_gmm", *(f"c2st_cls_{k}" for k in C2ST), "cls_acl_memorization_feat"}
+    samplers = ("acl", "gmm", "gauss", "mmd_gc")
+    assert set(m) == {*(f"fid_cls_{k}" for k in methods), "fid_cls_normal_half", *(f"cls_{k}_class_tv" for k in samplers),
+                      "cls_acl_class_min_frac", "cls_test_acc", *(f"{c}_cls_{k}" for c in ("kid", "density", "coverage") for k in samplers),
+                      *(f"c2st_cls_{k}" for k in C2ST), "cls_acl_memorization_feat"}
     assert m["fid_cls_normal_half"] == [50.0, 50.5] and m["cls_test_acc"] == [0.8, 1.8]
     assert m["cls_mmd_gc_class_tv"] == [470.0, 471.0] and m["coverage_cls_gmm"] == [350.0, 351.0]
+    assert m["cls_gauss_class_tv"] == [270.0, 271.0] and m["density_cls_mmd_gc"] == [440.0, 441.0]
 
 
-def test_gan_claim_metrics_and_margins():
+def test_gan_claim_metrics_and_the_null_trained_without_the_adversary():
     t = pd.concat([table("gan", ("gan",)), table("aclgan", ("aclgan", "mmd_gc"))])
     t.loc[t.method == "gan", "fid"] = [10.0, 14.0]
     t.loc[t.method == "aclgan", "fid"] = [8.0, 10.0]
     m = gan_vs_acl_gan.claim_metrics(t)
     assert set(m) == {"fid_gan", "fid_aclgan", "coverage_gan", "coverage_aclgan", "recall_gan", "recall_aclgan", "density_gan",
-                      "density_aclgan", "fid_aclgan_mmd_gc", "fid_gan_sd", "fid_gan_pooled_sd", "fid_improve_margin"}
+                      "density_aclgan", "fid_aclgan_mmd_gc", "fid_gan_sd", "fid_gan_pooled_sd"}
     assert m["fid_aclgan_mmd_gc"] == [100.0, 101.0] and m["recall_aclgan"] == [30.0, 31.0]
     assert m["fid_gan_sd"] == pytest.approx(math.sqrt(8))
-    assert m["fid_gan_pooled_sd"] == pytest.approx(math.sqrt(5)) and m["fid_improve_margin"] == pytest.approx(-2 * math.sqrt(5))
+    assert m["fid_gan_pooled_sd"] == pytest.approx(math.sqrt(5))
+    t2 = pd.concat([t, table("aclganmmd", ("aclganmmd",))])
+    t2.loc[t2.method == "aclganmmd", "fid"] = [9.0, 13.0]
+    m2 = gan_vs_acl_gan.claim_metrics(t2)
+    assert m2["fid_aclganmmd"] == [9.0, 13.0] and set(m2) - set(m) == {"fid_aclganmmd", "coverage_aclganmmd", "density_aclganmmd"}
+    assert gan_vs_acl_gan.studies(SimpleNamespace(gan_null=True)) == ["gan", "aclgan", "aclganmmd"]
+    assert gan_vs_acl_gan.studies(SimpleNamespace(gan_null=False)) == ["gan", "aclgan"]
 
 
 def test_floor_metrics():

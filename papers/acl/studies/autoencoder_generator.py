@@ -29,13 +29,15 @@ def fid_metrics(table: pd.DataFrame) -> dict:
 
 def sample_metrics(table: pd.DataFrame) -> dict:
     """`<kid|precision|recall|density|coverage>_ae_<sampler>` for ACL, the fair baselines and the control
-    (paired by replicate), the smallest class share per replicate (`ae_*_class_min_fracs`) and ACL's
+    (paired by replicate), the smallest class share per replicate of ACL, the null, the Gaussian and the GMM
+    (`ae_*_class_min_fracs`) and ACL's
     worst (`ae_acl_class_min_frac`), and ACL's memorization ratios (pixels, features)."""
     m = {f"{col}_ae_{k}": per_rep(table, "ae", k, col) for k in ("acl", "gauss", "gmm", "mmd_gc")
          for col in ("kid", "precision", "recall", "density", "coverage")}
     m["ae_acl_class_min_fracs"] = per_rep(table, "ae", "acl", "class_min_frac")
     m["ae_acl_class_min_frac"] = min(m["ae_acl_class_min_fracs"])
-    m["ae_mmd_gc_class_min_fracs"] = per_rep(table, "ae", "mmd_gc", "class_min_frac")
+    for k in ("mmd_gc", "gauss", "gmm"):   # the null without the adversary, the fitted Gaussian, the GMM
+        m[f"ae_{k}_class_min_fracs"] = per_rep(table, "ae", k, "class_min_frac")
     m["ae_acl_memorization"] = per_rep(table, "ae", "acl", "memorization")
     m["ae_acl_memorization_feat"] = per_rep(table, "ae", "acl", "memorization_feat")  # in feature space
     return m

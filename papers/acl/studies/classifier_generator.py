@@ -27,17 +27,17 @@ def fid_metrics(table: pd.DataFrame) -> dict:
 
 
 def class_metrics(table: pd.DataFrame, results: list[dict]) -> dict:
-    """The class histogram read by the evaluation network (`cls_<sampler>_class_tv`, ACL's smallest class
-    share; claim `cls-class-uniform`), the classifier's own test accuracy per replicate (`cls_test_acc`)."""
-    return {"cls_acl_class_tv": per_rep(table, "cls", "acl", "class_tv"),
+    """The class histogram read by the evaluation network (`cls_<sampler>_class_tv` of ACL, the null, the fitted
+    Gaussian and the GMM; ACL's smallest class share), the classifier's own test accuracy per replicate (`cls_test_acc`)."""
+    return {**{f"cls_{k}_class_tv": per_rep(table, "cls", k, "class_tv") for k in ("acl", "mmd_gc", "gauss", "gmm")},
             "cls_acl_class_min_frac": per_rep(table, "cls", "acl", "class_min_frac"),
-            "cls_mmd_gc_class_tv": per_rep(table, "cls", "mmd_gc", "class_tv"),
             "cls_test_acc": [r["cls_acc"] for r in results]}
 
 
 def sample_metrics(table: pd.DataFrame) -> dict:
-    """KID and coverage of ACL and the GMM (`<kid|coverage>_cls_<acl|gmm>`), ACL's memorization in features."""
-    m = {f"{k}_cls_{s}": per_rep(table, "cls", s, k) for k in ("kid", "coverage") for s in ("acl", "gmm")}
+    """KID, density and coverage of ACL, the GMM, the fitted Gaussian and the null (`<kid|density|coverage>_cls_<sampler>`),
+    ACL's memorization in features."""
+    m = {f"{k}_cls_{s}": per_rep(table, "cls", s, k) for k in ("kid", "density", "coverage") for s in ("acl", "gmm", "gauss", "mmd_gc")}
     m["cls_acl_memorization_feat"] = per_rep(table, "cls", "acl", "memorization_feat")
     return m
 
