@@ -127,11 +127,20 @@ def bench_stack(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, update
         torch.set_num_threads(before)
 
 
+def sweep_config(m, **over):
+    """The quick P-sweep's training settings (`PROFILES["quick"]`: its optimizer, `sweep_lr`, k, batch) with m chains."""
+    from papers.nlm.config import get_config
+    from papers.nlm.train import train_config
+
+    q = get_config("quick")
+    return train_config(q, lr=q.sweep_lr, n_chains=m, **over)
+
+
 def _bench_stack(sizes, reps, n, m, updates, rounds, gemm, device="cpu"):
     torch.manual_seed(0)
     data = torch.randn(max(sizes), n) * 0.8
     all_sizes = list(sizes) * reps
-    cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100, gemm_dtype=gemm)
+    cfg = sweep_config(m, gemm_dtype=gemm)
     stack = Trainer(data, all_sizes, cfg, seed=0, device=device)
     singles = [Trainer(data, [p], cfg, seed=i, device=device) for i, p in enumerate(all_sizes)]
     stack.train(2, show_progress=False)                       # warm-up
@@ -169,7 +178,7 @@ def stack_parts(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, update
         data = torch.randn(max(sizes), n) * 0.8
         all_sizes = list(sizes) * reps
         K = len(all_sizes)
-        cfg = TrainConfig(n_chains=m, k=10, lr=5e-3, batch=100)
+        cfg = sweep_config(m)
         stack = Trainer(data, all_sizes, cfg, seed=0)
         singles = [Trainer(data, [p], cfg, seed=i) for i, p in enumerate(all_sizes)]
         stack.train(2, show_progress=False)

@@ -37,16 +37,16 @@ from common.io import atomic_write_json  # noqa: E402
 from common.profiles import resolve  # noqa: E402
 from papers.nlm.config import PROFILES  # noqa: E402
 from papers.nlm.sampler import langevin  # noqa: E402
-from papers.nlm.train import Trainer, TrainConfig  # noqa: E402
+from papers.nlm.train import Trainer, TrainConfig, train_config  # noqa: E402
 
 GPU_SIDES = (("ours_fp32", "float32", 1), ("ours_bf16", "bfloat16", 1))
 
 
 def update_time(K, n, m, batch, k, mode="pcd", gemm="float32", reps=3, per=3, device="cuda"):
-    """Seconds per update of K stacked models (median of `reps` timings of `per` updates)."""
+    """Seconds per update of K stacked models (median of `reps` timings of `per` updates), with the full
+    profile's optimizer (Adam, weight decay on J, a bias: `PROFILES["full"]`)."""
     data = torch.randn(max(batch, 64), n) * 0.8
-    cfg = TrainConfig(n_chains=m, k=k, mode=mode, optimizer="gd", lr=5e-4, weight_decay=2e-6, bias=False,
-                      batch=batch, gemm_dtype=gemm)
+    cfg = train_config(resolve(PROFILES, "full"), n_chains=m, k=k, mode=mode, batch=batch, gemm_dtype=gemm)
     tr = Trainer(data, [len(data)] * K, cfg, seed=0, device=device)
     tr.update()
     return summary([time_per_call(tr.update, per) for _ in range(reps)])
@@ -100,8 +100,8 @@ def full_profile(gemm="float32", quick=False, device="cuda", tiny=False):
         "step_ages": step_time(int(c.n_ages), gen["n_gen"], n, steps=20 if tiny else 200, reps=reps, **d),
         "step_sweep": step_time(K_sweep, gen["sweep_gen"], n, steps=20 if tiny else 50, reps=reps, **d),
         "step_ooe": step_time(2 * R, gen["ooe_gen"], n, steps=20 if tiny else 200, reps=reps, **d),
-        # three stacked models at T = 1 and the quench null (one model, the noiseless flow): four model-steps
-        "step_explore": step_time(4, gen["explore_chains"], n, steps=20 if tiny else 500, reps=reps, **d),
+        # three stacked models at T = 1, the quench null (the noiseless flow) and the restart null: five model-steps
+        "step_explore": step_time(5, gen["explore_chains"], n, steps=20 if tiny else 500, reps=reps, **d),
         "check_main": stability_time(1, n, reps=reps, per=per or 3, **d),
         "check_sweep": stability_time(K_sweep, n, reps=reps, per=1, **d),
         "check_ooe": stability_time(R, n, reps=reps, per=per or 3, **d),
@@ -109,6 +109,7 @@ def full_profile(gemm="float32", quick=False, device="cuda", tiny=False):
     t = {key: v["median"] for key, v in unit.items()}
     updates = {"main (notebooks 01, 04, 06 share it)": (c.main_updates, "update_main"),
                "second data set (notebook 01)": (c.second_updates, "update_main"),
+               "explored model (notebook 04)": (c.explore_updates, "update_main"),
                "P-sweep (notebook 02)": (c.sweep_updates, "update_sweep"),
                "PCD replicates (notebook 03)": (c.ooe_updates, "update_ooe_pcd"),
                "Rdm replicates (notebook 03)": (u_rdm, "update_ooe_rdm")}
@@ -120,7 +121,8 @@ def full_profile(gemm="float32", quick=False, device="cuda", tiny=False):
              "out-of-equilibrium generation (notebook 03)": (2 * c.ooe_gen_steps, "step_ooe"),
              "exploration (notebook 04)": (c.explore_steps, "step_explore")}
     # the Euler-stability check every 100 updates of every training run
-    checks = {"stability checks, main and second": ((c.main_updates + c.second_updates) // 100, "check_main"),
+    checks = {"stability checks, main, second and explored": ((c.main_updates + c.second_updates + c.explore_updates) // 100,
+                                                               "check_main"),
               "stability checks, P-sweep": (c.sweep_updates // 100, "check_sweep"),
               "stability checks, PCD and Rdm replicates": ((c.ooe_updates + u_rdm) // 100, "check_ooe")}
     updates |= checks

@@ -10,8 +10,9 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
     python -m papers.nlm.devtune frames --seeds 100 101 102    # out of equilibrium: snapshot frames per window (ooe_window_frames)
 
 `explore`: trains the main model of notebook 01 once per seed (quick settings), then runs
-`studies.exploration.explore` with each variant of (explore_chains, explore_steps) and reports the
-trained model's transitions (mean, SE over chains), its median classes, and the nulls' values.
+`studies.exploration.explore` once with the longest chains and reports, for each chain length (explore_steps, read
+from the first windows of that run), the trained model's transitions (mean, SE over chains, margin over the
+claim's 3 in SEs), its median classes, and the restart and quench nulls' values.
 `ooe`: runs `studies.out_of_equilibrium.measure` with each Rdm-k training length and reports the window
 differences and their bootstrap SEs. `frames`: the same with extra snapshot times inside each window
 (`ooe_window_frames`), and each window claim's margin from its threshold in SEs (signed: positive on
@@ -37,10 +38,10 @@ import torch
 from .devtune_runs import WINDOW_CLAIMS, claim_numbers, margin, quick, window_claims
 from .devtune_runs import main as run_cli
 
-EXPLORE_VARIANTS = {  # name: profile overrides of notebook 04
-    "8x50k": dict(explore_chains=8, explore_steps=50_000),
-    "16x50k": dict(explore_chains=16, explore_steps=50_000),
-    "8x100k": dict(explore_chains=8, explore_steps=100_000),
+EXPLORE_VARIANTS = {  # name: chain length of notebook 04 (8 chains); every length is the first part of the longest run
+    "8x100k": 100_000,
+    "8x150k": 150_000,
+    "8x200k": 200_000,
 }
 OOE_VARIANTS = {  # name: profile overrides of notebook 03
     "rdm600": dict(ooe_rdm_updates=600),
@@ -54,21 +55,31 @@ EXPLORE_THRESHOLD = 3.0   # claim exploration-transitions: mean transitions >= 3
 
 
 def tune_explore(seed: int) -> dict:
+    """Notebook 04 at quick with the longest chains of EXPLORE_VARIANTS, each shorter length read from the first
+    windows of the same run (the chains, their noise and the burn-in are the same): the trained model's mean
+    transitions (SE over chains) and margin over the claim's 3 in SEs, the restart null's (the claims' control)
+    and the data-like fractions."""
     from .mainmodel import main_model
-    from .studies.exploration import explore
+    from .studies.exploration import chain_metrics, explore
 
-    model = main_model(quick(), seed)
-    out = {}
-    for name, over in EXPLORE_VARIANTS.items():
-        t0 = time.perf_counter()
-        m = explore(quick(**over), seed, model)["metrics"]
-        mean, se = m["explore_trained_transitions_mean"], m["explore_trained_transitions_se"]
-        out[name] = {"seconds": time.perf_counter() - t0, "transitions_mean": mean, "transitions_se": se,
-                     "margin_se": (mean - EXPLORE_THRESHOLD) / se if se > 0 else float("nan"),
-                     "classes_median": m["explore_trained_classes_median"], "data_like": m["explore_trained_data_like"],
-                     "untrained_transitions_mean": m["explore_untrained_transitions_mean"],
-                     "j0_transitions_mean": m["explore_j0_transitions_mean"]}
-        print(f"seed {seed} explore {name}:", json.dumps(out[name]), flush=True)
+    cfg = quick(explore_steps=max(EXPLORE_VARIANTS.values()))
+    model = main_model(cfg, seed)
+    t0 = time.perf_counter()
+    res = explore(cfg, seed, model)
+    seconds = time.perf_counter() - t0
+    out = {"seconds_longest": seconds}
+    for name, steps in EXPLORE_VARIANTS.items():
+        n_win = (steps - int(cfg.explore_burn)) // int(cfg.avg_steps)
+        row = {"steps": steps, "windows": n_win}
+        for null in ("trained", "restart", "quench"):
+            m = chain_metrics(null, [c[:n_win] for c in res["window_classes_all"][null]], int(cfg.explore_dwell))
+            mean, se = m[f"explore_{null}_transitions_mean"], m[f"explore_{null}_transitions_se"]
+            row[null] = {"transitions_mean": mean, "transitions_se": se, "classes_median": m[f"explore_{null}_classes_median"],
+                         "data_like": m[f"explore_{null}_data_like"],
+                         "margin_se": margin(mean, se, "at_least", EXPLORE_THRESHOLD)}
+        row["margin_se"] = row["trained"]["margin_se"]
+        out[name] = row
+        print(f"seed {seed} explore {name}:", json.dumps(row), flush=True)
     return out
 
 

@@ -148,7 +148,7 @@ def exploration(res):
     ax.set_xlabel("PC1"); ax.set_ylabel("PC2"); ax.set_zlabel("PC3"); ax.legend(fontsize=7)
     ax2 = fig.add_subplot(1, 4, 2)
     start, w = res["burn_steps"], res["window_steps"]
-    for name, mk in zip(EXPLORE_MODELS, ("o", "s", "x", "+")):
+    for name, mk in zip(EXPLORE_MODELS, ("o", "s", "x", "+", "d")):
         cls = np.asarray(res["window_classes"][name])
         t = start + w * (np.arange(len(cls)) + 0.5)
         ok = cls >= 0

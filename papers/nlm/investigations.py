@@ -9,6 +9,7 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
     python -m papers.nlm.investigations generalization --seeds 100 101 102 # the P-sweep's largest P: more training?
     python -m papers.nlm.investigations noise_length --seeds 100 101 102   # chains from noise: the paper's 5e4 steps?
     python -m papers.nlm.investigations binary --seeds 100 101 102         # the P-sweep on the digits with every pixel saturated
+    python -m papers.nlm.investigations relative --seeds 100 101 102       # the P-sweep's claims judged against new data
 
 `precision`: runs notebook 02's sweep (`studies.memorization_sweep.measure`) with gemm_dtype float32 and
 bfloat16 and reports each sweep claim's metric, its SE, and the bf16 minus fp32 difference in SEs (`z`):
@@ -30,6 +31,10 @@ memorized basins at quick. `binary`: the P-sweep of notebook 02 at its smallest 
 replicates) on quick's digits and on the same images with every pixel thresholded at 1/2 (`digits_binary`:
 saturated strokes), each sweep claim's value, SE and margin and where the largest-P samples sit: whether the
 grey levels of the 8x8 digits are what keeps the claims from the paper's regime (quick keeps `digits`).
+`relative`: notebook 02 at quick as it runs, and each claim of the sweep judged against new data (issue #41:
+held-out images used as the samples give the level) with its value, SE, margin, its control's and the
+claim's whole verdict as claims.yaml judges it, beside the levels and the split null (new data against new
+data): whether those criteria decide the same way on every development seed before the reported seeds run.
 """
 from __future__ import annotations
 
@@ -175,7 +180,30 @@ def investigate_precision(seed: int) -> dict:
     return out
 
 
-COMMANDS = {"precision": investigate_precision, "replicates": investigate_replicates, "generalization": investigate_generalization,
+RELATIVE_CLAIMS = ("memorization-small-p", "memorization-small-p-from-noise", "transition-in-range", "memorization-falls-with-p")
+RELATIVE_KEYS = ("mem_acc_small_p_pcd", "mem_acc_small_p_heldout", "mem_gap_small_p_heldout_split", "mem_gap_small_p_heldout_split_se",
+                 "p_star_pcd_inside", "p_star_heldout_inside", "rel_acc_mean_small_p_pcd", "rel_acc_mean_large_p_pcd",
+                 "mem_small_p", "mem_large_p", "mem_spearman", "mem_spearman_heldout")
+
+
+def investigate_relative(seed: int) -> dict:
+    from common.claims import judge
+
+    from .studies import memorization_sweep
+
+    t0 = time.perf_counter()
+    m = memorization_sweep.measure(quick(), seed=seed)["metrics"]
+    row = {"seconds": time.perf_counter() - t0, **{key: m.get(key) for key in RELATIVE_KEYS}}
+    for cid, claim in claims(RELATIVE_CLAIMS).items():
+        o = judge(claim, m, "quick")
+        se = m.get(claim.se) if claim.se else None
+        row[cid] = {"value": m[claim.metric], "se": se, "margin_se": margin(m[claim.metric], se, claim.compare, claim.value),
+                    "control_value": m[claim.control], "control_verdict": o.control.verdict, "verdict": o.verdict}
+    print(f"seed {seed} relative:", json.dumps(row), flush=True)
+    return row
+
+
+COMMANDS = {"relative": investigate_relative, "precision": investigate_precision, "replicates": investigate_replicates, "generalization": investigate_generalization,
             "noise_length": investigate_noise_length, "binary": investigate_binary}
 
 

@@ -72,7 +72,8 @@ def device_generator(generator, device):
 
 
 def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, snap_at=(), check_every: int = 100,
-             where: str = "langevin", show_progress: bool = False, gemm_dtype=None, stepper=None, noise_threads: int = 1):
+             where: str = "langevin", show_progress: bool = False, gemm_dtype=None, stepper=None, noise_threads: int = 1,
+             final_check: bool = True):
     """Run `steps` Euler-Maruyama steps of the neural Langevin dynamics dx = −∇E dt + √(2T) dW (Sec. 2) from x
     (not modified): x ← x + dt·F(x) + √(2T·dt)·ξ, F = −∇E (`model.force`). Returns (x, {step: φ(x) copy}).
 
@@ -83,12 +84,13 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
     moments agree with fp32 within their error). `stepper`: a `Stepper` subclass in place of the
     sampler's own step (only the deliberately broken steppers of `thermo` use it, as controls).
     `noise_threads`: the increments of a block drawn on that many threads (`fill_normal`; the same
-    numbers for any count).
+    numbers for any count). `final_check=False` skips the guard at the end (a host sync on a GPU): for callers
+    that guard on their own cadence (`train.Trainer`); with check_every=0 the call then never syncs.
     """
     check_temperature(T)
     if x.dim() == 3 and x.shape[0] == 1:                 # a stack of one model: the 2-D path (fastops.linear)
         x1, snaps = langevin(x[0], J[0] if J.dim() == 3 else J, b[0] if b.dim() == 2 else b, steps, dt, T, generator,
-                             snap_at, check_every, where, show_progress, gemm_dtype, stepper, noise_threads)
+                             snap_at, check_every, where, show_progress, gemm_dtype, stepper, noise_threads, final_check)
         return x1.unsqueeze(0), {k: v.unsqueeze(0) for k, v in snaps.items()}
     x = x.clone()
     J, b = J.to(x.device), b.to(x.device)
@@ -119,7 +121,8 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
                 next(prog, None)
     if prog is not None:
         next(prog, None)
-    guard(x, f"{where} step {steps}")
+    if final_check:
+        guard(x, f"{where} step {steps}")
     return x, snaps
 
 

@@ -37,14 +37,17 @@ def rise_through(sizes, values, level: float = 0.5) -> float:
 
 
 def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: int, seed: int, tag: str,
-                     refs=("train", "test")) -> dict:
+                     refs=("train", "test"), boots: dict | None = None) -> dict:
     """Acc_S, Acc_T, E_AAI against the training set and the held-out images for every P, pooled over the
     replicates at that P, with bootstrap SEs; the memorization criterion max(Acc_S, Acc_T) on the
     training set; the transition P* where (Acc_S + Acc_T)/2 on the training set rises through 1/2, with
     a 95 % bootstrap interval and the fraction of replicates whose crossing lies inside the swept range.
 
     samples: {model index: (S, D) images}; train_lists: {model index: (P, D) training images}; refs: the
-    references measured ("train" is needed for P*).
+    references measured ("train" is needed for P*). `boots`: a dict that receives the bootstrap replicates,
+    `boots[(ref, name)]` = (n_boot, len(sizes)). Two sample sets measured with the same `seed` and as many
+    points per side at a P draw the same resamples there (the reference's among them), so their replicates
+    pair (`paired_gap`, `relative_crossing`).
     """
     out = {}
     for ref in refs:
@@ -62,19 +65,35 @@ def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: i
             for nm, v in pooled.items():
                 out[(ref, nm)][0].append(v[0]); out[(ref, nm)][1].append(v[1])
     m = {}
-    for (ref, nm), (est, boots) in out.items():
+    for (ref, nm), (est, reps) in out.items():
         m[f"sweep{tag}_{nm}_{ref}"] = [float(e) for e in est]
-        m[f"sweep{tag}_{nm}_{ref}_se"] = [float(np.std(b, ddof=1)) for b in boots]
-    est, boots = out[("train", "acc_mean")]
-    boots = np.stack(boots, 1)                                            # (n_boot, P)
+        m[f"sweep{tag}_{nm}_{ref}_se"] = [float(np.std(b, ddof=1)) for b in reps]
+    if boots is not None:
+        boots.update({key: np.stack(b, 1) for key, (_, b) in out.items()})
+    est, reps = out[("train", "acc_mean")]
+    reps = np.stack(reps, 1)                                              # (n_boot, P)
     p_star = rise_through(sizes, est)
-    p_b = np.array([rise_through(sizes, b) for b in boots])
+    p_b = np.array([rise_through(sizes, b) for b in reps])
     inside = np.isfinite(p_b)
     m[f"p_star{tag}"] = p_star
     m[f"p_star{tag}_lo"], m[f"p_star{tag}_hi"] = ([float(np.percentile(p_b[inside], q)) for q in (2.5, 97.5)]
                                                   if inside.any() else [float("nan")] * 2)
     m[f"p_star{tag}_inside"] = float(inside.mean())
     return m
+
+
+def paired_gap(est_a, boot_a, est_b, boot_b, i: int = 0) -> tuple[float, float]:
+    """est_a[i] − est_b[i] and its SE from paired bootstrap replicates (`sweep_accuracies`' `boots`, (n_boot, P))."""
+    d = np.asarray(boot_a)[:, i] - np.asarray(boot_b)[:, i]
+    return float(est_a[i] - est_b[i]), float(np.std(d, ddof=1))
+
+
+def relative_crossing(boot_a, boot_b) -> float:
+    """Fraction of paired bootstrap replicates in which curve a lies below curve b at the smallest P and above
+    it at the largest: a crosses b inside the swept range (a measure relative to b's level, so a small-sample
+    bias both share, such as new data's (n − 1)/(2n − 1) < 1/2, cancels)."""
+    d = np.asarray(boot_a) - np.asarray(boot_b)
+    return float(np.mean((d[:, 0] < 0) & (d[:, -1] > 0)))
 
 
 def generalization_both(at, tag: str) -> dict:

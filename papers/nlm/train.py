@@ -61,6 +61,9 @@ class TrainConfig:
             raise UserError("k, n_chains and batch must be >= 1 and lr > 0")
 
 
+GUARD_EVERY = 100   # on a GPU, the chains are checked (a host sync) every this many updates, as the Euler stability
+
+
 class Trainer:
     """K models trained side by side on their own first P_k rows of a shared data tensor."""
 
@@ -109,7 +112,8 @@ class Trainer:
         idx = torch.where(self._full[:, None], self._full_idx, rnd)
         w = torch.where(self._full[:, None], self._full_w, torch.full_like(self._full_w, 1.0 / self._B))
         rows = (idx + self._row0).reshape(-1)                  # rows of the flattened (K·P_max, N) data
-        rows, w = rows.to(self.device), w.to(self.device)
+        if self.device.type != "cpu":                          # pinned, asynchronous: no host sync per update
+            rows, w = (t.pin_memory().to(self.device, non_blocking=True) for t in (rows, w))
         x = self.data.view(-1, self.N).index_select(0, rows).view(self.K, self._B, self.N)   # one copy, no expanded index
         return x, w
 
@@ -126,8 +130,11 @@ class Trainer:
                                       dtype=self.dtype, device=self.device)
         self.chains, _ = langevin(self.chains, J, b, cfg.k, cfg.dt, cfg.T, self.gen, check_every=0,
                                   gemm_dtype=torch.bfloat16 if cfg.gemm_dtype == "bfloat16" else None,
-                                  noise_threads=cfg.noise_threads)
-        if not math.isfinite(float(self.chains.sum())) or self.step_count % 10 == 0:   # one pass: NaN/inf make the sum non-finite
+                                  noise_threads=cfg.noise_threads, final_check=False)
+        if self.device.type == "cpu":                         # no sync on the CPU: check every update
+            if not math.isfinite(float(self.chains.sum())) or self.step_count % 10 == 0:   # NaN/inf make the sum non-finite
+                guard(self.chains, f"training update {self.step_count}")
+        elif self.step_count % GUARD_EVERY == 0:              # a GPU: one host sync per GUARD_EVERY updates
             guard(self.chains, f"training update {self.step_count}")
         gJ, gb = likelihood_gradient(x_data, self.chains, J, b, cfg.T, w)
         if not cfg.bias:
@@ -136,13 +143,14 @@ class Trainer:
             self.J.mul_(1.0 - cfg.weight_decay)
         else:
             gJ = gJ - cfg.weight_decay * J * self._offdiag
-        if self.frozen.any():                                 # models at the Euler limit keep their J, b
-            keep = self.frozen.to(self.device)
-            J_old, b_old = J[keep].clone(), b[keep].clone()
+        frozen = bool(self.frozen.any())                      # a CPU flag: no sync
+        if frozen:                                            # models at the Euler limit keep their J, b
+            keep = self.frozen.to(self.device, non_blocking=True)
+            J_old, b_old = J.clone(), b.clone()
         self.J.grad, self.b.grad = -gJ, -gb                   # optimizers minimise: ascend L
         self.opt.step()
-        if self.frozen.any():
-            self.J[keep], self.b[keep] = J_old, b_old
+        if frozen:                                            # masked copies (boolean indexing would sync)
+            self.J.copy_(torch.where(keep[:, None, None], J_old, self.J)); self.b.copy_(torch.where(keep[:, None], b_old, self.b))
         self.step_count += 1
 
     def train(self, n_updates: int, snap_at=(), desc: str = "train", show_progress: bool = True) -> dict:

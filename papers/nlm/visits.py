@@ -68,6 +68,7 @@ def visits(cls, dwell: int = 1) -> dict:
             "data_like": float((cls >= 0).mean()) if len(cls) else float("nan")}
 
 
-# the main model at T = 1; the same J, b at T = 0 (the noiseless flow) from the same persistent states (the
-# null: no thermal exploration); its J, b at update 0; J = 0, b = 0 (Ornstein-Uhlenbeck)
-EXPLORE_MODELS = ("trained", "quench", "untrained", "j0")
+# the main model at T = 1; the same J, b at T = 0 (the noiseless flow) from the same persistent states (logged);
+# its J, b at update 0; J = 0, b = 0 (Ornstein-Uhlenbeck); the same J, b at T = 1 put back to the same persistent
+# states at the start of every window (the claims' null: no long-time exploration); the order of the frames' stack
+EXPLORE_MODELS = ("trained", "quench", "untrained", "j0", "restart")

@@ -133,3 +133,24 @@ def test_on_a_gpu_the_local_rule_learns_the_data_mean():
     t = Trainer(x, [50], _cfg(optimizer="sgd", lr=0.05, n_chains=200, k=20, batch=50, gain=0.0), seed=0, device="cuda")
     t.train(150, show_progress=False)
     assert abs(float(t.chains.mean()) - 1.0) < 0.25
+
+
+@cuda
+def test_on_a_gpu_training_updates_do_not_sync_with_the_host():
+    """Between the checks every GUARD_EVERY updates (and the stability check every 100), an update (minibatch
+    gather, k Langevin steps, the rule, Adam or gd) never waits for the GPU: torch's sync debug mode raises on
+    any synchronizing call."""
+    from papers.nlm.train import GUARD_EVERY
+
+    assert GUARD_EVERY > 6
+    for mode, opt in (("pcd", "adam"), ("rdm", "gd")):
+        t = Trainer(_data(), [5, 30], _cfg(mode=mode, optimizer=opt), seed=4, device="cuda")
+        t.update()                                                   # update 0 checks (a sync) by design
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for _ in range(5):
+                t.update()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        assert t.step_count == 6 and t.J.device.type == "cuda" and torch.isfinite(t.J).all()

@@ -20,7 +20,7 @@ def test_tuning_and_investigations_are_apart_and_every_tuned_key_names_its_tunin
     from papers.nlm.config import PROFILES, TUNED
 
     assert set(devtune.COMMANDS) == {"explore", "dwell", "ooe", "frames"}
-    assert set(investigations.COMMANDS) == {"precision", "replicates", "generalization", "noise_length", "binary"}
+    assert set(investigations.COMMANDS) == {"precision", "replicates", "generalization", "noise_length", "binary", "relative"}
     for key, entry in TUNED.items():
         assert all(key in p for p in PROFILES.values()), key
         assert entry["result"] in devtune.COMMANDS and entry["why"] and entry["show"], key
@@ -32,7 +32,7 @@ def test_variants_are_the_documented_ones():
     from papers.nlm.config import PROFILES
 
     q = PROFILES["quick"]
-    assert (q["explore_chains"], q["explore_steps"]) in {(v["explore_chains"], v["explore_steps"]) for v in devtune.EXPLORE_VARIANTS.values()}
+    assert q["explore_chains"] == 8 and q["explore_steps"] in set(devtune.EXPLORE_VARIANTS.values())
     assert q["ooe_rdm_updates"] in {v["ooe_rdm_updates"] for v in devtune.OOE_VARIANTS.values()}
 
 
@@ -186,7 +186,7 @@ def test_noise_length_runs_the_sweeps_ends_per_length_and_measures_against_claim
 
     def fake_sweep(cfg, seed):
         seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_gen_steps))
-        return {"metrics": {"mem_acc_small_p": 0.6, "mem_acc_small_p_se": 0.05, "mem_acc_small_p_pcd": 0.2,
+        return {"metrics": {"mem_gap_small_p": 0.1, "mem_gap_small_p_se": 0.05, "mem_acc_small_p_pcd": 0.2,
                             **{k: float(i) for i, k in enumerate(investigations.NOISE_DIAGNOSTICS)}}}
 
     monkeypatch.setattr(memorization_sweep, "measure", fake_sweep)
@@ -196,8 +196,37 @@ def test_noise_length_runs_the_sweeps_ends_per_length_and_measures_against_claim
     assert seen == [(101, ends, q["sweep_replicates"], q["sweep_updates"], n) for n in (3000, 15_000, 50_000)]
     assert q["sweep_gen_steps"] == investigations.NOISE_LENGTHS["quick"]                # the first variant is quick as it runs
     row = out["paper50k"]
-    assert row["margin_se"] == pytest.approx(-2.0)                               # at_most 0.5: 0.6 is 2 SEs on the wrong side
+    assert row["margin_se"] == pytest.approx(-2.0)                               # at_most 0: 0.1 is 2 SEs on the wrong side
     assert (row["steps"], row["pcd_value"], row["small_p_pcd_d_train_median"]) == (50_000, 0.2, 1.0)
+
+
+def test_relative_runs_quick_sweep_once_and_judges_the_sweep_claims_as_claims_yaml_states_them(monkeypatch):
+    """investigate_relative runs notebook 02 at quick unchanged and reports each relative claim's value, margin
+    and whole verdict (stand-in metrics: every claim on its side by 3 SEs, every control failing)."""
+    from papers.nlm.studies import memorization_sweep
+
+    claims = devtune_runs.claims(investigations.RELATIVE_CLAIMS)
+    seen = []
+
+    def fake_sweep(cfg, seed):
+        seen.append((seed, cfg.sweep_sizes, cfg.sweep_gen_steps))
+        m = {k: 0.0 for k in investigations.RELATIVE_KEYS}
+        for c in claims.values():
+            sign = 1 if c.compare == "at_least" else -1
+            m[c.metric] = c.value + sign * 0.03
+            m[c.control] = c.value - sign * 0.5
+            if c.se:
+                m[c.se] = m[c.control_se] = 0.01
+        return {"metrics": m}
+
+    monkeypatch.setattr(memorization_sweep, "measure", fake_sweep)
+    out = investigations.investigate_relative(102)
+    q = devtune_runs.quick()
+    assert seen == [(102, q.sweep_sizes, q.sweep_gen_steps)]
+    for cid, c in claims.items():
+        assert out[cid]["verdict"] == "reproduced" and out[cid]["control_verdict"] == "not reproduced", cid
+        if c.se:
+            assert out[cid]["margin_se"] == pytest.approx(3.0)
 
 
 def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with_its_control(monkeypatch):
@@ -237,6 +266,32 @@ def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with
     assert out["digits"]["large_p_pcd_acc_t_test"] == 1.0 and out["digits"]["sizes"] == ends
 
 
+def test_explore_reads_every_chain_length_from_the_first_windows_of_one_run(monkeypatch):
+    """tune_explore runs notebook 04 once, at the longest length, and judges each shorter length on the windows
+    that length has ((steps - burn-in) / window), for the trained model and the restart and quench nulls."""
+    from papers.nlm import mainmodel
+    from papers.nlm.studies import exploration
+
+    cfg = devtune.quick()
+    longest = max(devtune.EXPLORE_VARIANTS.values())
+    n_long = (longest - cfg.explore_burn) // cfg.avg_steps
+    n_short = (min(devtune.EXPLORE_VARIANTS.values()) - cfg.explore_burn) // cfg.avg_steps
+    trained = np.array([1, 1, 3, 3] * (n_long // 4 + 1))[:n_long]        # a transition every 2 windows
+    trained[n_short:] = 6                                                 # after the shortest length: one class
+    cls = {"trained": [trained] * 2, "quench": [np.full(n_long, -1)] * 2, "restart": [np.full(n_long, 3)] * 2}
+    runs = []
+    monkeypatch.setattr(mainmodel, "main_model", lambda cfg, seed: {"seed": seed})
+    monkeypatch.setattr(exploration, "explore", lambda cfg, seed, model: runs.append(cfg.explore_steps) or {"window_classes_all": cls})
+    out = devtune.tune_explore(100)
+    assert runs == [longest]
+    short = min(devtune.EXPLORE_VARIANTS, key=devtune.EXPLORE_VARIANTS.get)
+    long_ = max(devtune.EXPLORE_VARIANTS, key=devtune.EXPLORE_VARIANTS.get)
+    assert out[short]["windows"] == n_short and out[short]["trained"]["transitions_mean"] == n_short // 2 - 1
+    assert out[long_]["trained"]["transitions_mean"] == n_short // 2 - 1 + 1     # one more: into class 6
+    assert out[short]["restart"]["transitions_mean"] == 0 and out[short]["restart"]["classes_median"] == 1
+    assert out[short]["quench"]["data_like"] == 0
+
+
 def test_dwell_counts_each_dwell_on_one_run_and_its_rule_picks_the_first_plateau(monkeypatch):
     """tune_dwell runs notebook 04 once per seed and counts visits at every dwell of DWELLS from the same
     window classes; chosen_dwell is the smallest dwell whose change to the next is < 20 % on every seed."""
@@ -247,7 +302,7 @@ def test_dwell_counts_each_dwell_on_one_run_and_its_rule_picks_the_first_plateau
     runs = []
     # two identical chains per model: classes 1 1 3 3 3 1 (trained), constant 3 (quench), off the data (the others)
     cls = {"trained": [np.array([1, 1, 3, 3, 3, 1])] * 2, "quench": [np.array([3] * 6)] * 2,
-           "untrained": [np.array([-1] * 6)] * 2, "j0": [np.array([-1] * 6)] * 2}
+           "untrained": [np.array([-1] * 6)] * 2, "j0": [np.array([-1] * 6)] * 2, "restart": [np.array([3] * 6)] * 2}
     monkeypatch.setattr(mainmodel, "main_model", lambda cfg, seed: {"seed": seed})
     monkeypatch.setattr(exploration, "explore", lambda cfg, seed, model: runs.append(seed) or {
         "window_classes_all": cls, "metrics": {f"explore_{n}_data_like": 0.0 for n in EXPLORE_MODELS}})

@@ -21,7 +21,7 @@ TINY = dict(  # every size of the full profile cut to seconds; the rule, dataset
     second_updates=0, sweep_sizes=[5, 24], sweep_replicates=1, sweep_updates=3, sweep_gen=8, sweep_gen_steps=20,
     sweep_boot=8, avg_steps=20, ooe_p=24, ooe_updates=3, ooe_rdm_k=20, ooe_rdm_updates=3, ooe_gen_steps=80,
     ooe_times=5, ooe_gen=8, ooe_n_test=20, ooe_boot=8, ooe_replicates=2, explore_steps=300, explore_every=10,
-    explore_burn=50, explore_chains=2, denoise_nlm_updates=4, denoise_nlm_steps=20, denoise_reps=1, grad_grid=41,
+    explore_burn=50, explore_chains=2, explore_p=20, explore_updates=3, denoise_nlm_updates=4, denoise_nlm_steps=20, denoise_reps=1, grad_grid=41,
     ep_chains=64, ep_steps=60, ep_burn=60, quench_steps=20,
 )
 
@@ -50,7 +50,7 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
     _fake_mnist(tmp_path)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
     cfg = get_config("full", **TINY)
-    assert (cfg.dataset, cfg.optimizer, cfg.bias) == ("mnist", "gd", False)
+    assert (cfg.dataset, cfg.optimizer, cfg.lr, cfg.weight_decay, cfg.bias) == ("mnist", "adam", 5e-5, 5e-7, True)
     preflight(cfg)
     torch.set_num_threads(1)
     seed = 0
@@ -60,16 +60,17 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
     J, b = st["J"], st["b"]
     assert J.shape[-1] == 784 == model["data"].x_train.shape[1]
     assert torch.count_nonzero(torch.diagonal(J, dim1=-2, dim2=-1)) == 0   # J_ii = 0, as in the paper's model
-    assert torch.count_nonzero(b) == 0                                 # the released rule has no bias
+    assert torch.count_nonzero(b) > 0                                  # the revised scripts train a bias
     results = {"age": samples_over_age(cfg, seed, model, device=device),
                "sweep": memorization_sweep.measure(cfg, seed=seed, device=device),    # notebook 02
                "ooe": out_of_equilibrium.measure(cfg, seed=seed, device=device),      # notebook 03
-               "explore": exploration.explore(cfg, seed, model, device=device),       # notebook 04
+               "explore": exploration.measure(cfg, seed=seed, device=device),         # notebook 04 (its own P)
                "denoise": denoising.measure(cfg, seed=seed),                          # notebook 05
                "rule": rule_and_spectrum.rule_checks(cfg, seed),                      # notebook 06
                "spectrum": rule_and_spectrum.spectrum(model)}
     for res in results.values():
         metrics |= res["metrics"]
+    assert metrics["explore_p"] == cfg.explore_p == 20                 # notebook 04 explores its own P (full: 288)
     # every notebook figure draws from the full profile's results (28 x 28 images, results made on `device`)
     import matplotlib.pyplot as plt                                     # MPLBACKEND=Agg (conftest)
     for draw, key in ((figs.samples_over_age, "age"), (figs.age_curves, "age"), (figs.sweep, "sweep"),

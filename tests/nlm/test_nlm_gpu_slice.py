@@ -19,9 +19,9 @@ def test_dry_run_projects_the_full_profiles_counts_times_the_measured_unit_times
     assert {"ok", "seconds", "projected_gpu_hours", "basis", "peak_mem_gb", "notes"} <= set(r)
     assert r["ok"] is True and r["peak_mem_gb"] is None and r["seconds"] > 0
     c, full = r["counts"], resolve(PROFILES, "full")
-    # the counts are the full profile's, not the dry run's: 1.2e5 main updates, Rdm-500 at the PCD run's budget
+    # the counts are the full profile's, not the dry run's: 1.2e5 main updates, Rdm-500 for the released 2400 x 10
     assert c["main (notebooks 01, 04, 06 share it)"] == full.main_updates == 120_000
-    assert c["Rdm replicates (notebook 03)"] == full.ooe_updates * full.k // full.ooe_rdm_k == 2400
+    assert c["Rdm replicates (notebook 03)"] == full.ooe_rdm_updates == 24_000
     assert c["exploration (notebook 04)"] == full.explore_steps
     expected = sum(c[name] * r["unit_s"][r["unit_keys"][name]] for name in c) / 3600
     assert r["projected_gpu_hours"] == pytest.approx(expected, rel=1e-12)

@@ -47,6 +47,35 @@ def test_paper_terms_read_the_smallest_p_for_memorization_and_the_largest_for_ge
                          ("gen_acc_dev_large_p", ""), ("gen_acc_dev_large_p", "_se"))}
 
 
+def test_relative_terms_judge_each_sample_set_against_new_data_with_paired_replicates():
+    """mem_gap = max(Acc) of a set minus new data's at the smallest P, SE over the paired differences of the
+    replicates; p_cross_rel = the share of replicates below new data at the smallest P and above at the largest."""
+    from papers.nlm.sweep import paired_gap, relative_crossing
+
+    assert paired_gap([0.2, 0.7], np.array([[0.1, 0.6], [0.3, 0.8]]), [0.45, 0.5], np.array([[0.4, 0.5], [0.5, 0.5]])) == (
+        pytest.approx(-0.25), pytest.approx(np.std([-0.3, -0.2], ddof=1)))
+    a = np.array([[0.2, 0.6], [0.5, 0.6], [0.2, 0.4], [0.1, 0.9]])
+    b = np.array([[0.4, 0.5], [0.4, 0.5], [0.4, 0.5], [0.4, 0.5]])
+    assert relative_crossing(a, b) == 0.5                               # replicates 0 and 3 cross inside
+    boots, m = {}, {}
+    sets = {"pcd": ("_pcd", [0.2, 0.7]), "noise": ("", [0.5, 0.7]), "untrained": ("_untrained", [1.0, 1.0]),
+            "heldout": ("_heldout", [0.45, 0.5]), "heldout_a": ("_heldout_a", [0.44, 0.5]), "heldout_b": ("_heldout_b", [0.46, 0.49])}
+    for key, (tag, v) in sets.items():
+        rep = np.array([v, v]) + np.array([[0.01], [-0.01]])               # two replicates around the estimate
+        boots[key] = {("train", "acc_max"): rep, ("train", "acc_mean"): rep}
+        m[f"sweep{tag}_acc_max_train"] = m[f"sweep{tag}_acc_mean_train"] = v
+    out = memorization_sweep.relative_terms(m, boots)
+    assert out["mem_gap_small_p_pcd"] == pytest.approx(-0.25) and out["mem_gap_small_p_pcd_se"] == pytest.approx(0.0)
+    assert out["mem_gap_small_p_untrained"] == pytest.approx(0.55) and out["mem_gap_small_p"] == pytest.approx(0.05)
+    assert out["mem_gap_small_p_heldout_split"] == pytest.approx(-0.02)            # half against the other half
+    assert out["p_cross_rel_pcd_inside"] == 1.0 and out["p_cross_rel_untrained_inside"] == 0.0
+    assert out["rel_acc_mean_large_p_pcd"] == pytest.approx(0.2) and out["rel_acc_mean_large_p_heldout_split"] == pytest.approx(0.01)
+    fall = memorization_sweep.fall_terms([0.5, 0.2, 0.1], [0.02, 0.0, 0.0], 100, 50)
+    assert fall["mem_fall"] == pytest.approx(0.4) and fall["mem_fall_heldout"] == pytest.approx(0.02)
+    assert fall["mem_fall_se"] == pytest.approx(math.sqrt(0.25 / 100 + 0.09 / 100))
+    assert fall["mem_fall_heldout_se"] == pytest.approx(math.sqrt(0.02 * 0.98 / 50))
+
+
 def test_per_p_metrics_and_the_nulls_scalars():
     acc = _curves("", [0.1, 0.4, 0.7], [0.2, 0.5, 0.45], [0.3, 0.1, 0.05], [0.2, 0.5, 0.7])
     m = memorization_sweep.per_p_metrics(acc, [5, 20, 60])

@@ -118,8 +118,33 @@ def test_released_rule_is_plain_decayed_gradient_step():
     expect = (1 - 2e-6) * J0 + 5e-4 * gJ
     assert torch.allclose(t.J.detach(), expect, atol=1e-7, rtol=0)
     assert float(t.b.detach().abs().max()) == 0.0                         # no bias
+
+
+def test_full_profile_follows_the_revised_scripts_adam_with_decay_on_j_only():
+    """full: Adam at 5e-5 with weight decay 5e-7 on J only and a bias (`1train_PCD_multi.py`: eta, lambda1), and
+    one update equals torch's Adam with a parameter group that decays J alone (b undecayed)."""
+    from papers.nlm.config import PROFILES
+    from papers.nlm.model import likelihood_gradient
+    from papers.nlm.sampler import langevin
+
     full = PROFILES["full"]
-    assert (full["optimizer"], full["lr"], full["weight_decay"], full["bias"]) == ("gd", 5e-4, 2e-6, False)
+    assert (full["optimizer"], full["lr"], full["sweep_lr"], full["weight_decay"], full["bias"]) == ("adam", 5e-5, 5e-5, 5e-7, True)
+    assert full["ooe_rdm_updates"] == 24_000 and (full["explore_p"], full["explore_updates"]) == (288, full["sweep_updates"])
+    x = _data()
+    cfg = _cfg(optimizer="adam", lr=5e-5, weight_decay=5e-7, bias=True, n_chains=12, batch=30)
+    t = Trainer(x, [30], cfg, seed=3)
+    J0, b0, chains0, gen = t.J.detach().clone(), t.b.detach().clone(), t.chains.clone(), t.gen.get_state()
+    t2 = Trainer(x, [30], cfg, seed=3); t2.gen.set_state(gen)
+    xd, w = t2._batch()
+    ch, _ = langevin(chains0, J0, b0, cfg.k, cfg.dt, cfg.T, t2.gen, check_every=0)
+    gJ, gb = likelihood_gradient(xd, ch, J0, b0, cfg.T, w)
+    J, b = torch.nn.Parameter(J0.clone()), torch.nn.Parameter(b0.clone())
+    opt = torch.optim.Adam([{"params": [J], "weight_decay": 5e-7}, {"params": [b], "weight_decay": 0.0}], lr=5e-5)
+    J.grad, b.grad = -gJ, -gb
+    opt.step()
+    t.update()
+    assert torch.allclose(t.J.detach(), J.detach(), atol=1e-9, rtol=0) and torch.allclose(t.b.detach(), b.detach(), atol=1e-9, rtol=0)
+    assert float(t.b.detach().abs().max()) > 0.0                          # the bias learns
 
 
 def test_models_at_the_euler_limit_freeze_and_the_rest_learn():

@@ -45,12 +45,15 @@ def ungated_metrics(name: str, labels) -> dict:
 
 
 def explore(cfg, seed: int, model: dict, device=None) -> dict:
-    """Long chains of the main model (from its persistent chains) and of three nulls, stacked.
+    """Long chains of the main model (from its persistent chains) and of four nulls.
 
-    The nulls: `quench`, the trained J, b without noise (T = 0, the noiseless flow) from the SAME
-    persistent states as the trained chains: what the paper credits for exploration is the thermal
-    dynamics of the trained network, and this null keeps everything else (couplings, starting states,
-    windows, data-like gate); `untrained` (its J, b at update 0) and `j0` (J = 0, b = 0), from N(0, I).
+    The claims' null: `restart`, the trained J, b at T = 1 from the SAME persistent states, put back to those
+    states at the start of every window: the same couplings, temperature, starting states, windows, gate and
+    dwell, without the long-time wandering the paper credits (each window is a fresh 500-step excursion from
+    the start); what it counts is a label flickering at a class boundary, the simplest other source of
+    transitions. Logged: `quench`, the same J, b at T = 0 (the noiseless flow) from the same states (the null
+    before: its chains mostly settle on fixed points off the data, so it failed at the data-like gate);
+    `untrained` (its J, b at update 0) and `j0` (J = 0, b = 0), from N(0, I).
     After a burn-in of `explore_burn` steps, each chain's images are averaged over windows of
     `avg_steps` Langevin steps (as the memorization measure does); `class_visits` counts the digit
     classes visited (a visit lasts at least `explore_dwell` data-like windows) and the transitions
@@ -65,28 +68,33 @@ def explore(cfg, seed: int, model: dict, device=None) -> dict:
     g = torch.Generator().manual_seed(int(seed) * 101 + 3)
     x = torch.randn((3, n_chains, data.n), generator=g, dtype=J.dtype)
     # the trained model's chains start from its persistent training chains (its own long-run samples;
-    # chains from noise need far longer than the run to reach them, see notebook 03); so does the quench
-    # null (the same states); the other nulls from noise
+    # chains from noise need far longer than the run to reach them, see notebook 03); so do the quench
+    # and restart nulls (the same states); the other nulls from noise
     pcd = st["chains"][0]
     x[0] = pcd[torch.randperm(len(pcd), generator=g)[:n_chains]].to(J.dtype) if len(pcd) >= n_chains else x[0]
     dev = compute_device(device)
     x, J, b = x.to(dev), J.to(dev), b.to(dev)
-    xq = x[0].clone()
+    xq, x_start = x[0].clone(), x[0].clone()
+    xr = x_start.clone()
+    gr = torch.Generator().manual_seed(int(seed) * 101 + 5)          # the restart null's own noise
     every = int(cfg.explore_every)
+    burn = int(cfg.explore_burn) // every
+    per_window = max(1, int(cfg.avg_steps) // every)                  # frames per window
     frames = []
-    for _ in progress(range(cfg.explore_steps // every), desc="long chains"):
+    for i in progress(range(cfg.explore_steps // every), desc="long chains"):
+        if i >= burn and (i - burn) % per_window == 0:
+            xr = x_start.clone()                                      # every window starts afresh from the same states
         x, _ = langevin(x, J, b, every, cfg.dt, cfg.T, g, check_every=0, where="exploration")
         xq, _ = flow(xq, J[0], b[0], every, cfg.dt)
-        frames.append(phi(torch.stack([x[0], xq, x[1], x[2]])).cpu().numpy().copy())
+        xr, _ = langevin(xr, J[0], b[0], every, cfg.dt, cfg.T, gr, check_every=0, where="exploration restart null")
+        frames.append(phi(torch.stack([x[0], xq, x[1], x[2], xr])).cpu().numpy().copy())
     frames = np.asarray(frames)                                       # (frames, model, chain, N)
     train_img, labels = data.images("train")[: model["p"]], data.y_train[: model["p"]]
     radius = float(np.quantile(metrics.nearest_distance(data.images("test"), train_img), 0.95))
-    burn = int(cfg.explore_burn) // every
-    per_window = max(1, int(cfg.avg_steps) // every)                  # frames per window
     win = window_images(frames[burn:], per_window)                    # (windows, model, chain, N)
     dwell = int(cfg.explore_dwell)
     m = {"explore_radius": radius, "explore_frames": int(len(frames)), "explore_windows": int(len(win)),
-         "explore_chains": n_chains, "explore_dwell": dwell}
+         "explore_chains": n_chains, "explore_dwell": dwell, "explore_p": int(model["p"])}
     classes = {}
     for k, name in enumerate(EXPLORE_MODELS):
         cls = classes[name] = [window_classes(win[:, k, c], train_img, labels, radius) for c in range(n_chains)]
@@ -104,7 +112,9 @@ def explore(cfg, seed: int, model: dict, device=None) -> dict:
 
 
 def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
-    """The main model of notebook 01 (its checkpoint in `run_dir` reused when present) and its long chains
-    against the nulls (`explore`)."""
-    model = main_model(cfg, seed, run_dir, device=device)
+    """The explored model and its long chains against the nulls (`explore`): the main model of notebook 01 (its
+    checkpoint in `run_dir` reused when present) unless `explore_p` > 0 names another training-set size, trained
+    `explore_updates` updates (full: the P = 288 model of the sweep's length, as the paper's figure)."""
+    model = main_model(cfg, seed, run_dir, p=int(cfg.explore_p) or None, updates=int(cfg.explore_updates) or None,
+                       device=device)
     return explore(cfg, seed, model, device=device)

@@ -7,6 +7,8 @@ made here, from the sweep's curves (`paper_terms`, `heldout_terms`, `copies_term
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -16,7 +18,8 @@ from .. import encoding, metrics
 from ..generation import from_noise, time_average
 from ..model import init_couplings, phi
 from ..sampler import flow, langevin
-from ..sweep import basin_diagnostics, binomial_se, crossing, generalization_both, sweep_accuracies, trend
+from ..sweep import (basin_diagnostics, binomial_se, crossing, generalization_both, paired_gap, relative_crossing,
+                     sweep_accuracies, trend)
 from ..train import Trainer, compute_device, train_config
 
 
@@ -76,6 +79,47 @@ def heldout_terms(m: dict) -> dict:
     """The memorization claims' null: held-out images as the samples, max(Acc_S, Acc_T) at the smallest P."""
     return {"mem_acc_small_p_heldout": m["sweep_heldout_acc_max_train"][0],
             "mem_acc_small_p_heldout_se": m["sweep_heldout_acc_max_train_se"][0]}
+
+
+# sample sets judged against new data (issue #41): the persistent chains, the chains from noise, the untrained
+# network, and half the held-out images against the other half (new data against new data: the nulls)
+RELATIVE_SETS = (("_pcd", "pcd"), ("", "noise"), ("_untrained", "untrained"), ("_heldout_split", "heldout_a"))
+
+
+def relative_terms(m: dict, boots: dict) -> dict:
+    """The memorization claims judged against new data's level, from the sweep's paired bootstrap replicates
+    (`boots[set][(ref, name)]`, `sweep_accuracies`): the reference set is the held-out images used as samples
+    ("heldout"; for the split null its other half, "heldout_b").
+
+    `mem_gap_small_p{tag}`: max(Acc_S, Acc_T) against the training set at the smallest P minus new data's, with
+    the SE of the paired difference; `p_cross_rel{tag}_inside`: the fraction of replicates whose
+    (Acc_S + Acc_T)/2 lies below new data's at the smallest P and above it at the largest (the transition
+    inside the range, relative to new data); `rel_acc_mean_{small,large}_p{tag}`: that difference at both ends."""
+    out = {}
+    for tag, key in RELATIVE_SETS:
+        ref_tag, ref = ("_heldout_b", "heldout_b") if key == "heldout_a" else ("_heldout", "heldout")
+        a_tag = "_heldout_a" if key == "heldout_a" else tag
+        b, rb = boots[key], boots[ref]
+        g, se = paired_gap(m[f"sweep{a_tag}_acc_max_train"], b[("train", "acc_max")],
+                           m[f"sweep{ref_tag}_acc_max_train"], rb[("train", "acc_max")])
+        out[f"mem_gap_small_p{tag}"], out[f"mem_gap_small_p{tag}_se"] = g, se
+        out[f"p_cross_rel{tag}_inside"] = relative_crossing(b[("train", "acc_mean")], rb[("train", "acc_mean")])
+        for end, i in (("small", 0), ("large", -1)):
+            d, d_se = paired_gap(m[f"sweep{a_tag}_acc_mean_train"], b[("train", "acc_mean")],
+                                 m[f"sweep{ref_tag}_acc_mean_train"], rb[("train", "acc_mean")], i)
+            out[f"rel_acc_mean_{end}_p{tag}"], out[f"rel_acc_mean_{end}_p{tag}_se"] = d, d_se
+    return out
+
+
+def fall_terms(mem, mem_heldout, n_samples: int, n_heldout: int) -> dict:
+    """The memorized fraction's fall from the smallest to the largest P (`mem_fall`), of the time-averaged samples
+    and of the held-out images used as samples (`mem_fall_heldout`, the null), each with a binomial SE over the
+    pooled samples (the replicates' spread is not in it)."""
+    out = {}
+    for tag, v, n in (("", mem, n_samples), ("_heldout", mem_heldout, n_heldout)):
+        out[f"mem_fall{tag}"] = float(v[0] - v[-1])
+        out[f"mem_fall{tag}_se"] = math.hypot(binomial_se(v[0], n), binomial_se(v[-1], n))
+    return out
 
 
 def copies_terms(acc_copies: dict) -> dict:
@@ -160,14 +204,17 @@ def measure(cfg, *, seed: int, device=None) -> dict:
         rows.append(q)
     # the paper's metrics, every sample used (disjoint groups of min(P, S)), bootstrap SEs, P* with an interval
     train_lists = {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}
-    acc = sweep_accuracies(sizes, per_model, dict(enumerate(img["noise"])), train_lists, test_img, int(cfg.sweep_boot), seed, "")
+    bt = {key: {} for key in ("noise", "untrained", "pcd", "heldout", "heldout_a", "heldout_b")}   # paired replicates
+    acc = sweep_accuracies(sizes, per_model, dict(enumerate(img["noise"])), train_lists, test_img, int(cfg.sweep_boot), seed, "",
+                           boots=bt["noise"])
     acc_u = sweep_accuracies(sizes, per_model, {k: img["untrained"][r] for k, (p, r) in enumerate(per_model)},
-                             train_lists, test_img, int(cfg.sweep_boot), seed, "_untrained")
+                             train_lists, test_img, int(cfg.sweep_boot), seed, "_untrained", boots=bt["untrained"])
     mean = lambda key: [float(np.mean([q[key] for q in rows if q["P"] == p])) for p in sizes]  # noqa: E731
     m = fraction_metrics(sizes, mean)
     # secondary diagnostic: the same measure on the time-averaged images (each chain's basin centre)
     acc_avg = sweep_accuracies(sizes, per_model, dict(enumerate(img["avg"])), train_lists, test_img, 50, seed, "_avg")
-    acc_p = sweep_accuracies(sizes, per_model, dict(enumerate(img["pcd"])), train_lists, test_img, int(cfg.sweep_boot), seed, "_pcd")
+    acc_p = sweep_accuracies(sizes, per_model, dict(enumerate(img["pcd"])), train_lists, test_img, int(cfg.sweep_boot), seed, "_pcd",
+                             boots=bt["pcd"])
     m.update(acc); m.update(acc_u); m.update(acc_avg); m.update(acc_p)
     m.update(per_p_metrics(acc, sizes))                               # one scalar per P (for the README tables)
     m["sweep_frozen_at"] = [int(f) for f in tr.frozen_at]
@@ -180,11 +227,19 @@ def measure(cfg, *, seed: int, device=None) -> dict:
     # training set, the paper's own criterion)
     n_s = int(xp.shape[-2])
     held = {k: test_img[:n_s] for k in range(len(per_model))}
-    m.update(sweep_accuracies(sizes, per_model, held, train_lists, test_img, int(cfg.sweep_boot), seed, "_heldout", refs=("train",)))
+    m.update(sweep_accuracies(sizes, per_model, held, train_lists, test_img, int(cfg.sweep_boot), seed, "_heldout", refs=("train",),
+                              boots=bt["heldout"]))
     m.update(heldout_terms(m))
+    # the relative claims' null: half the held-out images as the samples against the other half as new data's level
+    half = len(test_img) // 2
+    for key, rows_ in (("heldout_a", test_img[:half]), ("heldout_b", test_img[half:2 * half])):
+        m.update(sweep_accuracies(sizes, per_model, {k: rows_ for k in range(len(per_model))}, train_lists, test_img,
+                                  int(cfg.sweep_boot), seed, "_" + key, refs=("train",), boots=bt[key]))
+    m.update(relative_terms(m, bt))
     mem_h = [float(np.mean([metrics.memorized_fraction(held[k], train_lists[k]) for k, (pp, _) in enumerate(per_model) if pp == p]))
              for p in sizes]
     m["sweep_heldout_memorized"], m["mem_spearman_heldout"] = mem_h, trend(sizes, mem_h)
+    m.update(fall_terms(m["sweep_memorized"], mem_h, int(cfg.sweep_gen) * reps, n_s * reps))
     copies = {k: train_lists[k] for k, (p, _) in enumerate(per_model) if p == sizes[-1]}   # all P: every one a copy
     m.update(copies_terms(sweep_accuracies(sizes[-1:], per_model, copies, train_lists, test_img, int(cfg.sweep_boot), seed, "_copies")))
     m.update(large_p_terms(m))
