@@ -105,12 +105,11 @@ TUNED = {
     "learned-clones-independent": {
         "result": "learned_late",
         "show": [f"results.{seed}.{key}" for seed in (100, 101, 102)
-                 for key in ("learned_late_agreement", "learned_late_agreement_se", "learned_untrained_late_agreement",
-                             "learned_empirical_late_agreement")],
-        "why": "the time (the grid's last, 2.5 x 1/2 ln Lambda, well past speciation; the exact empirical score's "
-               "agreement there is shown beside it) and the tolerance 0.05, fixed before the reported run: under a "
-               "third of the way from sum_c w_c^2 (1/2 for two balanced classes) to the untrained network's "
-               "agreement, which keeps the start",
+                 for key in ("learned_late_agreement", "learned_untrained_late_agreement")]
+                + ["results.tolerance_window.untrained_gap", "results.tolerance_window.tolerance"],
+        "why": "the time (the grid's last, 2.5 x 1/2 ln Lambda, well past speciation) and the tolerance, fixed before "
+               "the reported run: half the distance from sum_c w_c^2 (1/2 for two balanced classes) to the untrained "
+               "network's smallest late agreement on the development seeds (it keeps the start), rounded down to 0.01",
     },
     "fp_fold_offsets": {
         "result": "fold_window",
