@@ -12,9 +12,11 @@ own scale, positive inside and negative outside:
 | `interval [a, b]` | (h - abs(x - c)) / h | c, h: the interval's centre and half-width |
 
 A claim's row shows its measurement (dot) with its uncertainty (bar: the one-sided bounds the verdict was
-judged with, mapped through z) and, below it, its control (hollow dot, same criterion). A claim that clears
+judged with, mapped through z) and, below it, its control (hollow dot, same criterion). Its label says the
+numbers in the claim's own units ("+0.30 vs >= 0; control +0.35"), so that a 0.1 pp effect is told from a
+10 pp one and a point pinned at the clip or at 1 still says its value. A claim that clears
 its control by a wide margin has its dot far right of 0 and its control's bar far left of 0. Phenomena
-and agreements are drawn in separate panels. Values beyond ±`CLIP` are drawn at the edge with an arrow.
+and agreements (and identities, shown but never counted) are drawn in separate panels. Values beyond ±`CLIP` are drawn at the edge with an arrow.
 """
 from __future__ import annotations
 
@@ -22,10 +24,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .claims import (AGREEMENT, INCONCLUSIVE, NATURES, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED,
-                     Claim, accepted_region, judge, pooled_metrics)
+from .claims import (AGREEMENT, IDENTITY, INCONCLUSIVE, NATURES, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION,
+                     REPRODUCED, Claim, accepted_region, judge, pooled_metrics)
 
 CLIP = 3.0
+AXIS = ("margin inside the criterion, in units of its scale (|v| for >= v or <= v, the tolerance t for = v ± t, the "
+        "half-width for an interval):\n0 is the criterion's edge, > 0 meets it, points beyond ±3 are clipped (arrow); "
+        "each row's label gives the numbers in the claim's own units")
 COLORS = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", INCONCLUSIVE: "#b35806", NOT_RUN: "#9a9a9a"}
 
 
@@ -44,6 +49,33 @@ class Row:
     verdict: str
     metric: list[Mark]    # one per seed (or one pooled, for a comparison)
     control: list[Mark]
+    label: str = ""       # the numbers in the claim's own units: "+0.3 vs >= 0; control -0.35"
+
+
+def _num(x: float) -> str:
+    return f"{x:+.3g}" if x != 0 else "0"
+
+
+def short_criterion(c: Claim, metrics: dict, region: tuple[float, float]) -> str:
+    """The criterion in the claim's own units, compactly: '>= 0', '<= 0.5', '= 1 ± 0.015', 'in [0.1, 0.2]'."""
+    lo, hi = region
+    if c.compare == "at_least":
+        return f">= {lo:.3g}"
+    if c.compare == "at_most":
+        return f"<= {hi:.3g}"
+    if c.compare == "interval":
+        return f"in [{lo:.3g}, {hi:.3g}]"
+    return f"= {(lo + hi) / 2:.4g} ± {(hi - lo) / 2:.2g}"
+
+
+def row_label(c: Claim, outcomes: list, region: tuple[float, float], metrics: dict) -> str:
+    """'+0.30 vs >= 0; control +0.35': the measurement (mean over the marks), the criterion and the control's value
+    in the claim's own units (a comparison's values are mean paired differences)."""
+    ms = [o.measured for o in outcomes if o.measured is not None and math.isfinite(o.measured)]
+    cs = [o.control.measured for o in outcomes if o.control is not None and o.control.measured is not None
+          and math.isfinite(o.control.measured)]
+    text = (_num(sum(ms) / len(ms)) if ms else "not measured") + f" vs {short_criterion(c, metrics, region)}"
+    return text + (f"; control {_num(sum(cs) / len(cs))}" if cs else "")
 
 
 def margin(x: float, region: tuple[float, float], scale: float) -> float:
@@ -102,7 +134,8 @@ def rows(claims: list[Claim], per_seed: list[dict], profile: str) -> list[Row]:
         metric = [m for o in outcomes if (m := mark(o.measured, o.ci_low, o.ci_high, region, s))]
         control = [m for o in outcomes if o.control and (m := mark(o.control.measured, o.control.ci_low, o.control.ci_high, region, s))]
         verdicts = {o.verdict for o in outcomes}
-        out.append(Row(c.id, c.nature, verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE, metric, control))
+        out.append(Row(c.id, c.nature, verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE, metric, control,
+                       row_label(c, outcomes, region, runs[0])))
     return out
 
 
@@ -132,14 +165,14 @@ def _draw_panel(ax, rows: list[Row], title: str) -> None:
                 ax.annotate("", xy=(math.copysign(CLIP, m.z), yy), xytext=(math.copysign(CLIP - 0.35, m.z), yy),
                             arrowprops=dict(arrowstyle="->", color="#555"))
         ticks.append(y + 0.17)
-        labels.append(r.claim)
+        labels.append(f"{r.claim}\n{r.label}" if r.label else r.claim)
         y += 1.0
     ax.axvspan(0, CLIP + 0.3, color="#1b7837", alpha=0.07)
     ax.axvline(0, color="#333", lw=1)
     ax.set_xlim(-CLIP - 0.3, CLIP + 0.3)
     ax.set_ylim(y - 0.4, -0.6)
-    ax.set_yticks(ticks, labels, fontsize=8)
-    ax.set_xlabel("margin inside the criterion (criterion's scale; > 0 meets it)", fontsize=8)
+    ax.set_yticks(ticks, labels, fontsize=7)
+    ax.set_xlabel(AXIS, fontsize=7)
     ax.set_title(title, fontsize=10)
 
 
@@ -149,14 +182,16 @@ def forest_figure(rows_: list[Row], paper: str, profile: str):
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    groups = [(n, [r for r in rows_ if r.nature == n]) for n in (PHENOMENON, AGREEMENT)] + [("", [r for r in rows_ if r.nature not in NATURES])]
+    groups = [(n, [r for r in rows_ if r.nature == n]) for n in (PHENOMENON, AGREEMENT, IDENTITY)] + \
+        [("", [r for r in rows_ if r.nature not in NATURES])]
     groups = [(n, g) for n, g in groups if g]
-    height = max(2.5, 0.32 * max(len(g) for _, g in groups) + 1.4)
-    fig, axes = plt.subplots(1, len(groups), figsize=(6.2 * len(groups), height), squeeze=False)
-    names = {PHENOMENON: "phenomena and comparisons", AGREEMENT: "agreements", "": "nature not declared"}
+    height = max(2.8, 0.42 * max(len(g) for _, g in groups) + 1.8)
+    fig, axes = plt.subplots(1, len(groups), figsize=(7.0 * len(groups), height), squeeze=False)
+    names = {PHENOMENON: "phenomena and comparisons", AGREEMENT: "agreements", IDENTITY: "identities (shown, not counted)",
+             "": "nature not declared"}
     for ax, (n, g) in zip(axes[0], groups):
         rep = sum(r.verdict == REPRODUCED for r in g)
-        _draw_panel(ax, g, f"{paper} ({profile}): {names[n]}, {rep} of {len(g)} reproduced")
+        _draw_panel(ax, g, f"{paper} ({profile}): {names[n]}, {rep} of {len(g)} {'hold' if n == IDENTITY else 'reproduced'}")
     handles = [Line2D([], [], marker="o", ls="", color=COLORS[v], label=v) for v in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)]
     handles.append(Line2D([], [], marker="o", ls="", mfc="white", mec="#555", color="#555", label="control (same criterion)"))
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)

@@ -20,7 +20,7 @@ import yaml
 
 from . import paths
 from . import evidence
-from .claims import (AGREEMENT, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED,
+from .claims import (AGREEMENT, IDENTITY, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED,
                      UNCONTROLLED, VERDICTS, format_control, format_measured, headline, load_paper, read_claims_table,
                      reproduced_of, split_by_nature, summary)
 from .errors import UserError, user_errors_exit
@@ -184,7 +184,9 @@ def _rel(p: Path) -> str:
 
 def _counts(s: dict) -> str:
     split = split_by_nature(s)
-    return ", ".join(f"{s[v]} {v}" for v in VERDICTS) + (f" ({REPRODUCED}: {split})" if split else "")
+    held, ids = s.get(IDENTITY, (0, 0))
+    return (", ".join(f"{s[v]} {v}" for v in VERDICTS) + (f" ({REPRODUCED}: {split})" if split else "")
+            + (f"; {ids} identit{'ies' if ids != 1 else 'y'} shown apart ({held} hold)" if ids else ""))
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -204,8 +206,14 @@ def _claim_rows_md(table) -> list[str]:
         lines.append("| " + " | ".join([f"**{_md(r['id'])}** ({_md(r['kind'])}): {_md(r['statement'])}",
                                         f"{_md(r['paper_value'])} ({_md(r['source'])})", _md(r["criterion"]), *measured,
                                         _md(_control_text(r, seeds)), *([_md(r.get("pooled"))] if pooled else []),
-                                        f"**{_md(r['verdict'])}**", _md(r.get("note"))]) + " |")
+                                        f"**{_md(r['verdict'])}**", _md(_why(r))]) + " |")
     return lines
+
+
+def _why(r) -> str:
+    """The verdict's note, then what would decide an inconclusive claim."""
+    note, decide = text(r.get("note")), text(r.get("decide"))
+    return "; ".join(x for x in (note, f"what would decide it: {decide}" if decide else "") if x)
 
 
 def _control_text(r, seeds: list[str]) -> str:
@@ -284,7 +292,8 @@ figure{margin:1.2em 0;max-width:900px}figure img{max-width:100%;border:1px solid
 dl.prov dt{font-weight:600}dl.prov dd{margin:0}
 """
 
-# Marks an image that failed to load, and records "<loaded>/<total>" on <html data-images> (read by the tests).
+# Marks an image that failed to load, and records "<loaded>/<total>" on <html data-images> and the first table's right
+# edge in px on <html data-first-table-right> (both read by the tests).
 SCRIPT = """
 <script>
 window.addEventListener('load', function () {
@@ -294,16 +303,21 @@ window.addEventListener('load', function () {
     else { im.classList.add('broken'); im.insertAdjacentHTML('afterend', '<p class="warn">image missing: ' + im.getAttribute('src') + '</p>'); }
   });
   document.documentElement.setAttribute('data-images', ok + '/' + imgs.length);
+  var first = document.querySelector('table');
+  if (first) { document.documentElement.setAttribute('data-first-table-right', Math.ceil(first.getBoundingClientRect().right)); }
 });
 </script>
 """
 
 
-def _badge(verdict: str) -> str:
+def _badge(verdict: str, short: bool = False) -> str:
+    """A verdict as a coloured label (`short`: its first word, for narrow column heads; the full name on hover)."""
     color = VERDICT_COLOR.get(verdict)
     if not color:
         return html.escape(text(verdict))
-    return f"<span class='v' style='background:{color}' title='{html.escape(VERDICT_MEANING[verdict])}'>{html.escape(verdict)}</span>"
+    label = verdict.replace(" at this scale", "") if short else verdict
+    return (f"<span class='v' style='background:{color}' title='{html.escape(verdict)}: {html.escape(VERDICT_MEANING[verdict])}'>"
+            f"{html.escape(label)}</span>")
 
 
 def _count_cell(n: int, verdict: str) -> str:
@@ -312,25 +326,33 @@ def _count_cell(n: int, verdict: str) -> str:
 
 
 def _overview_html(entries: list[dict]) -> list[str]:
+    """The first table: one row per paper and profile, narrow enough for a 1400 px screen (the verdicts' counts,
+    the reproduced ones split by nature in one cell, the claims shown apart in another; when a run finished is
+    in its section)."""
     esc = html.escape
-    out = ["<table><tr><th>paper</th><th>profile</th>" + "".join(f"<th>{_badge(v)}</th>" for v in VERDICTS)
-           + f"<th>claims</th><th>phenomena reproduced</th><th>agreements reproduced</th><th>{_badge(PROJECTION)}</th><th>uncontrolled</th><th>seeds</th><th>wall time</th><th>finished</th></tr>"]
+    out = ["<table class='overview'><tr><th>paper</th><th>profile</th>"
+           + "".join(f"<th>{_badge(v, short=True)}</th>" for v in VERDICTS)
+           + "<th>reproduced of counted</th><th>shown apart</th><th>seeds</th><th>wall time</th></tr>"]
     for e in entries:
         name = f"<a href='#{_anchor(e['paper'], e['profile'])}'>{esc(e['paper'])}</a>"
         title = f"<br><span class='small'>{esc(e['meta'].get('title', ''))}</span>"
         if not e["dir"]:
-            out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}</td><td colspan='12' class='small'>no complete run: "
+            out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}</td><td colspan='8' class='small'>no complete run: "
                        f"<code>make reproduce-{esc(e['paper'])} PROFILE={esc(e['profile'])}</code></td></tr>")
             continue
         s, m = e["summary"], e["manifest"]
         seeds = ", ".join(map(str, m["seeds"])) if m.get("seeds") else text(m.get("seed"))
         flag = " <span class='small'>(a later attempt failed)</span>" if e.get("failed") else ""
         flag += " <span class='small'>(stale: see below)</span>" if e.get("stale") else ""
+        held, ids = s.get(IDENTITY, (0, 0))
+        apart = [f"{ids} identit{'ies' if ids != 1 else 'y'} ({held} hold)" if ids else "",
+                 f"{s[PROJECTION]} projection{'s' * (s[PROJECTION] != 1)}" if s[PROJECTION] else "",
+                 f"{s[UNCONTROLLED]} uncontrolled" if s[UNCONTROLLED] else ""]
         out.append(f"<tr><td>{name}{title}</td><td>{esc(e['profile'])}{flag}</td>" + "".join(_count_cell(s[v], v) for v in VERDICTS)
-                   + f"<td class='n'>{s['total']}</td><td class='n'>{reproduced_of(s, PHENOMENON)}</td><td class='n'>{reproduced_of(s, AGREEMENT)}</td>"
-                   f"<td class='n'>{s[PROJECTION]}</td><td class='n'>{s[UNCONTROLLED]}</td>"
-                   f"<td>{esc(seeds)}</td><td>{esc(_wall(m))}</td>"
-                   f"<td class='small'>{esc(str(m.get('finished', '')))}</td></tr>")
+                   + f"<td class='n'>{s[REPRODUCED]}/{s['total']}<br><span class='small'>phenomena {reproduced_of(s, PHENOMENON)}, "
+                   f"agreements {reproduced_of(s, AGREEMENT)}</span></td>"
+                   f"<td class='small'>{esc(', '.join(a for a in apart if a)) or '–'}</td>"
+                   f"<td>{esc(seeds)}</td><td>{esc(_wall(m))}</td></tr>")
     out.append("</table>")
     if (fig := paths.results_root() / "evidence" / "verdicts.png").exists():
         out.append(f"<figure><img src='{html.escape(_rel(fig))}' alt='verdicts by paper, phenomena and agreements apart' "
@@ -361,6 +383,8 @@ def _claims_html(e: dict) -> list[str]:
         else:
             measured = f"<td>{esc(format_measured(r))}</td>"
         note = text(r.get("note"))
+        decide = text(r.get("decide"))
+        note = note + (f"; what would decide it: {decide}" if note and decide else decide and f"what would decide it: {decide}")
         control = f"<td>{esc(_control_text(r, seeds))}<br>{_badge(text(r.get('control_verdict')))}</td>"
         measured += control + (f"<td>{esc(text(r.get('pooled')))}</td>" if pooled else "")
         out.append(f"<tr>{claim}{paper}<td>{esc(text(r['criterion']))}</td>{measured}"

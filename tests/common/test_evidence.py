@@ -50,7 +50,10 @@ def test_rows_judge_each_seed_and_leave_out_claims_not_run():
     assert p.verdict == INCONCLUSIVE                                   # seed 1's control passes too
     assert [m.z for m in a.metric] == pytest.approx([0.5, 1.0]) and a.verdict == REPRODUCED
     assert [m.z for m in a.control] == pytest.approx([-2.0, -2.0])
+    # each row says its numbers in the claim's units: the mean over seeds, the criterion, the control's mean
+    assert p.label == "+2.5 vs >= 1; control +1" and a.label == "+0.025 vs = 0 ± 0.1; control +0.3"
     fig = evidence.forest_figure(rows, "toy", "quick")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["p\n+2.5 vs >= 1; control +1"]
     assert [ax.get_title().split(": ")[1] for ax in fig.axes] == ["phenomena and comparisons, 0 of 1 reproduced",
                                                                  "agreements, 1 of 1 reproduced"]
     import matplotlib.pyplot as plt

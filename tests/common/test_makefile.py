@@ -104,6 +104,10 @@ def check_in_browser(page, tmp_path):
     loaded = re.search(r'data-images="(\d+)/(\d+)"', dom.stdout)
     assert loaded and loaded.groups() == (str(n_img), str(n_img)), (loaded and loaded.group(0), n_img)
     assert not re.search(r'<img[^>]*class="broken"', dom.stdout)
+    wide = subprocess.run([*flags, "--window-size=1400,900", "--virtual-time-budget=10000", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=180)
+    right = re.search(r'data-first-table-right="(\d+)"', wide.stdout)
+    assert right and int(right.group(1)) <= 1400, right and right.group(0)   # the first table fits a 1400 px screen
     shot = tmp_path / "report.png"
     subprocess.run([*flags, "--window-size=1280,1600", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=180)
     from PIL import Image
