@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 from . import paths
-from .claims import AGREEMENT, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED, format_control, \
+from .claims import AGREEMENT, IDENTITY, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED, format_control, \
     format_measured, headline, load_paper, read_claims_table, reproduced_of, summary
 from .errors import user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
@@ -142,11 +142,24 @@ def _widened(row: str) -> str:
     return " | ".join(cells[:3] + ["–", "–"] + cells[3:]) if row.count(" | ") == 10 else row
 
 
+def _share(s: dict) -> str:
+    """' (12 %)': the inconclusive claims' share of those judged at this profile (not those not run here)."""
+    judged = s["total"] - s[NOT_RUN]
+    return f" ({100 * s[INCONCLUSIVE] / judged:.0f} %)" if judged else ""
+
+
+def _apart(s: dict) -> str:
+    """'2 (2) / 0': identities (how many hold) and projections, shown but never counted."""
+    held, ids = s.get(IDENTITY, (0, 0))
+    return f"{ids} ({held}) / {s[PROJECTION]}"
+
+
 def overview_block(profile: str, old: str = "") -> list[str]:
     """Every paper's row from its run here; a paper without one keeps its row of `old` (the block's
     previous text, whose stamp says which run it came from) or says it has none."""
     lines = ["| paper | id | claims (" + profile + ") | phenomena reproduced | agreements reproduced | not reproduced | "
-             "inconclusive | not run here | projections | uncontrolled | seeds | wall time per seed | run |",
+             "inconclusive (share of those judged here) | not run here | identities (hold) / projections, shown apart | uncontrolled | "
+             "seeds | wall time per seed | run |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes, total, kept = [], [], []
     previous = _kept_rows(old)
@@ -172,7 +185,7 @@ def overview_block(profile: str, old: str = "") -> list[str]:
         seeds = ", ".join(map(str, run.seeds)) if run.seeds else str(run.manifest.get("seed", "–"))
         lines.append(f"| {title} | `{paper}` | {s[REPRODUCED]}/{s['total']} reproduced | {reproduced_of(s, PHENOMENON)} | "
                      f"{reproduced_of(s, AGREEMENT)} | {s[NOT_REPRODUCED]} | "
-                     f"{s[INCONCLUSIVE]} | {s[NOT_RUN]} | {s[PROJECTION]} | {s['uncontrolled']} | {seeds} | {wall} | "
+                     f"{s[INCONCLUSIVE]}{_share(s)} | {s[NOT_RUN]} | {_apart(s)} | {s['uncontrolled']} | {seeds} | {wall} | "
                      f"{stamp(run.manifest)} |")
         notes += [f"- `{paper}`: **stale:** {why}." for why in staleness(run.manifest, paper)]
     if total and all(math.isfinite(t) for t in total):
