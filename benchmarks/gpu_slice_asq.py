@@ -37,6 +37,7 @@ def qat_units(cfg) -> dict[str, int]:
     for b in cfg.bits:
         n["lsq_step"] += 1
         n["asq_step"] += 1
+    n["lsq_step"] += len(getattr(cfg, "sbeta_bits", []))       # the scalar-beta null: LSQ's cost (no adapter)
     for g in cfg.ablation_grids:
         if g == "uniform" and cfg.ablation_bits in cfg.bits:
             continue                                            # the same run as ASQ uniform at that width

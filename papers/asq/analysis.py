@@ -30,9 +30,9 @@ def paired(df: pd.DataFrame, a: str, b: str) -> tuple[float, float, int]:
     return float(d.mean()), float((d > 0).mean()), int(len(d))
 
 
-def per_seed(df: pd.DataFrame, config: str, seeds) -> list[float]:
-    """Accuracy of `config` at each of `seeds`, in that order (NaN where a seed lacks it)."""
-    wide = df.pivot_table(index="seed", columns="config", values="acc")
+def per_seed(df: pd.DataFrame, config: str, seeds, column: str = "acc") -> list[float]:
+    """Accuracy (`column`) of `config` at each of `seeds`, in that order (NaN where a seed lacks it)."""
+    wide = df.pivot_table(index="seed", columns="config", values=column)
     col = wide[config] if config in wide else pd.Series(dtype=float)
     return [float(col.get(s, np.nan)) for s in seeds]
 

@@ -36,8 +36,7 @@ def collect_betas(qmodel: nn.Module, data, n: int = 2000, batch_size: int = 500)
     for _, l in layers:
         l.act_q.record_beta = True
     try:
-        for start in range(0, min(n, len(data)), batch_size):
-            xb, _ = data.batch(torch.arange(start, min(start + batch_size, n, len(data))))
+        for xb, _ in data.eval_batches(batch_size, n):
             qmodel(xb.to(device=p.device, dtype=p.dtype))
             for name, l in layers:
                 out[name].append(l.act_q.last_beta.clone())

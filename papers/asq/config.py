@@ -27,6 +27,11 @@ _COMMON = dict(
     mse_samples=20000,
     freeze_samples=2000,      # training images over which each layer's beta is averaged (the frozen-beta control)
     ckpt_dir="",              # "" = <run_dir>/checkpoints; point at a torchrun-trained cache
+    fp_checkpoint="",         # ImageNet: a torchvision-format float state dict to fine-tune from ("" = train the float model)
+    augment=False,            # training augmentation: crop + flip (CIFAR), RandomResizedCrop + flip (ImageNet)
+    eval_each_epoch=False,    # test accuracy after every QAT epoch: the best of them (the release's best_acc1) beside the final
+    sbeta_bits=[],            # widths with the trained null of ASQ's adaptivity (one scalar beta per layer, method sbeta)
+    converged_qat_steps=780,  # QAT steps after which LSQ's activation step has converged (quick's sizes; TUNED below)
 )
 
 PROFILES = {
@@ -36,10 +41,11 @@ PROFILES = {
                   lut_arch="resnet18"),
     "quick": dict(_COMMON, dataset="fashion_mnist", arch="small_resnet", width=16, n_train=10000, n_test=0,
                   fp_epochs=6, qat_epochs=2, batch_size=128, seeds=[0, 1, 2], bits=[2, 3, 4],
-                  ablation_grids=["uniform", "pot", "post"]),
+                  ablation_grids=["uniform", "pot", "post"], sbeta_bits=[2, 3]),
     "full": dict(_COMMON, dataset="cifar10", arch="resnet20", width=16, n_train=0, n_test=0,
                  fp_epochs=200, qat_epochs=90, batch_size=256, seeds=[0, 1, 2], bits=[2, 3, 4],
-                 ablation_grids=["uniform", "pot", "post", "post_released"], mse_samples=200000),
+                 ablation_grids=["uniform", "pot", "post", "apot", "post_released", "pot_released"], mse_samples=200000,
+                 augment=True, eval_each_epoch=True, sbeta_bits=[2, 3, 4]),
 }
 
 
@@ -59,7 +65,8 @@ def get_config(profile: str, seed: int = 0, **overrides):
 def preflight(cfg) -> None:
     """Missing data and bad sizes of the run `cfg` (`get_config(...)`'s result) end here in one line, before any
     notebook runs (the runner calls it): CIFAR-10 or ImageNet files absent (naming `make data DATASETS=<name>`),
-    ImageNet with a model of the wrong shape, epochs < 0 or sizes < 1. The digits ship with scikit-learn."""
+    an `fp_checkpoint` that is not a file or is given without ImageNet, ImageNet with a model of the wrong shape,
+    epochs < 0 or sizes < 1. The digits ship with scikit-learn."""
     from common.data import available, folder
     from common.errors import UserError
 
@@ -68,6 +75,15 @@ def preflight(cfg) -> None:
                 "imagenet": "ImageNet as class folders (train/<class>/*.JPEG, val/<class>/*.JPEG)"}.get(cfg.dataset, cfg.dataset)
         raise UserError(f"the {cfg.profile} profile needs {need} in data/{folder(cfg.dataset)}/ or under $REPRO_DATA; "
                         f"run `make data DATASETS={cfg.dataset}` or set REPRO_DATA")
+    if cfg.fp_checkpoint:
+        from pathlib import Path
+
+        if cfg.dataset != "imagenet":
+            raise UserError(f"fp_checkpoint holds torchvision's ImageNet weights; use it with -p dataset=imagenet "
+                            f"(got dataset={cfg.dataset})")
+        if not Path(cfg.fp_checkpoint).is_file():
+            raise UserError(f"fp_checkpoint {cfg.fp_checkpoint!r} is not a file; save torchvision's float weights "
+                            f"there (README 'ImageNet') or drop -p fp_checkpoint")
     if cfg.dataset == "imagenet" and cfg.arch not in ("resnet18", "resnet34", "resnet50"):
         raise UserError(f"ImageNet needs an ImageNet-shape model; add -p arch=resnet34 (got arch={cfg.arch})")
     for key in ("fp_epochs", "qat_epochs", "batch_size", "eval_batch", "freeze_samples"):
@@ -76,7 +92,18 @@ def preflight(cfg) -> None:
             raise UserError(f"{key} must be an integer >= {0 if key.endswith('epochs') else 1}; got {v!r}")
 
 
-#: settings chosen on development seeds (common/devseeds.py): none. Every value above is the released
-#: recipe's (`default.yaml`), the reference notes' plan, or a size chosen for the time budget, never a
-#: development run's pick; asq has no devtune.
-TUNED: dict = {}
+#: settings chosen on development seeds (common/devseeds.py, `python -m papers.asq.devtune qat_length`)
+TUNED: dict = {
+    "converged_qat_steps": {
+        "result": "qat_length",
+        "show": ["results.converged_epochs", "results.converged_steps", "results.max_change_to_next_e2",
+                 "results.max_change_to_next_e5", "results.max_change_to_next_e10",
+                 "results.mean_gain_asq_lsq_e2", "results.mean_gain_sbeta_lsq_e2",
+                 "results.mean_gain_asq_lsq_e10", "results.mean_gain_sbeta_lsq_e10"],
+        "why": "the QAT length (in steps at quick's sizes) after which LSQ's activation step has converged: the "
+               "shortest length of the ladder 2, 5, 10, 20 epochs whose every layer's final step is within 1 % of "
+               "the next length's, on every development seed (devtune.converged_length). The ASQ-vs-LSQ and "
+               "ASQ-vs-scalar-beta claims need at least this length; quick's 156 steps are below it, so they are "
+               "judged at full (90 epochs x 195 steps)",
+    },
+}

@@ -20,7 +20,7 @@ from common.errors import UserError
 from .layers import QUANT_LAYERS, QConv2d, QLinear
 from .levels import check_grid
 
-METHODS = ("lsq", "asq")
+METHODS = ("lsq", "asq", "sbeta")   # sbeta: ASQ's trained null (one scalar beta per layer, `ActQuantizer`)
 FIRST_LAST = ("fp", "8bit")
 
 
@@ -54,7 +54,7 @@ def quantize_model(model: nn.Module, method: str = "asq", w_bits: int = 4, a_bit
     (official code `q_resnet.py`: every inner conv incl. 1x1 downsamples; first conv and last FC full precision,
     `FirstConv2dUnfold` / `LastLinear`).
 
-    method: "lsq" or "asq"; w_bits / a_bits: 2..8 or 32 (float); weight_grid: see `levels.GRIDS`;
+    method: "lsq", "asq" or "sbeta" (one trained scalar beta per layer, no adapter); w_bits / a_bits: 2..8 or 32 (float); weight_grid: see `levels.GRIDS`;
     first_last: "fp" (default) or "8bit". Adapter weights are drawn from a generator seeded by `seed`.
     """
     from common.seed import torch_generator
@@ -98,6 +98,6 @@ def init_step_sizes(model: nn.Module, batch: torch.Tensor) -> None:
     was_training = model.training
     model.eval()
     for _, m in quant_layers(model):
-        m.act_q.initialized.fill_(False)
+        m.act_q.reset()
     model(batch)
     model.train(was_training)

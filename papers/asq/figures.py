@@ -49,14 +49,15 @@ def level_sets(out: dict, cfg) -> list:
     return [
         ("fig01-level-sets", grid_levels(), {"caption": "The 4-bit normalised weight grids: uniform, POT, the b-bit POST set used here and the released 2^b+1-level set with the sqrt 2 base restored."}),
         ("fig01-synthetic-error", synthetic_error(out["synthetic"]), {"caption": "Weight error (MSE / variance at the best clip) of each grid on Gaussian and Laplace samples, per bit width (log scale)."}),
-        ("fig01-layer-error", layer_error(out["layers"], f"seed{s0}"), {"caption": f"Weight error per quantized layer of the trained float model (seed {s0}) for uniform, POT and POST at 3 and 4 bits.", "claims": ["post-vs-pot-mse-w4"]}),
+        ("fig01-layer-error", layer_error(out["layers"], f"seed{s0}"), {"caption": f"Weight error per quantized layer of the trained float model (seed {s0}) for uniform, POT, POST and APoT at 3 and 4 bits.", "claims": ["post-vs-apot-mse-w4"]}),
     ]
 
 
 # -- 02 QAT comparison -----------------------------------------------------------------------------
 def lsq_vs_asq(df, fp_mean: float, dataset: str, arch: str):
-    """Accuracy of LSQ, ASQ and frozen-beta ASQ per width (mean and sd over seeds); dashed: the float model."""
-    uni = df[df.method.isin(["fp", "lsq", "asq", "frozen-asq"]) & df.grid.isin(["uniform", "float"])].copy()
+    """Accuracy of LSQ, ASQ, the scalar-beta null and frozen-beta ASQ per width (mean and sd over seeds); dashed:
+    the float model."""
+    uni = df[df.method.isin(["fp", "lsq", "asq", "sbeta", "frozen-asq"]) & df.grid.isin(["uniform", "float"])].copy()
     fig, ax = plt.subplots(figsize=(6, 4))
     sns.pointplot(data=uni[uni.method != "fp"], x="bits", y="acc", hue="method", dodge=0.25, errorbar="sd", ax=ax)
     ax.axhline(fp_mean, color="k", ls="--", lw=1, label=f"FP {fp_mean:.2f}")
@@ -96,8 +97,8 @@ def qat_comparison(out: dict, cfg) -> list:
     df, b = out["table"], cfg.ablation_bits
     fp_mean = df[df.method == "fp"].acc.mean()
     return [
-        ("fig02-lsq-vs-asq", lsq_vs_asq(df, fp_mean, cfg.dataset, cfg.arch), {"caption": "Test accuracy of LSQ, ASQ and ASQ with beta frozen at each layer's mean (the control) at W2A2, W3A3, W4A4 (mean and sd over the training seeds of this run); dashed: float model.", "claims": ASQ_VS_LSQ + ["asq-w4-vs-fp"]}),
-        ("fig02-paired-deltas", paired_deltas(out["pairs"]), {"caption": "Per-seed paired accuracy differences (same float checkpoint and data order): ASQ - LSQ and frozen-beta ASQ - LSQ (the control) per bit width, POST - POT and POST - uniform at W4A4.", "claims": ASQ_VS_LSQ + ["post-vs-pot-acc-w4", "post-vs-uniform-w4"]}),
+        ("fig02-lsq-vs-asq", lsq_vs_asq(df, fp_mean, cfg.dataset, cfg.arch), {"caption": "Test accuracy of LSQ, ASQ, the trained scalar-beta null (sbeta: one trained beta per layer, no adapter) and ASQ with beta frozen at each layer's mean (a diagnostic) at W2A2, W3A3, W4A4 (mean and sd over the training seeds of this run); dashed: float model.", "claims": ASQ_VS_LSQ + ["asq-vs-sbeta-w2", "asq-w4-vs-fp"]}),
+        ("fig02-paired-deltas", paired_deltas(out["pairs"]), {"caption": "Per-seed paired accuracy differences (same float checkpoint and data order): ASQ - LSQ, scalar beta - LSQ (the trained null) and frozen-beta ASQ - LSQ (a diagnostic) per bit width, POST - POT and POST - uniform at W4A4.", "claims": ASQ_VS_LSQ + ["post-vs-pot-acc-w4", "post-vs-uniform-w4"]}),
         ("fig02-grid-ablation", grid_ablation(df, fp_mean, b, cfg.ablation_grids), {"caption": f"Test accuracy per weight grid at W{b}A{b} with ASQ activations (bars: mean, dots: seeds); dashed: float model.", "claims": ["post-vs-pot-acc-w4", "post-vs-uniform-w4"]}),
     ]
 

@@ -260,6 +260,7 @@ def accounting(qmodel: nn.Module, input_shape: tuple, lut_entry_bytes: int = 2) 
     qmodel = copy.deepcopy(qmodel)           # the MAC-counting forward pass must not touch the caller's model
     for _, layer in quant_layers(qmodel):
         layer.act_q.initialized.fill_(True)  # no step-size initialisation from the dummy input
+        layer.act_q._initialized = True
     names = {n for n, _ in qmodel.named_parameters()}
     is_quant = lambda n: (".act_q." in f".{n}" or ".weight_q." in f".{n}")  # noqa: E731
     model_params = sum(p.numel() for n, p in qmodel.named_parameters() if not is_quant(n))
@@ -321,8 +322,7 @@ def code_flips(qmodel: nn.Module, fq64_model: nn.Module, data, batch_size: int):
     (c32, h32), (c64, h64) = recorder(qmodel), recorder(fq64_model)
     logits, logits64, flips = [], [], []
     try:
-        for start in range(0, len(data), batch_size):
-            xb, _ = data.batch(torch.arange(start, min(start + batch_size, len(data))))
+        for xb, _ in data.eval_batches(batch_size):
             xb = xb.to(device)
             c32.clear(), c64.clear()
             logits.append(qmodel(xb).cpu())

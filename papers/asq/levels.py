@@ -119,7 +119,7 @@ def storage_bits(grid: str, bits: int) -> int:
     return math.ceil(math.log2(level_set(grid, bits).numel()))
 
 
-def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
+def project(v: torch.Tensor, levels: torch.Tensor, key: tuple | None = None) -> torch.Tensor:
     """Nearest level of each entry of v (levels sorted ascending), without a levels x weights tensor.
 
     The nearest-level projection of the release (official code `post.py: post_quantization`, there an argmin
@@ -132,16 +132,19 @@ def project(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
 
     (a midpoint m lies below v exactly when m * 2^K <= ceil(v * 2^K) - 1, m * 2^K an integer).
     Other level sets go through a binary search (`torch.bucketize`), O(n log L).
+    `key`: the levels as a tuple of floats (`levels_key`), which names the cached table without reading
+    `levels` back to the host; the quantizers pass it, so a projection on a GPU costs no device sync.
     """
-    table = lookup_table(levels, v.dtype, values=True, device=v.device)
+    table = lookup_table(levels, v.dtype, values=True, device=v.device, key=key)
     if table is None:
-        return levels.to(device=v.device, dtype=v.dtype)[project_index(v, levels)]
+        return levels.to(device=v.device, dtype=v.dtype)[project_index(v, levels, key)]
     return _look_up(v, *table)
 
 
-def project_index(v: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
-    """Index into `levels` of the nearest level of each entry of v (ties go to the lower level)."""
-    table = lookup_table(levels, v.dtype, values=False, device=v.device)
+def project_index(v: torch.Tensor, levels: torch.Tensor, key: tuple | None = None) -> torch.Tensor:
+    """Index into `levels` of the nearest level of each entry of v (ties go to the lower level); `key` as in
+    `project`."""
+    table = lookup_table(levels, v.dtype, values=False, device=v.device, key=key)
     if table is not None:
         return _look_up(v, *table)
     levels = levels.to(device=v.device, dtype=v.dtype)
@@ -153,15 +156,23 @@ _MAX_TABLE_BITS = 16
 _TABLES: dict = {}
 
 
-def lookup_table(levels: torch.Tensor, dtype: torch.dtype, values: bool, device=None):
+def levels_key(levels: torch.Tensor) -> tuple:
+    """The level set as a tuple of Python floats: the name of its cached look-up tables (`lookup_table`).
+    Reads `levels` on the host, so compute it once (the quantizers do at construction), not per projection."""
+    return tuple(levels.detach().double().cpu().tolist())
+
+
+def lookup_table(levels: torch.Tensor, dtype: torch.dtype, values: bool, device=None, key: tuple | None = None):
     """(K, table) for dyadic levels within [-1, 1], else None; built once per level set on the CPU and
-    kept on `device` (the device of the values looked up), cached per (level set, dtype, device)."""
+    kept on `device` (the device of the values looked up), cached per (level set, dtype, device). `key` is
+    `levels_key(levels)` when the caller has it (no host read of `levels`)."""
     if dtype not in (torch.float32, torch.float64) or levels.numel() < 2:
         return None
     device = torch.device("cpu") if device is None else torch.device(device)
-    key = (tuple(levels.double().tolist()), dtype, values, str(device))
+    lkey = levels_key(levels) if key is None else key
+    key = (lkey, dtype, values, str(device))
     if key not in _TABLES and device.type != "cpu":
-        cpu = lookup_table(levels, dtype, values)
+        cpu = lookup_table(levels, dtype, values, key=lkey)
         _TABLES[key] = None if cpu is None else (cpu[0], cpu[1].to(device))
     if key not in _TABLES:
         lv = levels.detach().double().cpu()
@@ -186,7 +197,7 @@ def _look_up(v: torch.Tensor, K: int, table: torch.Tensor) -> torch.Tensor:
 
 def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64, levels: torch.Tensor | None = None) -> torch.Tensor:
     """Per-row mean squared error of the best clipped grid, alpha grid-searched per row: the weight-error
-    measure of the claim `post-vs-pot-mse-w4` (abstract: POST fits bell-shaped weights better than POT).
+    measure of the identity `post-vs-apot-mse-w4` (abstract: POST fits bell-shaped weights better).
 
     w: (rows, n). The candidate clips are alpha = r * max|w_row| for r on a grid in (0, 1].
     `levels` (sorted, within [-1, 1]) replaces the grid's level set when given.

@@ -163,3 +163,41 @@ def build_model(arch: str, num_classes: int, in_channels: int, seed: int = 0, **
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         return ARCHS[arch](num_classes=num_classes, in_channels=in_channels, **kw)
+
+
+def load_torchvision_state(model: nn.Module, path) -> None:
+    """Load a torchvision-format ResNet state dict (e.g. `torchvision.models.resnet34(weights=...)
+    .state_dict()` saved with `torch.save`) into one of these ResNets: torchvision's `layer<k>.` is `layers.<k-1>.`
+    here, every other name is the same; a `state_dict` / `model` wrapper and DDP's `module.` prefix are unwrapped.
+    A missing file, or one whose names or shapes do not fit the model, is a one-line `UserError`."""
+    import re
+    from pathlib import Path
+
+    from common.errors import UserError
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"fp_checkpoint {str(path)!r} is not a file; save torchvision's weights there "
+                        f"(README 'Full profile on ImageNet') or drop -p fp_checkpoint")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 -- any unreadable file is the user's to fix
+        raise UserError(f"fp_checkpoint {str(path)!r} is not a torch state dict ({type(err).__name__}); "
+                        f"save one with torch.save(model.state_dict(), PATH)") from None
+    for wrapper in ("state_dict", "model"):
+        if isinstance(state, dict) and isinstance(state.get(wrapper), dict):
+            state = state[wrapper]
+    if not isinstance(state, dict):
+        raise UserError(f"fp_checkpoint {str(path)!r} holds no state dict; save one with torch.save(model.state_dict(), PATH)")
+    renamed = {re.sub(r"^layer(\d+)\.", lambda m: f"layers.{int(m.group(1)) - 1}.", k.removeprefix("module.")): v
+               for k, v in state.items()}
+    own = model.state_dict()
+    missing = sorted(set(own) - set(renamed))
+    extra = sorted(set(renamed) - set(own))
+    bad = sorted(k for k in set(own) & set(renamed) if tuple(own[k].shape) != tuple(renamed[k].shape))
+    if missing or extra or bad:
+        first = (missing or extra or bad)[0]
+        raise UserError(f"fp_checkpoint {str(path)!r} does not fit this model ({len(missing)} names missing, "
+                        f"{len(extra)} unexpected, {len(bad)} of another shape, e.g. {first!r}); "
+                        f"use torchvision's weights of the same -p arch")
+    model.load_state_dict(renamed)

@@ -10,9 +10,11 @@ from its last epoch. Later notebooks of the same run reuse what earlier ones tra
 `papers.asq.cli` under torchrun (`ckpt_dir`).
 
 The grid (README "Claims and their controls"): the float model; LSQ and ASQ (uniform weights) at
-every width of `bits`; the weight-grid ablation at `ablation_bits` with ASQ activations; and the
-nulls measured on the same models: ASQ W4A4 before QAT (`ptq_accuracy`) and ASQ with each layer's
-beta frozen at its mean (`frozen_accuracy`, `betas.frozen_beta_model`).
+every width of `bits`; the trained null of ASQ's adaptivity (`sbeta`, one trained scalar beta per layer)
+at `sbeta_bits`; the weight-grid ablation at
+`ablation_bits` with ASQ activations; and, as diagnostics measured on the same models, ASQ W4A4 before
+QAT (`ptq_accuracy`) and ASQ with each layer's beta frozen at its mean (`frozen_accuracy`,
+`betas.frozen_beta_model`; also the control of `asq-vs-sbeta-w2` at full).
 
 Models live on the grid's device; batches are moved there, and what comes back (accuracies,
 beta tables) is on the CPU.
@@ -44,6 +46,8 @@ class QATGrid:
         n_test = cfg.n_test or None
         self.train, self.test, self.info = load(cfg.dataset, n_train, n_test, seed=0)
         self._results_path = self.dir / "results.json"
+        self.augment = bool(getattr(cfg, "augment", False))                 # the full profile: crop + flip
+        self.eval_each_epoch = bool(getattr(cfg, "eval_each_epoch", False))  # best-of-epochs beside the final
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _results(self) -> dict:
@@ -78,30 +82,47 @@ class QATGrid:
     # -- models --------------------------------------------------------------------------------
     def float_model(self, seed: int) -> tuple[nn.Module, float]:
         """The float model of `seed` (trained here once, then loaded): the float pre-training the release starts
-        QAT from (it loads torchvision weights; here SGD 0.9, cosine, `fp_lr`, `fp_wd`)."""
+        QAT from (it loads torchvision weights; here SGD 0.9, cosine, `fp_lr`, `fp_wd`). With `fp_checkpoint`
+        (a torchvision-format state dict of `arch`), the float model is that checkpoint and is not trained."""
         key = f"fp-seed{seed}"
+        c = self.cfg
         model = self._new_float(seed)
+        ckpt_file = str(getattr(c, "fp_checkpoint", "") or "")
+        if ckpt_file:
+            from .models import load_torchvision_state
+
+            load_torchvision_state(model, ckpt_file)
+            model.to(self.device)
+            res = self._results()
+            if key in res and res[key].get("checkpoint") == ckpt_file:
+                return model, res[key]["acc"]
+            acc = accuracy(model, self.test, c.eval_batch, self.device)
+            self._record(key, {"acc": acc, "seed": seed, "config": "fp", "checkpoint": ckpt_file})
+            return model, acc
         final = self.dir / f"{key}.pt"
         res = self._results()
         if final.exists() and key in res:
             model.load_state_dict(torch.load(final, map_location=self.device))
             return model, res[key]["acc"]
-        c = self.cfg
         fit(model, self.train, epochs=c.fp_epochs, lr=c.fp_lr, weight_decay=c.fp_wd, batch_size=c.batch_size,
             seed=seed, key="asq-fp-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
-            desc=f"float seed {seed}")
+            desc=f"float seed {seed}", augment=self.augment)
         acc = accuracy(model, self.test, c.eval_batch, self.device)
         self._save(model, final, self.dir / f"{key}.ckpt")
         self._record(key, {"acc": acc, "seed": seed, "config": "fp"})
         return model, acc
 
-    def qat_model(self, seed: int, method: str, bits: int, grid: str = "uniform") -> tuple[nn.Module, float]:
+    def qat_model(self, seed: int, method: str, bits: int, grid: str = "uniform", epochs: int | None = None,
+                  order_key: str = "asq-qat-order") -> tuple[nn.Module, float]:
         """The QAT model (method, W=A=bits, grid) fine-tuned from the float model of `seed` with the released QAT
-        recipe (official code `default.yaml`, `quant_train.py`; README "Method as implemented")."""
-        name = tag(method, bits, grid)
-        key = f"{name}-seed{seed}"
-        fmodel, _ = self.float_model(seed)
+        recipe (official code `default.yaml`, `quant_train.py`; README "Method as implemented"), for `epochs`
+        (default: the profile's `qat_epochs`) in the data order `order_key`."""
         c = self.cfg
+        epochs = c.qat_epochs if epochs is None else int(epochs)
+        name = tag(method, bits, grid)
+        key = f"{name}-seed{seed}" + ("" if epochs == c.qat_epochs else f"-e{epochs}") \
+            + ("" if order_key == "asq-qat-order" else f"-{order_key}")
+        fmodel, _ = self.float_model(seed)
         qmodel = make_qat(fmodel, self.train, method=method, w_bits=bits, a_bits=bits, grid=grid,
                           first_last=c.first_last, seed=seed, device=self.device)
         final = self.dir / f"{key}.pt"
@@ -109,13 +130,24 @@ class QATGrid:
         if final.exists() and key in res:
             qmodel.load_state_dict(torch.load(final, map_location=self.device))
             return qmodel, res[key]["acc"]
-        fit(qmodel, self.train, epochs=c.qat_epochs, lr=c.qat_lr, weight_decay=c.qat_wd, batch_size=c.batch_size,
-            seed=seed, key="asq-qat-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
-            desc=f"{name} seed {seed}")
+        hist = fit(qmodel, self.train, epochs=epochs, lr=c.qat_lr, weight_decay=c.qat_wd, batch_size=c.batch_size,
+                   seed=seed, key=order_key, ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
+                   desc=f"{key}", augment=self.augment, eval_data=self.test if self.eval_each_epoch else None,
+                   eval_batch=c.eval_batch)
         acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
         self._save(qmodel, final, self.dir / f"{key}.ckpt")
-        self._record(key, {"acc": acc, "seed": seed, "config": name})
+        rec = {"acc": acc, "seed": seed, "config": name, "epochs": epochs}
+        if hist.get("val_acc"):
+            rec["best_acc"] = max(hist["val_acc"])
+            rec["val_acc"] = hist["val_acc"]
+        self._record(key, rec)
         return qmodel, acc
+
+    def best_accuracy(self, seed: int, method: str, bits: int, grid: str = "uniform") -> float:
+        """The best test accuracy over the epochs of a QAT run (the release's `best_acc1`); NaN when the run did
+        not evaluate every epoch (`eval_each_epoch` off). Reported beside the final accuracy, never judged."""
+        rec = self._results().get(f"{tag(method, bits, grid)}-seed{seed}", {})
+        return float(rec.get("best_acc", float("nan")))
 
     def ptq_accuracy(self, seed: int, method: str, bits: int, grid: str = "uniform") -> float:
         """Test accuracy of the converted model before QAT (step sizes from one training batch,
@@ -149,32 +181,39 @@ class QATGrid:
     # -- the grid ------------------------------------------------------------------------------
     def configs(self) -> list[tuple[str, int, str]]:
         """(method, bits, grid) of every QAT run: LSQ/ASQ at each width (abstract: ASQ beats LSQ at 2/3/4 bits),
-        the weight-grid ablation (POST against POT and uniform)."""
+        the trained null of ASQ's adaptivity (`sbeta`: one scalar beta per layer) at `sbeta_bits`, the weight-grid
+        ablation (POST against POT, APoT and uniform)."""
         out = [(m, b, "uniform") for b in self.cfg.bits for m in ("lsq", "asq")]
+        out += [("sbeta", b, "uniform") for b in getattr(self.cfg, "sbeta_bits", [])]
         out += [("asq", self.cfg.ablation_bits, g) for g in self.cfg.ablation_grids
                 if ("asq", self.cfg.ablation_bits, g) not in out]
         return out
 
     def run_grid(self, seeds=None) -> pd.DataFrame:
         """Train (or load) every configuration for `seeds` (default: all); one row per (seed, config), with the
-        nulls of the claims measured on the same models (README "Claims and their controls")."""
+        trained ASQ model with each layer's beta frozen at its mean measured on the same models (README "Claims
+        and their controls"). `best_acc` is the best test accuracy over the epochs (NaN unless
+        `eval_each_epoch`); `acc` is the final model's, the one the claims judge."""
         from common.progress import progress
 
         seeds = self.cfg.seeds if seeds is None else list(seeds)
         rows = []
         jobs = [(s, None) for s in seeds] + [(s, c) for s in seeds for c in self.configs()]
+        nan = float("nan")
         for seed, conf in progress(jobs, desc="QAT grid"):
             if conf is None:
                 _, acc = self.float_model(seed)
-                rows.append({"seed": seed, "config": "fp", "method": "fp", "bits": 32, "grid": "float", "acc": acc})
-                if 4 in self.cfg.bits:  # the ASQ W4A4 model before QAT: null of the claims against full precision
+                rows.append({"seed": seed, "config": "fp", "method": "fp", "bits": 32, "grid": "float", "acc": acc,
+                             "best_acc": nan})
+                if 4 in self.cfg.bits:  # the ASQ W4A4 model before QAT (a diagnostic: what QAT adds)
                     rows.append({"seed": seed, "config": "ptq-asq-w4a4-uniform", "method": "ptq-asq", "bits": 4,
-                                 "grid": "uniform", "acc": self.ptq_accuracy(seed, "asq", 4)})
+                                 "grid": "uniform", "acc": self.ptq_accuracy(seed, "asq", 4), "best_acc": nan})
             else:
                 m, b, g = conf
                 _, acc = self.qat_model(seed, m, b, g)
-                rows.append({"seed": seed, "config": tag(m, b, g), "method": m, "bits": b, "grid": g, "acc": acc})
-                if m == "asq" and g == "uniform" and b in self.cfg.bits:   # the same model without adaptivity
+                rows.append({"seed": seed, "config": tag(m, b, g), "method": m, "bits": b, "grid": g, "acc": acc,
+                             "best_acc": self.best_accuracy(seed, m, b, g)})
+                if m == "asq" and g == "uniform" and b in self.cfg.bits:   # diagnostic: the same model, beta frozen
                     rows.append({"seed": seed, "config": f"frozen-{tag(m, b, g)}", "method": "frozen-asq", "bits": b,
-                                 "grid": g, "acc": self.frozen_accuracy(seed, b)})
-        return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc"])
+                                 "grid": g, "acc": self.frozen_accuracy(seed, b), "best_acc": nan})
+        return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc", "best_acc"])

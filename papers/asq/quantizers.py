@@ -29,9 +29,11 @@ from torch import nn
 
 from common.errors import UserError
 
-from .levels import LOG_GRIDS, check_grid, level_set, project, project_index
+from .levels import LOG_GRIDS, check_grid, level_set, levels_key, project, project_index
 
 EPS = torch.finfo(torch.float32).eps
+#: activation quantizers: LSQ, ASQ (adapter), and ASQ's trained null without adaptivity (one scalar beta per layer)
+ACT_METHODS = ("lsq", "asq", "sbeta")
 
 
 def _reduce_to(t: torch.Tensor, shape: torch.Size) -> torch.Tensor:
@@ -110,11 +112,11 @@ class GridFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, w, alpha, levels, grad_scale: float):
+    def forward(ctx, w, alpha, levels, grad_scale: float, key: tuple | None = None):
         v = w / alpha
         vc = torch.clamp(v, -1.0, 1.0)
         inside = vc == v
-        q = project(vc, levels.to(w.dtype))                            # nearest level
+        q = project(vc, levels.to(w.dtype), key)                       # nearest level (`key`: no host read)
         dalpha = torch.sub(q, v.mul_(inside), out=v)                   # P(v) - v inside, P(v) outside
         ctx.save_for_backward(dalpha, inside, alpha)
         ctx.grad_scale = grad_scale
@@ -127,7 +129,7 @@ class GridFunction(torch.autograd.Function):
             grad_alpha = _row_dots(grad_out, dalpha) * ctx.grad_scale
         else:
             grad_alpha = _reduce_to(grad_out * dalpha, alpha.shape) * ctx.grad_scale
-        return grad_out * inside, grad_alpha, None, None
+        return grad_out * inside, grad_alpha, None, None, None
 
 
 class Adapter(nn.Module):
@@ -163,64 +165,89 @@ class Adapter(nn.Module):
 
 
 class ActQuantizer(nn.Module):
-    """Per-tensor activation quantizer: LSQ (`method="lsq"`) or ASQ (`method="asq"`).
+    """Per-tensor activation quantizer: LSQ (`method="lsq"`), ASQ (`method="asq"`), or the trained null of ASQ's
+    adaptivity (`method="sbeta"`: LSQ's step times one trained scalar beta per layer, no adapter).
 
     Unsigned range [0, 2^b - 1] for non-negative inputs, signed [-2^(b-1), 2^(b-1) - 1] when the
     calibration batch has negative values (the input image of a quantized first layer). Official code
     `asq.py: AsqActQuant` (ASQ) and `lsq.py: LsqActQuant` (LSQ).
+
+    `sbeta` gives beta ASQ's gradient (dL/dbeta = s sum_b G_b, unscaled, the gradient of the adapter's last
+    bias) and ASQ's start (beta = 1), but beta is the same for every input: it is ASQ with the input
+    dependence removed and everything else trained, the null of the claim that the adaptivity pays.
+
+    The range (signed or not) and whether the step is initialised are kept as Python values beside their
+    buffers, so the forward pass reads no tensor on the host (no device sync); they are refreshed when a
+    state dict is loaded.
     """
 
     def __init__(self, bits: int, method: str, channels: int, generator: torch.Generator | None = None):
         super().__init__()
-        if method not in ("lsq", "asq"):
-            raise UserError(f"unknown quantization method {method!r}; choose lsq or asq")
+        if method not in ACT_METHODS:
+            raise UserError(f"unknown quantization method {method!r}; choose one of {', '.join(ACT_METHODS)}")
         if int(bits) != bits or not (2 <= bits <= 8 or bits == 32):
             raise UserError(f"activation bits must be 2..8 (or 32 for float); got {bits}")
         self.bits, self.method = int(bits), method
         self.s = nn.Parameter(torch.ones(1))
         self.adapter = Adapter(channels, generator=generator) if method == "asq" and bits != 32 else None
+        self.beta_scalar = nn.Parameter(torch.ones(1)) if method == "sbeta" and bits != 32 else None
         self.register_buffer("initialized", torch.tensor(False))
         self.register_buffer("signed", torch.tensor(False))
+        self._initialized, self._signed = False, False                 # host copies of the two buffers
         self.fixed_beta: float | None = None   # set to 1.0 to force beta = 1 (ASQ -> LSQ check)
         self.record_beta = False
         self.last_beta: torch.Tensor | None = None
 
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._initialized, self._signed = bool(self.initialized), bool(self.signed)   # once per load
+
     @property
     def qn(self) -> int:
-        return -(2 ** (self.bits - 1)) if bool(self.signed) else 0
+        return -(2 ** (self.bits - 1)) if self._signed else 0
 
     @property
     def qp(self) -> int:
-        return 2 ** (self.bits - 1) - 1 if bool(self.signed) else 2**self.bits - 1
+        return 2 ** (self.bits - 1) - 1 if self._signed else 2**self.bits - 1
+
+    def reset(self) -> None:
+        """Mark the step uninitialised: the next forward pass initialises it from its input (`init_from`)."""
+        self.initialized.fill_(False)
+        self._initialized = False
 
     @torch.no_grad()
     def init_from(self, x: torch.Tensor) -> None:
         """s = 2 * mean|x| / sqrt(Qp) from one batch (a training batch in this reproduction): LSQ (Esser et al., arXiv:1902.08153) Sec. 2's
         initialisation, as the release's `AsqActQuant.init_from` (which takes a validation batch, erratum 5)."""
-        self.signed.fill_(bool((x < 0).any()))
+        self._signed = bool((x < 0).any())                             # one sync, at initialisation only
+        self.signed.fill_(self._signed)
         self.s.copy_(x.abs().mean().reshape(1) * 2 / math.sqrt(self.qp))
         self.s.clamp_(min=EPS)
         self.initialized.fill_(True)
+        self._initialized = True
 
     def beta(self, x: torch.Tensor) -> torch.Tensor | None:
-        if self.adapter is None:
+        if self.adapter is None and self.beta_scalar is None:
             return None
         if self.fixed_beta is not None:
             return torch.full(_sample_shape(x), self.fixed_beta, dtype=x.dtype, device=x.device)
+        if self.beta_scalar is not None:                               # one beta for every input
+            return self.beta_scalar.to(x.dtype).reshape((1,) * x.dim()).expand(_sample_shape(x))
         return self.adapter(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.bits == 32:
             return x
-        if not bool(self.initialized):
+        if not self._initialized:
             self.init_from(x)
         with torch.no_grad():
             self.s.abs_().clamp_(min=EPS)                               # keep the step positive
         beta = self.beta(x)
         if self.record_beta and beta is not None:
             self.last_beta = beta.detach().reshape(-1)
-        g = 1.0 / math.sqrt(self.qp * x.numel())
-        return lsq_quantize(x, self.s.to(x.dtype), self.qn, self.qp, g, beta)
+        qp = self.qp
+        g = 1.0 / math.sqrt(qp * x.numel())
+        return lsq_quantize(x, self.s.to(x.dtype), self.qn, qp, g, beta)
 
     def codes(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Integer codes (int64) and the per-sample step s * beta (float, shape (B, 1, ...)): x_int =
@@ -248,6 +275,7 @@ class WeightQuantizer(nn.Module):
         self.bits, self.grid = int(bits), grid
         shape = (weight.shape[0],) + (1,) * (weight.dim() - 1)
         w = weight.detach().reshape(weight.shape[0], -1)
+        self.levels_key: tuple | None = None                            # the level set on the host (`levels_key`)
         if bits == 32:
             self.register_buffer("levels", torch.zeros(0))
             self.scale = nn.Parameter(torch.ones(shape), requires_grad=False)
@@ -256,6 +284,7 @@ class WeightQuantizer(nn.Module):
             self.scale = nn.Parameter((w.abs().mean(dim=1) * 2 / math.sqrt(self.qp)).reshape(shape))
         else:
             self.register_buffer("levels", level_set(grid, bits).float())
+            self.levels_key = levels_key(self.levels)
             self.scale = nn.Parameter(torch.quantile(w.abs().float(), 0.99, dim=1).clamp_min(EPS).reshape(shape))
 
     @property
@@ -275,7 +304,7 @@ class WeightQuantizer(nn.Module):
         scale = self.scale.to(w.dtype)
         if self.grid == "uniform":
             return lsq_quantize(w, scale, self.qn, self.qp, 1.0 / math.sqrt(self.qp * per_channel))
-        return GridFunction.apply(w, scale, self.levels, 1.0 / math.sqrt(per_channel))
+        return GridFunction.apply(w, scale, self.levels, 1.0 / math.sqrt(per_channel), self.levels_key)
 
     @torch.no_grad()
     def codes(self, w: torch.Tensor) -> torch.Tensor:
@@ -289,7 +318,7 @@ class WeightQuantizer(nn.Module):
         if self.grid == "uniform":
             return torch.clamp(w / scale, self.qn, self.qp).round().to(torch.int64)
         levels = self.levels.to(w.dtype)
-        idx = project_index(torch.clamp(w / scale, -1.0, 1.0), levels)
+        idx = project_index(torch.clamp(w / scale, -1.0, 1.0), levels, self.levels_key)
         zero = int((levels == 0).nonzero()[0])
         n_mag = levels.numel() - 1 - zero
         return torch.where(idx > zero, n_mag + zero + 1 - idx, torch.where(idx < zero, -(idx + 1), 0)).to(torch.int64)

@@ -36,7 +36,8 @@ def _order(n: int, seed: int, key: str, epoch: int) -> torch.Tensor:
 
 def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay: float, batch_size: int,
         seed: int, key: str, momentum: float = 0.9, ckpt: Path | None = None, device="cpu",
-        dist=None, desc: str | None = None, stop_epoch: int | None = None) -> dict:
+        dist=None, desc: str | None = None, stop_epoch: int | None = None, augment: bool = False,
+        eval_data: Split | None = None, eval_batch: int = 1000) -> dict:
     """Train with SGD + per-step cosine schedule; returns {"loss": [mean loss per epoch]}. The released QAT
     recipe (official code `default.yaml`, `quant_train.py`: SGD momentum 0.9, cosine; lr and weight decay from
     the profile) and, with the float profile values, the float pre-training.
@@ -44,6 +45,9 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
     With `ckpt`, a checkpoint is written after each epoch and an existing one is resumed.
     `stop_epoch` ends this call early (after that many epochs of the schedule), e.g. to split a
     long run into time-limited jobs; the next call with the same `ckpt` carries on.
+    `augment`: the training batches are augmented (`Split.train_batches`; the full profile). With `eval_data`,
+    the test accuracy after every epoch is kept in the history as "val_acc" (the release reports the best of
+    them, `best_acc1`; the claims judge the final model).
     """
     from common.checkpoint import load_checkpoint, save_checkpoint
     from common.progress import progress
@@ -60,7 +64,7 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
         net = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 0.5 * (1 + math.cos(math.pi * min(t, total) / total)))
-    history = {"loss": []}
+    history = {"loss": [], "val_acc": []}
     start_epoch = 0
     if ckpt is not None and Path(ckpt).exists():
         step, extra = load_checkpoint(ckpt, model, opt, sched)
@@ -70,10 +74,8 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
     for epoch in progress(range(start_epoch, end), total=max(end - start_epoch, 0), desc=desc or key):
         order = _order(n, seed, key, epoch)
         running = torch.zeros((), dtype=torch.float64, device=device)   # summed where the loss is: no sync per step
-        for i in range(steps_per_epoch):
-            idx = order[i * batch_size:(i + 1) * batch_size][rank::world]
-            xb, yb = train.batch(idx)
-            xb, yb = xb.to(device), yb.to(device)
+        batches = [order[i * batch_size:(i + 1) * batch_size][rank::world] for i in range(steps_per_epoch)]
+        for xb, yb in train.train_batches(batches, seed=seed, epoch=epoch, augment=augment, device=device):
             loss = F.cross_entropy(net(xb), yb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -81,6 +83,9 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
             sched.step()
             running += loss.detach().double()
         history["loss"].append(float(running.cpu() / steps_per_epoch))
+        if eval_data is not None:
+            history.setdefault("val_acc", []).append(accuracy(model, eval_data, eval_batch, device))
+            model.train()
         if ckpt is not None and rank == 0:
             save_checkpoint(ckpt, (epoch + 1) * steps_per_epoch, model, opt, sched, extra={"history": history})
         if dist is not None:
@@ -98,8 +103,7 @@ def predict(model: nn.Module, data: Split, batch_size: int = 1000, device=None, 
         device = "cpu" if p is None else p.device
     model.eval()
     out = []
-    for start in range(0, len(data), batch_size):
-        xb, _ = data.batch(torch.arange(start, min(start + batch_size, len(data))))
+    for xb, _ in data.eval_batches(batch_size):
         xb = xb.to(device) if dtype is None else xb.to(device=device, dtype=dtype)
         out.append(model(xb).cpu())
     return torch.cat(out)

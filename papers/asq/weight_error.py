@@ -9,9 +9,10 @@ the weights' variance so that layers and distributions are comparable:
     e = min_alpha mean((alpha * P(clamp(w / alpha, -1, 1)) - w)^2) / var(w)
 
 The trained layers' errors are computed on the weights' device (float64) and returned as plain numbers.
-The weight-error claim (POST below POT on most layers) is judged against the uniform grid in place
-of POST (`post_vs_pot_fraction(df, bits, "uniform", "pot")`): any grid denser than POT where the
-weights are would also beat POT, so POST's share must be set against it.
+The weight-error identity (POST below APoT, the grid with the same level count and LUT cost, on most
+layers) has POT in place of POST as its broken variant (`post_vs_pot_fraction(df, bits, "pot", "apot")`).
+POST below POT is level-set arithmetic for bell-shaped weights (any grid denser than POT where the weights
+are beats it) and stays a figure.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def synthetic_errors(grids, bits_list, n: int, seed: int) -> pd.DataFrame:
 
 def layer_errors(model: nn.Module, grids, bits: int, first_last: str = "fp", tag: str = "") -> pd.DataFrame:
     """Per-layer normalised MSE (per-channel clip, averaged over channels) of a float model: the measurement of
-    the claim `post-vs-pot-mse-w4` (source: abstract, POST across bit widths).
+    the identity `post-vs-apot-mse-w4` (source: abstract, POST across bit widths).
 
     Only the layers that QAT would quantize at `bits` (inner layers when first_last = "fp").
     """
@@ -63,6 +64,7 @@ def layer_errors(model: nn.Module, grids, bits: int, first_last: str = "fp", tag
 
 def post_vs_pot_fraction(df: pd.DataFrame, bits: int, grid: str = "post", against: str = "pot") -> float:
     """Fraction of (model, layer) pairs where `grid`'s error (POST) is below `against`'s (POT) at `bits`: the
-    metric of `post-vs-pot-mse-w4` (and, with grid="uniform", its control)."""
+    figure `frac_layers_post_lower_mse_w4`; with against="apot", the identity `post-vs-apot-mse-w4` (POST) and its broken
+    variant (grid="pot")."""
     sub = df[df.bits == bits].pivot_table(index=["model", "layer"], columns="grid", values="nmse")
     return float((sub[grid] < sub[against]).mean())

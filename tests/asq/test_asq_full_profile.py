@@ -2,7 +2,8 @@
 quick runs: every notebook, through the runner, on CIFAR-10's python batches (`common.fakedata`), with the
 epochs, sample counts and batch sizes cut to one training step and two evaluation batches, the figures drawn at a
 low resolution (PNG only), and the dataset, architecture, bit widths and grids left as full has them. Every claim full judges on CIFAR-10 gets a finite metric and a finite control (the two ImageNet
-ResNet-34 claims need `-p dataset=imagenet -p arch=resnet34`; their data check is tested here). Without the data,
+ResNet-34 claim needs `-p dataset=imagenet -p arch=resnet34`: its path runs on fake class folders below, from a
+torchvision-format float checkpoint). Without the data,
 the full profile stops before anything is written, in one line naming the fix."""
 import json
 import math
@@ -53,10 +54,14 @@ def run_full_tiny(tmp_path, monkeypatch, device):
     return json.loads((run / "metrics.json").read_text()), json.loads((run / "manifest.json").read_text())
 
 
-def check_every_full_claim_measured(metrics):
+def check_every_full_claim_measured(metrics, ids=None):
     claims = [c for c in load_claims(Path(config.__file__).with_name("claims.yaml")) if "full" in c.profiles]
     judged = [c for c in claims if all(metrics.get(k) == v for k, v in c.when)]
-    assert len(claims) == 14 and len(judged) == 12                      # all but the two ImageNet ResNet-34 claims
+    if ids is None:
+        assert len(claims) == 15 and len(judged) == 14                  # all but the ImageNet ResNet-34 claim
+    else:
+        judged = [c for c in judged if c.id in ids]
+        assert len(judged) == len(ids)
     for c in judged:
         for key in (c.metric, c.baseline, c.control, c.control_baseline, c.value):
             if isinstance(key, str):
@@ -69,9 +74,48 @@ def test_full_profile_runs_every_notebook_on_cifar10_files(tmp_path, monkeypatch
     metrics, manifest = run_full_tiny(tmp_path, monkeypatch, "cpu")
     assert [name for name, _ in in_process] == sorted(p.name for p in Path("notebooks/asq").glob("*.ipynb"))
     assert (metrics["dataset"], metrics["arch"]) == ("cifar10", "resnet20")
-    assert manifest["parameters"]["bits"] == [2, 3, 4] and "post_released" in manifest["parameters"]["ablation_grids"]
-    assert len(metrics["acc_post_released_w4_per_seed"]) == 1
+    assert manifest["parameters"]["bits"] == [2, 3, 4]
+    assert {"post_released", "pot_released", "apot"} <= set(manifest["parameters"]["ablation_grids"])
+    assert len(metrics["acc_post_released_w4_per_seed"]) == len(metrics["acc_pot_released_w4_per_seed"]) == 1
+    # full evaluates every QAT epoch: the best of them (the release's best_acc1) beside the final accuracy
+    assert metrics["best_acc_asq_w4a4_uniform_per_seed"][0] >= 0 and manifest["parameters"]["augment"] is True
     check_every_full_claim_measured(metrics)
+
+
+IMAGENET = dict(bits=[4], ablation_grids=["uniform", "post"], sbeta_bits=[4], batch_size=4, eval_batch=4)
+
+
+def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypatch, in_process):
+    """The ImageNet variant as full runs it (ResNet-34 at 224 x 224, RandomResizedCrop + flip, one DataLoader per
+    epoch, fine-tuned from a torchvision-format float checkpoint), on fake class folders; the widths and grids are
+    cut to W4 and POST (the CIFAR-10 test covers the rest)."""
+    import re
+
+    import torch
+
+    from common import plots
+    from common.reproduce import main
+    from papers.asq.models import build_model
+
+    monkeypatch.setattr(plots, "save_figure", small_figures)
+    write_imagefolder(tmp_path / "data", n_classes=2, n_per_class=4, size=48, n_val_per_class=2)
+    monkeypatch.setenv("REPRO_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("REPRO_DATA_WORKERS", "2")                      # worker processes, as on a GPU machine
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **TINY, **IMAGENET))
+    fp = build_model("resnet34", 2, 3, seed=5)
+    ckpt = tmp_path / "resnet34-float.pth"                              # torchvision's names: layer1. ... layer4.
+    torch.save({re.sub(r"^layers\.(\d+)\.", lambda m: f"layer{int(m.group(1)) + 1}.", k): v
+                for k, v in fp.state_dict().items()}, ckpt)
+    assert main(["asq", "--profile", "full", "--quiet", "--device", "cpu", "-p", "dataset=imagenet",
+                 "-p", "arch=resnet34", "-p", f"fp_checkpoint={ckpt}"]) == 0
+    run = tmp_path / "results" / "asq" / "full"
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert (metrics["dataset"], metrics["arch"]) == ("imagenet", "resnet34")
+    check_every_full_claim_measured(metrics, {"asq-w4-r34-imagenet", "asq-w4-vs-fp", "post-vs-uniform-w4", "lut-size",
+                                              "post-vs-apot-mse-w4", "int-logits", "int-argmax"})
+    results = json.loads(next(run.rglob("checkpoints/results.json")).read_text())
+    assert results["fp-seed0"]["checkpoint"] == str(ckpt) and not list(run.rglob("fp-seed0.pt"))   # not retrained
 
 
 @pytest.mark.cuda
@@ -100,6 +144,20 @@ def test_full_profile_without_cifar10_is_one_line_naming_the_fix(tmp_path, monke
     write_cifar10(tmp_path, n_train=10, n_test=10)
     config.preflight(config.get_config("full"))                        # with the files, it passes
     config.preflight(config.get_config("quick", dataset="digits"))      # digits ship with scikit-learn
+
+
+def test_fp_checkpoint_errors_are_one_line(tmp_path, monkeypatch):
+    from common.fakedata import write_imagefolder as wif
+
+    _no_data(tmp_path, monkeypatch)
+    wif(tmp_path, n_classes=2, n_per_class=1, size=32, n_val_per_class=1)
+    with pytest.raises(UserError, match="is not a file") as err:
+        config.preflight(config.get_config("full", dataset="imagenet", arch="resnet34", fp_checkpoint="/nowhere.pth"))
+    assert "\n" not in str(err.value)
+    write_cifar10(tmp_path, n_train=10, n_test=10)
+    (tmp_path / "w.pth").write_bytes(b"")
+    with pytest.raises(UserError, match="dataset=imagenet"):
+        config.preflight(config.get_config("full", fp_checkpoint=str(tmp_path / "w.pth")))
 
 
 def test_imagenet_claims_need_imagenet_and_an_imagenet_model(tmp_path, monkeypatch):

@@ -24,9 +24,11 @@ def test_full_counts_follow_the_full_profile():
     c = mod.full_counts(cfg)
     steps = 50000 // 256                                                 # 195 steps per epoch at batch 256
     assert c["fp_step"] == 3 * 200 * steps
-    # per seed: LSQ and ASQ at W2, W3, W4 (uniform), ablation at W4: POT, POST, released POST (uniform is ASQ W4)
-    assert mod.qat_units(cfg) == {"lsq_step": 3, "asq_step": 3, "asq_log_step": 3}
-    assert c["lsq_step"] == c["asq_step"] == c["asq_log_step"] == 3 * 3 * 90 * steps
+    # per seed: LSQ, ASQ and the scalar-beta null (timed as LSQ) at W2, W3, W4 (uniform); ablation at W4: POT, POST,
+    # APoT, released POST and released POT (uniform is ASQ W4)
+    assert mod.qat_units(cfg) == {"lsq_step": 6, "asq_step": 3, "asq_log_step": 5}
+    assert c["lsq_step"] == 3 * 6 * 90 * steps and c["asq_step"] == 3 * 3 * 90 * steps
+    assert c["asq_log_step"] == 3 * 5 * 90 * steps
     assert c["int_image"] == 10000
     assert mod.projected_hours({"a": 3600, "b": 7200}, {"a": 0.5, "b": 0.25}) == pytest.approx(1.0)
 

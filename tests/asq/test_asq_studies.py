@@ -21,20 +21,26 @@ def test_synthetic_metrics_name_distribution_grid_and_width():
 
 
 def layer_table():
-    # (layer, bits): errors of post, pot, uniform
-    errs = {("a", 4): (1.0, 2.0, 0.5), ("b", 4): (1.0, 2.0, 1.5), ("c", 4): (3.0, 2.0, 1.0), ("d", 4): (1.05, 4.0, 1.0),
-            ("a", 3): (3.0, 2.0, 1.0), ("b", 3): (1.0, 2.0, 1.0), ("c", 3): (3.0, 2.0, 1.0), ("d", 3): (3.0, 2.0, 1.0)}
+    # (layer, bits): errors of post, pot, uniform, apot
+    errs = {("a", 4): (1.0, 2.0, 0.5, 1.5), ("b", 4): (1.0, 2.0, 1.5, 0.9), ("c", 4): (3.0, 2.0, 1.0, 3.5),
+            ("d", 4): (1.05, 4.0, 1.0, 1.1),
+            ("a", 3): (3.0, 2.0, 1.0, 1.0), ("b", 3): (1.0, 2.0, 1.0, 1.0), ("c", 3): (3.0, 2.0, 1.0, 1.0),
+            ("d", 3): (3.0, 2.0, 1.0, 1.0)}
     return pd.DataFrame([{"model": "seed0", "layer": l, "grid": g, "bits": b, "nmse": v}
-                         for (l, b), vals in errs.items() for g, v in zip(("post", "pot", "uniform"), vals)])
+                         for (l, b), vals in errs.items() for g, v in zip(("post", "pot", "uniform", "apot"), vals)])
 
 
 def test_layer_metrics_are_shares_of_layers():
     m = level_sets.layer_metrics(layer_table())
-    assert list(m) == ["frac_layers_post_lower_mse_w4", "frac_layers_post_lower_mse_w3", "frac_layers_uniform_lower_mse_w4",
-                       "median_post_over_uniform_mse_w4", "frac_layers_post_within_10pct_uniform_w4"]
+    assert list(m) == ["frac_layers_post_lower_mse_w4", "frac_layers_post_lower_mse_vs_apot_w4",
+                       "frac_layers_pot_lower_mse_vs_apot_w4", "frac_layers_post_lower_mse_w3",
+                       "frac_layers_uniform_lower_mse_w4", "median_post_over_uniform_mse_w4",
+                       "frac_layers_post_within_10pct_uniform_w4"]
+    assert m["frac_layers_post_lower_mse_vs_apot_w4"] == 0.75  # the identity: a, c, d below APoT; b above
+    assert m["frac_layers_pot_lower_mse_vs_apot_w4"] == 0.25   # its broken variant: POT below APoT only on c
     assert m["frac_layers_post_lower_mse_w4"] == 0.75          # a, b, d below POT; c above
     assert m["frac_layers_post_lower_mse_w3"] == 0.25          # only b
-    assert m["frac_layers_uniform_lower_mse_w4"] == 1.0        # the control: uniform below POT on every layer
+    assert m["frac_layers_uniform_lower_mse_w4"] == 1.0        # a figure: uniform below POT on every layer
     # post / uniform at 4 bits: 2, 2/3, 3, 1.05 -> median 1.525; within 10 %: b (2/3) and d (1.05)
     assert m["median_post_over_uniform_mse_w4"] == pytest.approx(1.525)
     assert m["frac_layers_post_within_10pct_uniform_w4"] == 0.5
@@ -134,13 +140,15 @@ def test_path_and_near_miss_metrics():
 def test_lut_metrics_read_the_right_rows():
     row = lambda model, grid, i: {"model": model, "grid": grid, "lut_entries_pct_of_params": 1.0 + i,   # noqa: E731
                                   "lut_bytes_pct_of_model_bytes": 10.0 + i, "bits_per_quantized_weight": 4.0 + i,
-                                  "adapter_params_pct": 20.0 + i, "adapter_macs_pct": 30.0 + i}
+                                  "adapter_params_pct": 20.0 + i, "adapter_macs_pct": 30.0 + i,
+                                  "model_params": 1000 * (i + 1), "lut_entries_per_channel_lut": 7 * (i + 1)}
     acct = pd.DataFrame([row("net (trained)", "post", 0), row("resnet18", "post", 1), row("resnet18", "post_released", 2),
                          row("resnet34", "post", 3), row("resnet34", "post_released", 4)])
     m = integer_lut.lut_metrics(acct, {"lut_bytes": 14, "total_bytes": 1400}, {"lut_bytes": 280, "total_bytes": 1000}, "resnet34")
     assert m == {"lut_bytes_pct_trained_model": 1.0, "lut_bytes_pct_trained_model_per_channel_lut": 28.0,
                  "trained_model_bytes": 1400, "trained_lut_bytes": 14,
                  "lut_entries_pct_params_lut_arch": 4.0, "lut_bytes_pct_model_lut_arch": 13.0,
+                 "lut_entries_pct_params_lut_arch_per_channel_lut": 0.7,      # 100 * 28 / 4000
                  "lut_entries_pct_params_resnet18": 2.0, "lut_entries_pct_params_trained": 1.0,
                  "bits_per_weight_post_w4": 7.0, "bits_per_weight_post_released_w4": 8.0,
                  "adapter_params_pct_resnet18": 21.0, "adapter_macs_pct_resnet18": 31.0, "adapter_params_pct_trained": 20.0}

@@ -59,13 +59,24 @@ def near_miss_metrics(cmp: dict) -> dict:
 def accounting_table(qmodel, shape, arch: str, lut_arch: str, acct_size: int) -> pd.DataFrame:
     """`integer.accounting` of the trained model (first row) and of untrained ResNet-18 and `lut_arch` at W4A4 on
     each of `ACCOUNTING_GRIDS`, inputs 3 x acct_size x acct_size."""
-    rows = [{"model": f"{arch} (trained)", "grid": "post", **integer.accounting(qmodel, shape)}]
+    rows = [{"model": f"{arch} (trained)", "grid": "post", **integer.accounting(qmodel, shape),
+             "lut_entries_per_channel_lut": per_channel_lut_entries(qmodel)}]
     for name in sorted({"resnet18", lut_arch}):
         float_net = build_model(name, 1000, 3)
         for grid in ACCOUNTING_GRIDS:
             q = quantize_model(float_net, "asq", 4, 4, grid)
-            rows.append({"model": name, "grid": grid, **integer.accounting(q, (3, acct_size, acct_size))})
+            rows.append({"model": name, "grid": grid, **integer.accounting(q, (3, acct_size, acct_size)),
+                         "lut_entries_per_channel_lut": per_channel_lut_entries(q)})
     return pd.DataFrame(rows).drop(columns=["int_multiplies_per_mac"])
+
+
+def per_channel_lut_entries(qmodel) -> int:
+    """LUT entries if every output channel of every log-grid layer had its own table (its scale folded in): the
+    broken variant of the `lut-size` identity. A layer's table holds its grid's nonzero magnitudes."""
+    from ..quantizers import is_log_grid
+
+    return int(sum(layer.weight.shape[0] * (layer.weight_q.levels.numel() - 1) // 2
+                   for _, layer in quant_layers(qmodel) if is_log_grid(layer.weight_q.grid) and layer.w_bits != 32))
 
 
 def lut_metrics(acct: pd.DataFrame, art: dict, art_per_channel: dict, lut_arch: str) -> dict:
@@ -79,6 +90,8 @@ def lut_metrics(acct: pd.DataFrame, art: dict, art_per_channel: dict, lut_arch: 
             "lut_bytes_pct_trained_model_per_channel_lut": 100.0 * art_per_channel["lut_bytes"] / art_per_channel["total_bytes"],
             "trained_model_bytes": art["total_bytes"], "trained_lut_bytes": art["lut_bytes"],
             "lut_entries_pct_params_lut_arch": float(big.lut_entries_pct_of_params),
+            "lut_entries_pct_params_lut_arch_per_channel_lut": 100.0 * float(big.lut_entries_per_channel_lut)
+            / float(big.model_params),
             "lut_bytes_pct_model_lut_arch": float(big.lut_bytes_pct_of_model_bytes),
             "lut_entries_pct_params_resnet18": float(r18.lut_entries_pct_of_params),
             "lut_entries_pct_params_trained": float(small.lut_entries_pct_of_params),

@@ -1,9 +1,11 @@
 """Notebook 01: the weight grids' level sets and their weight error (POST vs POT vs uniform).
 
 Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
-arXiv:2504.17263, https://arxiv.org/abs/2504.17263. Claim `post-vs-pot-mse-w4` (source: abstract, POST
-across bit widths): POST's best-clip weight error is below POT's on >= 90 % of the trained layers at 4 bits,
-judged against the uniform grid in place of POST (README "Claims and their controls").
+arXiv:2504.17263, https://arxiv.org/abs/2504.17263. Claim `post-vs-apot-mse-w4` (source: abstract, POST fits
+bell-shaped weights), an identity (level-set arithmetic on bell-shaped weights): POST's best-clip weight error
+is below that of APoT, the grid with the same level count and LUT cost, on >= 90 % of the trained layers at
+4 bits; its broken variant is POT in place of POST (README "Claims and their controls"). POST against POT is
+kept as a figure (`frac_layers_post_lower_mse_w4`).
 
 The error of a grid is the MSE at its best clip divided by the weights' variance (`weight_error`), on
 N(0, 1) and Laplace samples and on every layer that QAT quantizes of each seed's trained float model.
@@ -17,7 +19,7 @@ from ..qat_grid import QATGrid
 
 TABLE_GRIDS = ["uniform", "pot", "post", "post_released", "pot_released", "apot"]   # the level-set table
 SYNTHETIC_GRIDS = ["uniform", "pot", "post", "apot"]
-LAYER_GRIDS = ["uniform", "pot", "post"]
+LAYER_GRIDS = ["uniform", "pot", "post", "apot"]
 BITS = [2, 3, 4]           # synthetic errors
 LAYER_BITS = (3, 4)        # trained layers
 
@@ -46,6 +48,9 @@ def layer_metrics(layer_df: pd.DataFrame) -> dict:
     (the uniform grid in place of POST) and the companions: 3 bits, POST against uniform."""
     wide = layer_wide(layer_df, 4)
     return {"frac_layers_post_lower_mse_w4": weight_error.post_vs_pot_fraction(layer_df, 4),
+            # the identity against the competitor with the same LUT cost (APoT), and its broken variant (POT)
+            "frac_layers_post_lower_mse_vs_apot_w4": weight_error.post_vs_pot_fraction(layer_df, 4, "post", "apot"),
+            "frac_layers_pot_lower_mse_vs_apot_w4": weight_error.post_vs_pot_fraction(layer_df, 4, "pot", "apot"),
             "frac_layers_post_lower_mse_w3": weight_error.post_vs_pot_fraction(layer_df, 3),
             "frac_layers_uniform_lower_mse_w4": weight_error.post_vs_pot_fraction(layer_df, 4, "uniform", "pot"),
             "median_post_over_uniform_mse_w4": float((wide["post"] / wide["uniform"]).median()),

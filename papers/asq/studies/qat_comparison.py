@@ -19,8 +19,9 @@ import pandas as pd
 from ..analysis import allbits_delta, paired, per_seed, tag
 
 
-def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("uniform", "pot", "post")) -> dict:
-    """Plain-number metrics of the accuracy claims from a table with columns seed, config, acc."""
+def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("uniform", "pot", "post"),
+                  sbeta_bits=()) -> dict:
+    """Plain-number metrics of the accuracy claims from a table with columns seed, config, acc (and best_acc)."""
     out: dict = {}
     fp = df[df.config == "fp"].acc.to_numpy()
     out["acc_fp_mean"] = float(fp.mean())
@@ -32,11 +33,25 @@ def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("u
     for b in bits_list:
         for m in ("lsq", "asq"):
             out[f"acc_{m}_w{b}_per_seed"] = per_seed(df, tag(m, b, "uniform"), seeds)
-        # the control of ASQ vs LSQ: the trained ASQ model with each layer's beta frozen at its mean
+        # a diagnostic: the trained ASQ model with each layer's beta frozen at its mean (no input dependence left)
         out[f"acc_asq_frozen_w{b}_per_seed"] = per_seed(df, f"frozen-{tag('asq', b, 'uniform')}", seeds)
-    # ASQ - LSQ averaged over the bit widths, per seed (one paired difference per seed); the same for frozen beta
+    for b in sbeta_bits:   # the trained null of ASQ's adaptivity: one trained scalar beta per layer
+        out[f"acc_sbeta_w{b}_per_seed"] = per_seed(df, tag("sbeta", b, "uniform"), seeds)
+    # ASQ - LSQ averaged over the bit widths, per seed (one paired difference per seed); the same for the nulls
     out["delta_asq_lsq_allbits_per_seed"] = allbits_delta(out, "asq", bits_list)
     out["delta_asq_frozen_lsq_allbits_per_seed"] = allbits_delta(out, "asq_frozen", bits_list)
+    if set(bits_list) <= set(sbeta_bits):
+        out["delta_sbeta_lsq_allbits_per_seed"] = allbits_delta(out, "sbeta", bits_list)
+        out["delta_asq_sbeta_allbits_per_seed"] = [a - s for a, s in zip(out["delta_asq_lsq_allbits_per_seed"],
+                                                                          out["delta_sbeta_lsq_allbits_per_seed"])]
+    for b in sbeta_bits:
+        if b in bits_list:
+            out[f"delta_asq_lsq_w{b}_per_seed"] = _diff(out[f"acc_asq_w{b}_per_seed"], out[f"acc_lsq_w{b}_per_seed"])
+            out[f"delta_sbeta_lsq_w{b}_per_seed"] = _diff(out[f"acc_sbeta_w{b}_per_seed"], out[f"acc_lsq_w{b}_per_seed"])
+            out[f"delta_asq_sbeta_w{b}_per_seed"] = _diff(out[f"acc_asq_w{b}_per_seed"], out[f"acc_sbeta_w{b}_per_seed"])
+    if "best_acc" in df:   # the release's best-of-epochs accuracy (best_acc1), reported beside the final one
+        for conf in sorted(df.config[df.best_acc.notna()].unique()):
+            out[f"best_acc_{conf.replace('-', '_')}_per_seed"] = per_seed(df, conf, seeds, column="best_acc")
     if 4 in bits_list:  # ASQ W4A4 before QAT (no fine-tuning): the null of the claims against full precision
         out["acc_ptq_asq_w4_per_seed"] = per_seed(df, "ptq-asq-w4a4-uniform", seeds)
     for g in grids:
@@ -61,6 +76,11 @@ def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("u
     return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in out.items()}
 
 
+def _diff(a, b) -> list[float]:
+    """Per seed a - b (two lists paired by position)."""
+    return [float(x - y) for x, y in zip(a, b)]
+
+
 def imagenet_metrics(metrics: dict, dataset: str, arch: str, bits_list) -> dict:
     """The ImageNet ResNet-34 claim's lists (ASQ W4A4, FP, and LSQ W4A4 as the competitor measured the same
     way), only on ImageNet with ResNet-34; empty otherwise."""
@@ -77,6 +97,8 @@ def paired_deltas(df: pd.DataFrame, bits_list, ablation_bits: int, ablation_grid
     wide = df.pivot_table(index="seed", columns="config", values="acc")
     pairs = {f"ASQ-LSQ W{b}": wide[f"asq-w{b}a{b}-uniform"] - wide[f"lsq-w{b}a{b}-uniform"] for b in bits_list}
     pairs |= {f"frozen-LSQ W{b}": wide[f"frozen-asq-w{b}a{b}-uniform"] - wide[f"lsq-w{b}a{b}-uniform"] for b in bits_list}
+    pairs |= {f"scalar beta-LSQ W{b}": wide[f"sbeta-w{b}a{b}-uniform"] - wide[f"lsq-w{b}a{b}-uniform"]
+              for b in bits_list if f"sbeta-w{b}a{b}-uniform" in wide}
     b = ablation_bits
     if "post" in ablation_grids and "pot" in ablation_grids:
         pairs[f"POST-POT W{b}"] = wide[f"asq-w{b}a{b}-post"] - wide[f"asq-w{b}a{b}-pot"]
@@ -84,11 +106,23 @@ def paired_deltas(df: pd.DataFrame, bits_list, ablation_bits: int, ablation_grid
     return pd.DataFrame(pairs).reset_index().melt(id_vars="seed", var_name="comparison", value_name="delta (pp)")
 
 
-def measure(cfg, *, parts) -> dict:
+def steps_over_converged(qat_epochs: int, n_train: int, batch_size: int, converged_steps: int) -> float:
+    """The run's QAT steps (epochs x whole batches) over the steps after which LSQ's step has converged
+    (`config.converged_qat_steps`, chosen on development seeds): below 1, ASQ-vs-LSQ differences can be a
+    learning-rate effect of short training."""
+    return float(qat_epochs * max(1, n_train // batch_size) / converged_steps)
+
+
+def measure(cfg, *, parts, n_train: int | None = None) -> dict:
     """The claims' metrics from `parts`, the tables of `QATGrid.run_grid` (one per group of seeds; empty ones
-    skipped); also the joined table, accuracies per config and seed, and the per-seed paired differences."""
+    skipped); also the joined table, accuracies per config and seed, and the per-seed paired differences.
+    `n_train`: the training images of the run (`QATGrid.info`), for `qat_steps_over_converged`."""
     df = pd.concat([p for p in parts if len(p)], ignore_index=True)
-    metrics = claim_metrics(df, cfg.bits, cfg.ablation_bits, tuple(cfg.ablation_grids))
+    metrics = claim_metrics(df, cfg.bits, cfg.ablation_bits, tuple(cfg.ablation_grids),
+                            tuple(getattr(cfg, "sbeta_bits", ())))
+    if n_train:
+        metrics["qat_steps_over_converged"] = steps_over_converged(cfg.qat_epochs, n_train, cfg.batch_size,
+                                                                   cfg.converged_qat_steps)
     metrics.update(imagenet_metrics(metrics, cfg.dataset, cfg.arch, cfg.bits))
     return {"metrics": metrics, "table": df,
             "by_seed": df.pivot_table(index="config", columns="seed", values="acc").round(2),
