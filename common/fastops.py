@@ -81,7 +81,7 @@ def philox4x32(counter, key, rounds: int = 10) -> tuple[int, int, int, int]:
 
 if njit is not None:
     @njit(cache=True, nogil=True)
-    def _philox_uniform(out, key, first):  # pragma: no cover - compiled
+    def philox_uniform(out, key, first):  # pragma: no cover - compiled
         """out[4i .. 4i + 3] = the four Philox4x32-10 words of counter first + i as uniforms in (0, 1):
         u = (w >> s + ½)·2^(s − 32), the top 23 bits for float32 (exact: 24 significant bits) and all 32
         for float64. len(out) must be a multiple of 4. Counter words: (low, high 32 bits of the index, 0, 0)."""
@@ -128,7 +128,7 @@ def _fill_chunk(z: np.ndarray, key: int, first: int, scratch: np.ndarray) -> Non
     L = z.shape[0]
     buf = z if L % 4 == 0 else scratch[CHUNK // 2: CHUNK // 2 + L + (-L) % 4]
     h = buf.shape[0] // 2
-    _philox_uniform(buf, key, first)
+    philox_uniform(buf, key, first)
     a, b, r = buf[:h], buf[h:], scratch[:h]
     np.log(a, out=r)
     np.multiply(r, -2.0, out=r)

@@ -551,7 +551,7 @@ class Cluster:
         if len(_signal_users) == 1:
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 if signal.getsignal(sig) == signal.SIG_DFL:
-                    _saved_handlers[sig] = signal.signal(sig, _exit_on_signal)
+                    _saved_handlers[sig] = signal.signal(sig, exit_on_signal)
 
     def _restore_handlers(self):
         if not self._handlers or threading.current_thread() is not threading.main_thread():
@@ -560,7 +560,7 @@ class Cluster:
         _signal_users.remove(self)
         if not _signal_users:
             for sig, old in list(_saved_handlers.items()):
-                if signal.getsignal(sig) is _exit_on_signal:
+                if signal.getsignal(sig) is exit_on_signal:
                     signal.signal(sig, old)
                 del _saved_handlers[sig]
 
@@ -572,7 +572,7 @@ def _own_group(p: subprocess.Popen) -> bool:
         return False
 
 
-def _exit_on_signal(signo, frame):
+def exit_on_signal(signo, frame):
     raise SystemExit(128 + signo)
 
 

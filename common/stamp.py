@@ -149,7 +149,7 @@ def code_paths(paper: str, tuning: bool = False) -> list[str]:
             *(f":(exclude){f}" for f in JUDGING), *(f":(exclude){f}" for f in PRESENTATION)]
 
 
-def _numbers_file(f: str, paper: str, common: list[str] | None = None) -> bool:
+def numbers_file(f: str, paper: str, common: list[str] | None = None) -> bool:
     in_common = f in (common_files(paper) if common is None else common)
     return ((f.startswith((f"papers/{paper}/", f"notebooks/{paper}/")) or in_common) and not f.endswith(".md")
             and f != f"papers/{paper}/claims.yaml" and not _matches(f, [*tuning_patterns(paper), *JUDGING, *PRESENTATION]))
@@ -178,7 +178,7 @@ def staleness(manifest: dict, paper: str) -> list[str]:
     git = manifest.get("git") or {}
     why = []
     common = common_files(paper)
-    dirty = [f for f in git.get("dirty_files") or [] if _numbers_file(f, paper, common)]
+    dirty = [f for f in git.get("dirty_files") or [] if numbers_file(f, paper, common)]
     if dirty:
         why.append(f"the run had uncommitted changes in {len(dirty)} of its code files ({', '.join(dirty[:3])}"
                    f"{', …' if len(dirty) > 3 else ''})")

@@ -28,7 +28,7 @@ def test_compiled_uniforms_are_the_reference_words_top_bits():
     key = 0x299F31D0A4093822
     for dtype, bits in ((np.float32, 23), (np.float64, 32)):
         out = np.empty(12, dtype)
-        fastops._philox_uniform(out, key, 5)
+        fastops.philox_uniform(out, key, 5)
         for i in range(3):                                   # counters 5, 6, 7: (index low, high, 0, 0)
             words = fastops.philox4x32((5 + i, 0, 0, 0), (key & 0xFFFFFFFF, key >> 32))
             want = [((w >> (32 - bits)) + 0.5) * 2.0 ** -bits for w in words]

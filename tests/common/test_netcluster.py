@@ -126,7 +126,7 @@ def test_exception_inside_with_cleans_up():
                 pass
             assert inner.namespace(0) not in _ours() and c.namespace(0) in _ours()
             if handler == signal.SIG_DFL:
-                assert signal.getsignal(signal.SIGTERM) is nc._exit_on_signal
+                assert signal.getsignal(signal.SIGTERM) is nc.exit_on_signal
             1 / 0
     assert _host_state() == before and not _alive(p.pid)
     assert signal.getsignal(signal.SIGTERM) == handler

@@ -231,7 +231,7 @@ def test_common_files_are_the_modules_a_paper_or_the_runner_reaches(tmp_path, mo
     assert stamp.common_files("toy") == sorted(runner + ["common/other.py"])                 # notebook import (magic dropped)
     assert stamp.common_files("b") == sorted(runner + ["common/deep.py", "common/fast.py"])  # transitively
     assert "common/fast.py" not in stamp.code_paths("toy") and "common/fast.py" in stamp.code_paths("b")
-    assert stamp._numbers_file("common/fast.py", "b") and not stamp._numbers_file("common/fast.py", "toy")
+    assert stamp.numbers_file("common/fast.py", "b") and not stamp.numbers_file("common/fast.py", "toy")
     (tmp_path / "papers/toy/broken.py").write_text("def (:\n")                            # cannot tell: every file counts
     assert stamp.common_files("toy") == sorted(runner + ["common/deep.py", "common/fast.py", "common/other.py"])
 
@@ -259,13 +259,13 @@ def test_the_kinds_of_file_are_named_by_folder_or_prefix_so_a_split_keeps_its_ki
     """A module split into a package (or into several modules of the same prefix) stays what it was."""
     for f in ("common/runner/cli.py", "common/runner/staging/lock.py", "common/report.py", "common/report/html.py",
               "common/readme_blocks.py", "common/stamp.py", "common/reproduce.py"):
-        assert not stamp._numbers_file(f, "toy", common=[f]), f
+        assert not stamp.numbers_file(f, "toy", common=[f]), f
     for f in ("common/claims.py", "common/claims/seeds.py", "papers/toy/devtune.py", "papers/toy/devtune/fold.py",
               "papers/toy/investigations.py", "papers/toy/devtune_runs.py", "common/devseeds.py",
               "papers/toy/claims.yaml", "papers/toy/README.md"):
-        assert not stamp._numbers_file(f, "toy", common=[f]), f
+        assert not stamp.numbers_file(f, "toy", common=[f]), f
     for f in ("common/runs.py", "common/profiles.py", "papers/toy/studies/regimes.py", "notebooks/toy/01-a.ipynb"):
-        assert stamp._numbers_file(f, "toy", common=[f]), f
+        assert stamp.numbers_file(f, "toy", common=[f]), f
 
 
 def test_benchrows_block_shows_one_row_per_entry(toy_repo, monkeypatch):
