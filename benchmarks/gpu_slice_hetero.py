@@ -6,6 +6,9 @@ partition, micro-batches; `papers.hetero.gpuslice.stage_times`) and one LLaMA-3-
 (steps x ranks x one pipeline step). Not projectable from one NVIDIA GPU: the cross-vendor links
 (CPU-forwarding / device-direct between an AMD and an NVIDIA node: NICs, PCIe staging, UCC/RDMA) and
 the AMD GPUs' speed; the projection counts the link as free and the AMD stages at NVIDIA speed.
+The full profile itself is the CPU emulation (issue 42: it needs no GPU); the projected GPU-hours are
+what its steps would cost with one GPU per rank on the real-device path (the torchrun entry), the
+compute the slice can time.
 
     python benchmarks/gpu_slice_hetero.py [--device cuda] [--dry-run]
 """

@@ -24,6 +24,7 @@ import time
 import torch.distributed as dist
 
 from . import perfmodel
+from .devsync import now
 from .p2p import p2p_times
 
 NV = "nv_homog"
@@ -52,10 +53,15 @@ def run_cluster(me) -> dict:
     return out
 
 
+def _link_key(v: dict) -> tuple:
+    return v.get("link", "direct"), float(v.get("copy_rate_bps", 0.0))
+
+
 def _speed_windows(me) -> dict:
     j = me.job
     variants = {v["label"]: v for v in j.speed_variants}
-    links = {spec: me.links(spec) for spec in dict.fromkeys(v.get("link", "direct") for v in variants.values())}
+    # one link pair per (link, staging copy-engine rate)
+    links = {key: me.links(*key) for key in dict.fromkeys(_link_key(v) for v in variants.values())}
     models = {lab: me.new_model(v["partition"]) for lab, v in variants.items()}
     pace = {lab: stage_pace(j.layer_ms, v["partition"][me.stage], me.last, j.head_layers, v["speeds"][me.stage])
             for lab, v in variants.items()}
@@ -65,7 +71,7 @@ def _speed_windows(me) -> dict:
     def run(lab, log):
         nonlocal step
         mod, opt = models[lab]
-        me.step(mod, opt, step, *links[variants[lab].get("link", "direct")], pace=pace[lab],
+        me.step(mod, opt, step, *links[_link_key(variants[lab])], pace=pace[lab],
                 timings=timings[lab] if log else None)
         step += 1
 
@@ -76,9 +82,10 @@ def _speed_windows(me) -> dict:
     for w in range(j.windows):
         for lab in labels[w % len(labels):] + labels[:w % len(labels)]:
             dist.barrier()
-            t0 = time.perf_counter()
+            t0 = now(me.device)  # timers read after the device's queued work (devsync)
             for _ in range(j.window_steps):
                 run(lab, True)
+            now(me.device)
             dist.barrier()
             step_s[lab].append((time.perf_counter() - t0) / j.window_steps)
     for pair in links.values():
@@ -91,15 +98,47 @@ def _speed_windows(me) -> dict:
 
 # ---- parent side -----------------------------------------------------------------------------------
 
-def speed_variants(rho: float) -> list[dict]:
-    """The windows of the vendor-speed claims: at rho and at rho = 1 (the control: no speed difference)."""
+CF1 = "cf1_even_rho1"  # CPU-forwarding k = 1 through the copy engine: the staging link's training windows
+
+
+def speed_variants(rho: float, copy_rate_bps: float = 0.0) -> list[dict]:
+    """The windows of the vendor-speed claims: at rho and at rho = 1 (the control: no speed difference);
+    and, with `copy_rate_bps` > 0, CPU-forwarding k = 1 at rho = 1 with its staging copies through the
+    copy engine (the control of the device-direct throughput claim; `model` False: not a perfmodel window)."""
     def v(label, link, part, speeds):
         return {"label": label, "link": link, "partition": part, "speeds": speeds}
 
-    return [v("mixed_uneven", "device_direct", [4, 2], [1.0, rho]), v("mixed_even", "device_direct", [3, 3], [1.0, rho]),
-            v("amd_homog", "direct", [3, 3], [rho, rho]), v(NV, "direct", [3, 3], [1.0, 1.0]),
-            v("mixed_uneven_rho1", "device_direct", [4, 2], [1.0, 1.0]),
-            v("mixed_even_rho1", "device_direct", [3, 3], [1.0, 1.0])]
+    out = [v("mixed_uneven", "device_direct", [4, 2], [1.0, rho]), v("mixed_even", "device_direct", [3, 3], [1.0, rho]),
+           v("amd_homog", "direct", [3, 3], [rho, rho]), v(NV, "direct", [3, 3], [1.0, 1.0]),
+           v("mixed_uneven_rho1", "device_direct", [4, 2], [1.0, 1.0]),
+           v("mixed_even_rho1", "device_direct", [3, 3], [1.0, 1.0])]
+    if copy_rate_bps > 0:
+        out.append(dict(v(CF1, "cpu_forward:1", [3, 3], [1.0, 1.0]), copy_rate_bps=float(copy_rate_bps), model=False))
+    return out
+
+
+def model_variants(variants: list[dict]) -> list[dict]:
+    """The windows the performance model is calibrated on and judged against (not the staging-link ones)."""
+    return [v for v in variants if v.get("model", True)]
+
+
+def at_rho(cal: dict, c: float, n_micro: int, overhead: float, rhos, n_layers: int = 6) -> dict:
+    """The calibrated model at other AMD speeds (a finding, not a claim): for each rho, the mixed cluster's
+    best split (layers on the NVIDIA stage, the rest on AMD) and its step-time ratios to AMD-homogeneous
+    (even split at rho) and to the mixed cluster's even split. Pass times at rho are the NVIDIA calibration
+    / rho (the pacing's own model). {rho: {"best_split", "mixed_vs_amd", "best_vs_even"}}."""
+    out = {}
+    half = n_layers // 2
+    for rho in rhos:
+        cal_r = {1.0: cal[1.0], rho: {op: tuple(t / rho for t in cal[1.0][op]) for op in ("F", "B")}}
+
+        def t(part, speeds):
+            return predict({"partition": part, "speeds": speeds}, cal_r, c, n_micro, overhead=overhead)
+
+        amd, even = t([half, n_layers - half], [rho, rho]), t([half, n_layers - half], [1.0, rho])
+        best_t, best_n = min((t([n, n_layers - n], [1.0, rho]), n) for n in range(1, n_layers))
+        out[rho] = {"best_split": [best_n, n_layers - best_n], "mixed_vs_amd": amd / best_t, "best_vs_even": even / best_t}
+    return out
 
 
 def expected_nic_ratio(k: int, nics: int) -> float:
@@ -167,6 +206,7 @@ def predict_bottleneck(v: dict, cal: dict, n_micro: int, overhead: float = 0.0) 
 def calibrated_errors(model, variants: list[dict], measured: dict) -> dict:
     """{label: predicted / measured - 1} of `model(v, overhead)`, its per-step overhead calibrated on the
     homogeneous windows (mean of measured - predicted there), the procedure both models share."""
+    variants = model_variants(variants)
     homog = [v for v in variants if v["label"] in HOMOGENEOUS]
     overhead = statistics.mean(measured[v["label"]] - model(v, 0.0) for v in homog)
     return {v["label"]: model(v, overhead) / measured[v["label"]] - 1 for v in variants}

@@ -7,7 +7,8 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
 `perfmodel`: notebook 04's emulated cluster (`studies.cluster.measure`) at the quick profile, per seed the
 held-out errors of the calibrated 1F1B simulation (`cluster-perfmodel-calibrated`'s metric), of its
 control (M x the slowest stage, calibrated the same way) and of the speed-blind simulation (the former
-control), and the partition claims' ratios with their controls. The claim's tolerance is
+control), the partition claims' ratios with their controls, and the device-direct throughput claim's
+ratio with its control (M = cluster_n_micro micro-batches in the vendor-speed windows). The claim's tolerance is
 `tolerance_from_dev`: twice the largest error of the simulation over these seeds, rounded up to a
 whole percent (claims.yaml holds the result as `cluster-perfmodel-calibrated`'s value; `config.TUNED`
 points the README's generated tuned block at this run). Needs the privileges of the emulated cluster
@@ -44,7 +45,9 @@ def tune_perfmodel(seed: int) -> dict:
     return {"max_abs_err": m["cluster_model_max_abs_err"], "max_abs_err_control": m["cluster_model_max_abs_err_control"],
             "max_abs_err_speed_blind": m["cluster_model_max_abs_err_speed_blind"],
             "mixed_vs_amd": mean(m["cluster_mixed_vs_amd"]), "mixed_even_vs_amd": mean(m["cluster_mixed_even_vs_amd"]),
-            "uneven_vs_even": mean(m["cluster_uneven_vs_even"]), "uneven_vs_even_rho1": mean(m["cluster_uneven_vs_even_rho1"])}
+            "uneven_vs_even": mean(m["cluster_uneven_vs_even"]), "uneven_vs_even_rho1": mean(m["cluster_uneven_vs_even_rho1"]),
+            "dd_vs_homog": mean(m["cluster_dd_vs_homog"]), "cf1_vs_homog": mean(m["cluster_cf1_vs_homog"]),
+            "paper_rho_mixed_vs_amd": [m[f"cluster_paper_rho{t}_mixed_vs_amd"] for t in ("092", "0945", "097")]}
 
 
 def main(argv=None):

@@ -115,12 +115,13 @@ CLUSTER_PANELS = (  # (claim metric, its control, criterion, title)
     ("cluster_dd_vs_cf1", "cluster_dd_staged_vs_cf1", 1.2, "device-direct / CPU-fwd k=1\n(control: staging forced on)"),
     ("cluster_uneven_vs_even", "cluster_uneven_vs_even_rho1", 1.05, "uneven / even split\n(control: rho = 1)"),
     ("cluster_mixed_vs_amd", "cluster_mixed_even_vs_amd", 1.05, "mixed / AMD-homogeneous\n(control: even split)"),
+    ("cluster_dd_vs_homog", "cluster_cf1_vs_homog", 0.97, "training: device-direct / direct\n(control: CPU-fwd k=1, staged)"),
 )
 
 
 @styled
 def cluster(metrics: dict):
-    fig, axes = plt.subplots(1, len(CLUSTER_PANELS), figsize=(13, 3.6))
+    fig, axes = plt.subplots(1, len(CLUSTER_PANELS), figsize=(15, 3.6))
     for ax, (m, c, crit, title) in zip(axes, CLUSTER_PANELS):
         for x, key, mark in ((0, m, "o"), (1, c, "x")):
             v = metrics.get(key) or []

@@ -27,7 +27,10 @@ def full_step_counts(cfg) -> dict:
     each run by every rank of the section's launch: {section: (steps, ranks)}."""
     correct = (len(cfg.correctness_links) + len(cfg.control_links)) * int(cfg.correctness_steps)
     tput = len(cfg.throughput_links) * (int(cfg.tput_windows) * int(cfg.tput_window_steps) + int(cfg.tput_warmup))
-    cluster = 6 * (int(cfg.cluster_windows) * int(cfg.cluster_window_steps) + int(cfg.cluster_warmup))  # 6 speed variants
+    from .clusterbench import speed_variants
+
+    n_var = len(speed_variants(float(cfg.cluster_rho), 1.0))  # every speed variant, the staging link's included
+    cluster = n_var * (int(cfg.cluster_windows) * int(cfg.cluster_window_steps) + int(cfg.cluster_warmup))
     return {"correctness": (correct, int(cfg.processes)), "stability": (int(cfg.stability_steps), int(cfg.processes)),
             "throughput": (tput, int(cfg.tput_processes)), "cluster": (cluster, 2)}
 

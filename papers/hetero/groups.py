@@ -6,6 +6,8 @@ our reconstruction, see README).
 
 Rules (`select_backend`):
 * on CPU every group is gloo;
+* CPU-forwarding channels are gloo everywhere: they carry host buffers, which NCCL cannot send, also
+  between two stages of one vendor;
 * a single-vendor group on GPUs uses the vendor collective library, which torch calls "nccl"
   (NCCL on CUDA builds, RCCL on ROCm builds);
 * mixed-vendor groups never use "nccl": the pipeline and CPU-forwarding channels are gloo, the
@@ -46,8 +48,8 @@ def select_backend(kind: str, vendors, device_type: str) -> str:
     if kind not in KINDS:
         raise ValueError(f"unknown group kind {kind!r}")
     mixed = len(set(vendors)) > 1
-    if device_type == "cpu" or kind in ("world", "scalar"):
-        return "gloo"
+    if device_type == "cpu" or kind in ("world", "scalar", "channel"):
+        return "gloo"  # CPU-forwarding channels carry host buffers, whatever the vendors: never nccl
     if not mixed:
         return "nccl" if set(vendors) <= {"nv", "amd"} else "gloo"
     if kind == "dp":

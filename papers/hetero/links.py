@@ -137,8 +137,9 @@ class Link:
 
     name = "link"
 
-    def __init__(self, peer: int, k: int = 1):
+    def __init__(self, peer: int, k: int = 1, backend: str = "gloo"):
         self.peer, self.k = peer, k
+        self.backend = backend  # of the groups the link posts on (the plan's; see `_wire`)
         self.wire_bytes = 0
         self.staged_bytes = 0   # measured: bytes posted from a buffer that is not the caller's tensor
         self.copies = 0         # measured: tensor copies inside the link calls
@@ -164,7 +165,11 @@ class Link:
         return f"{self.name}:{self.k}" if self.name in _CHANNELED else self.name
 
     def _wire(self, op: str, buf: torch.Tensor, owners: set, group, tag: int):
-        """Post `buf` on the transport, recording whether it is the caller's own memory."""
+        """Post `buf` on the transport, recording whether it is the caller's own memory. NCCL (and RCCL) carry
+        only device memory: a host buffer on an nccl group is a one-line `UserError`, never a silent hang."""
+        if self.backend == "nccl" and buf.device.type == "cpu":
+            raise UserError(f"link {self.label}: a host buffer cannot go on an nccl group (its staging lives in host "
+                            "memory); use it across vendors, where its group is gloo or ucc")
         nbytes = buf.numel() * buf.element_size()
         with self._lock:
             self.wire_bytes += nbytes
@@ -226,8 +231,8 @@ class DirectLink(Link):
 
     name = "direct"
 
-    def __init__(self, group, peer: int):
-        super().__init__(peer)
+    def __init__(self, group, peer: int, backend: str = "gloo"):
+        super().__init__(peer, backend=backend)
         self.group = group
 
     def _send(self, t, tag, owners):
@@ -248,8 +253,8 @@ class CpuForwardLink(Link):
 
     name = "cpu_forward"
 
-    def __init__(self, groups: list, peer: int, pin: bool = False, name: str = "cpu_forward"):
-        super().__init__(peer, k=len(groups))
+    def __init__(self, groups: list, peer: int, pin: bool = False, name: str = "cpu_forward", backend: str = "gloo"):
+        super().__init__(peer, k=len(groups), backend=backend)
         self.groups, self.pin, self.name = groups, pin, name
         self.reassemble = name == "cpu_forward_reassemble"
         if name == "cpu_forward_onechannel":  # control: k chunks, one connection
@@ -299,8 +304,8 @@ class DeviceDirectLink(Link):
 
     name = "device_direct"
 
-    def __init__(self, group, peer: int, timeout_s: float = 60.0):
-        super().__init__(peer)
+    def __init__(self, group, peer: int, timeout_s: float = 60.0, backend: str = "gloo"):
+        super().__init__(peer, backend=backend)
         self.group, self.timeout = group, timeout_s
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._proxy, name="p2p-proxy", daemon=True)
@@ -342,8 +347,8 @@ class DeviceDirectStagedLink(DeviceDirectLink):
 
     name = "device_direct_staged"
 
-    def __init__(self, group, peer: int, timeout_s: float = 60.0):
-        super().__init__(group, peer, timeout_s)
+    def __init__(self, group, peer: int, timeout_s: float = 60.0, backend: str = "gloo"):
+        super().__init__(group, peer, timeout_s, backend)
         self.buffers: dict = {}  # the host staging buffers by ((direction, slot), numel, dtype), allocated once
 
     def _host(self, key, like):
@@ -377,7 +382,8 @@ def _make_link(spec, groups, replica, boundary, peer, device_type, mixed, timeou
     if name == "direct" and mixed and device_type != "cpu":
         raise UserError("the direct link cannot cross vendors on GPUs; use cpu_forward:k or device_direct")
     if name == "direct":
-        return DirectLink(groups.pp[replica, boundary].handle, peer)
+        rec = groups.pp[replica, boundary]
+        return DirectLink(rec.handle, peer, rec.backend)
     if name in _CHANNELED:
         chans = groups.channels[replica, boundary]
         nics = int(os.environ.get("HETERO_NICS") or 1)  # set by the launcher inside an emulated cluster
@@ -385,9 +391,14 @@ def _make_link(spec, groups, replica, boundary, peer, device_type, mixed, timeou
         if len(use) < k:
             raise UserError(f"link {spec!r} needs {channels_needed(spec, nics)} channels but the run created "
                             f"{len(chans)}; raise k_max")
-        return CpuForwardLink([c.handle for c in use], peer, pin=device_type != "cpu", name=name)
+        backends = {c.backend for c in use}
+        if backends != {"gloo"}:  # host buffers: never on nccl (groups.select_backend puts every channel on gloo)
+            raise UserError(f"link {spec!r}: its channel groups are on {sorted(backends)}; CPU-forwarding posts host "
+                            "buffers and needs gloo channels")
+        return CpuForwardLink([c.handle for c in use], peer, pin=device_type != "cpu", name=name, backend="gloo")
     cls = DeviceDirectStagedLink if name == "device_direct_staged" else DeviceDirectLink
-    return cls(groups.proxy[replica, boundary].handle, peer, timeout_s)
+    rec = groups.proxy[replica, boundary]
+    return cls(rec.handle, peer, timeout_s, rec.backend)
 
 
 def parse_variant(spec: str) -> tuple[str, bool]:

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from .devsync import now
 from .job import Job
 from .links import parse_variant
 from .p2p import run_p2p
@@ -85,12 +86,13 @@ def run_throughput(me: Rank) -> dict:
         order = j.links[w % len(j.links):] + j.links[:w % len(j.links)]
         for spec in order:
             dist.barrier()
-            t0 = time.perf_counter()
+            t0 = now(me.device)  # timers read after the device's queued work (devsync)
             for _ in range(j.window_steps):
                 me.step(mod, opt, step, *links[spec])
                 step += 1
+            t1 = now(me.device)
             dist.barrier()
-            rates[spec].append(tokens * j.window_steps / (time.perf_counter() - t0))
+            rates[spec].append(tokens * j.window_steps / (t1 - t0))
     counters = {spec: [lk.counters() for lk in pair if lk is not None] for spec, pair in links.items()}
     for pair in links.values():
         for lk in pair:

@@ -8,11 +8,10 @@ by the `p2p` and `throughput` modes (`modes`) and by the emulated cluster's phas
 """
 from __future__ import annotations
 
-import time
-
 import torch
 import torch.distributed as dist
 
+from .devsync import now
 from .rank import Rank
 
 
@@ -38,9 +37,9 @@ def p2p_times(me: Rank, specs: list, sizes: list, iters: int, windows: int, copy
             order = specs[w % len(specs):] + specs[:w % len(specs)]
             for spec in order:
                 dist.barrier()
-                t0 = time.perf_counter()
+                t0 = now(me.device)  # timers read after the device's queued work (devsync)
                 _pingpong(me, links[spec], x, buf, iters)
-                times[spec].append((time.perf_counter() - t0) / (2 * iters))
+                times[spec].append((now(me.device) - t0) / (2 * iters))
         if me.rank == 1 and not torch.equal(buf, x):
             raise RuntimeError("p2p payload corrupted")
         for spec in specs:

@@ -5,12 +5,23 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
 gloo. Sends are asynchronous and waited at the end of the step.
 
 Both schedules run the backward passes in micro-batch order 0..M-1, so gradients accumulate in
-the same order as in `reference.py` and the two schedules give bitwise-equal gradients. Receives are posted at the start of the step
-into one buffer per micro-batch and direction, and waited when needed.
+the same order as in `reference.py` and the two schedules give bitwise-equal gradients.
+
+Posting order (NCCL-safe): NCCL matches point-to-point operations by their order on a communicator,
+not by tag, and each posted operation occupies the communicator's stream until its peer posts the
+matching one; posting every receive of a step before the first send (as this module did before) leaves
+both neighbours waiting on a receive: a deadlock on GPUs. Each receive is therefore posted just before
+the pass that needs it, at the communication point after the previous pass, and at each such point the
+send and the receive are ordered by stage parity, as Megatron-LM's `_p2p_ops` (`POST_ORDER`): even
+stages send to the next stage, receive from the previous, send to the previous, receive from the next;
+odd stages receive from the previous, send to the next, receive from the next, send to the previous. `tests/hetero/test_hetero_ordering.py` runs every schedule's posting trace
+through a model of NCCL's matching for 2-4 stages and 1-8 micro-batches. Gloo and UCC match by tag, so
+the order changes nothing there (the losses stay bitwise those of the reference).
 
 Emulated device speed (`pace=(forward_s, backward_s)`): each forward (backward) pass of a micro-batch
 is padded with a sleep to at least `forward_s` (`backward_s`), the compute time of the emulated
-device (see `clusterbench.stage_pace`); `timings` collects each pass's duration, a measurement.
+device (see `clusterbench.stage_pace`); `timings` collects each pass's duration, a measurement, read
+after the device's queued work has finished (`devsync.now`).
 """
 from __future__ import annotations
 
@@ -18,10 +29,13 @@ import time
 
 import torch
 
+from .devsync import now
 from .model import lm_loss
 
 SCHEDULES = ("gpipe", "1f1b")
 FWD, BWD = 0, 1
+# the order of a communication point's operations on even and odd stages (Megatron-LM's `_p2p_ops`)
+POST_ORDER = (("send_next", "recv_prev", "send_prev", "recv_next"), ("recv_prev", "send_next", "recv_next", "send_prev"))
 
 
 def order(schedule: str, stage: int, n_stages: int, n_micro: int) -> list[tuple[str, int]]:
@@ -50,53 +64,75 @@ def run_step(stage_mod, schedule: str, s: int, n_stages: int, n_micro: int, inpu
              dtype=torch.float32, device=None, pace=None, timings=None):
     """One step's forward and backward passes on stage `s`; returns this stage's loss sum (last stage)
     as a float tensor, else zero. Gradients accumulate into the stage's parameters. `pace` and
-    `timings` (a dict 'F'/'B' -> list of seconds): see the module doc."""
+    `timings` (a dict 'F'/'B' -> list of seconds): see the module doc; receives and sends are posted
+    in the NCCL-safe order of the module doc."""
     first, last = s == 0, s == n_stages - 1
-    xs, ys, losses, pending = {}, {}, {}, []
+    ops = order(schedule, s, n_stages, n_micro)
+    xs, ys, losses, pending, posted = {}, {}, {}, [], {}
     total = torch.zeros((), dtype=torch.float32, device=device)
-    # every receive of the step is posted up front (distinct tags), so posting is off the critical path
-    fwd_in = {} if first else {m: torch.empty(act_shape, dtype=dtype, device=device) for m in range(n_micro)}
-    bwd_in = {} if last else {m: torch.empty(act_shape, dtype=dtype, device=device) for m in range(n_micro)}
-    fwd_h = {m: prev_link.recv(buf, 2 * m + FWD) for m, buf in fwd_in.items()}
-    bwd_h = {m: next_link.recv(buf, 2 * m + BWD) for m, buf in bwd_in.items()}
-    for op, m in order(schedule, s, n_stages, n_micro):
+    timed = pace is not None or timings is not None
+
+    def post_recv(op, m):
+        """Post the receive the pass (op, m) needs, if any: the activation from the previous stage for a
+        forward, the gradient from the next stage for a backward."""
+        if (op == "F" and first) or (op == "B" and last):
+            return
+        buf = torch.empty(act_shape, dtype=dtype, device=device)
+        link, tag = (prev_link, 2 * m + FWD) if op == "F" else (next_link, 2 * m + BWD)
+        posted[op, m] = (link.recv(buf, tag), buf)
+
+    def received(op, m):
+        h, buf = posted.pop((op, m))
+        h.wait()
+        return buf
+
+    post_recv(*ops[0])
+    for i, (op, m) in enumerate(ops):
         if op == "F":
-            if first:
-                x = inputs[m]
-            else:
-                fwd_h.pop(m).wait()
-                x = fwd_in.pop(m).requires_grad_(True)
-            t0 = time.perf_counter()
+            x = inputs[m] if first else received(op, m).requires_grad_(True)
+            t0 = now(device) if timed else 0.0
             y = stage_mod(x)
             xs[m] = x
             if last:
                 losses[m] = lm_loss(y, targets[m]) / n_micro  # mean over micro-batches
                 total += losses[m].detach()
-            _pad(t0, pace, timings, "F")
+            _pad(t0, pace, timings, "F", device)
+            send = None if last else (next_link, y.detach(), 2 * m + FWD)
             if not last:
                 ys[m] = y
-                pending.append(next_link.send(y.detach(), 2 * m + FWD))
         else:
+            grad = None if last else received(op, m)
+            t0 = now(device) if timed else 0.0
             if last:
-                t0 = time.perf_counter()
                 losses.pop(m).backward()
             else:
-                bwd_h.pop(m).wait()
-                t0 = time.perf_counter()
-                ys.pop(m).backward(bwd_in.pop(m))
-            _pad(t0, pace, timings, "B")
+                ys.pop(m).backward(grad)
+            _pad(t0, pace, timings, "B", device)
             x = xs.pop(m)
-            if not first:
-                pending.append(prev_link.send(x.grad, 2 * m + BWD))
+            send = None if first else (prev_link, x.grad, 2 * m + BWD)
+        nxt = ops[i + 1] if i + 1 < len(ops) else None
+        todo = []  # this communication point: the pass's send and the next pass's receive, in parity order
+        if send is not None:
+            todo.append(("send_next" if send[0] is next_link else "send_prev",
+                         lambda send=send: pending.append(send[0].send(send[1], send[2]))))
+        if nxt is not None and not ((nxt[0] == "F" and first) or (nxt[0] == "B" and last)):
+            todo.append(("recv_prev" if nxt[0] == "F" else "recv_next", lambda: post_recv(*nxt)))
+        rank_of = POST_ORDER[s % 2]
+        for _, post in sorted(todo, key=lambda t: rank_of.index(t[0])):
+            post()
     for h in pending:
         h.wait()
     return total
 
 
-def _pad(t0: float, pace, timings, op: str) -> None:
-    """Sleep until the pass begun at `t0` has lasted its paced time; record its duration."""
+def _pad(t0: float, pace, timings, op: str, device=None) -> None:
+    """Sleep until the pass begun at `t0` has lasted its paced time; record its duration (read after the
+    device's queued work has finished)."""
+    if pace is None and timings is None:
+        return
+    t = now(device)
     if pace is not None:
-        left = pace[0 if op == "F" else 1] - (time.perf_counter() - t0)
+        left = pace[0 if op == "F" else 1] - (t - t0)
         if left > 0:
             time.sleep(left)
     if timings is not None:

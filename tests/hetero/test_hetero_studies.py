@@ -130,8 +130,8 @@ def test_projection_metrics_name_every_plan_per_model_family():
 
 def test_cluster_metrics_on_an_exactly_paced_run():
     cfg = SimpleNamespace(cluster_p2p_size=1000, cluster_rate="8kbit", cluster_copy_over_nic=0.8, cluster_rho=0.5,
-                          cluster_head_layers=0.5, n_micro=4)
-    variants = cb.speed_variants(cfg.cluster_rho)
+                          cluster_head_layers=0.5, cluster_n_micro=4)
+    variants = cb.speed_variants(cfg.cluster_rho, 6400.0)  # with the staging link's windows (copy engine 6.4 kbit/s)
     nic = {"cpu_forward:1": {"1000": [2.0, 2.0]}, "cpu_forward:2": {"1000": [1.0, 1.0]},
            "cpu_forward_samenic:2": {"1000": [2.0, 2.0]}, "cpu_forward_onechannel:2": {"1000": [2.0, 2.0]}}
     staging = {"cpu_forward:1": {"500": [3.5, 3.5]}, "device_direct": {"500": [1.0, 1.0]},
@@ -142,7 +142,8 @@ def test_cluster_metrics_on_an_exactly_paced_run():
     act, overhead = 2000, 0.01
     cal = {1.0: {"F": (1e-3, 5e-4), "B": (2e-3, 1e-3)}, 0.5: {"F": (2e-3, 1e-3), "B": (4e-3, 2e-3)}}
     c = 1e-3 + act / 1e6
-    step = {v["label"]: [cb.predict(v, cal, c, cfg.n_micro) + overhead] * 2 for v in variants}
+    step = {v["label"]: [cb.predict(v, cal, c, cfg.cluster_n_micro) + overhead] * 2 for v in variants}
+    step[cb.CF1] = [step[cb.NV][0] / 0.9] * 2  # the staging link: 10 % slower than the homogeneous direct link
     ranks = []
     for s in (0, 1):
         pace = {v["label"]: cb.stage_pace(1.0, v["partition"][s], s == 1, 0.5, v["speeds"][s]) for v in variants}
@@ -164,3 +165,22 @@ def test_cluster_metrics_on_an_exactly_paced_run():
     assert m["cluster_model_max_abs_err"] == pytest.approx(0.0, abs=1e-9)
     assert m["cluster_model_max_abs_err_control"] > 0.01 and math.isfinite(m["cluster_model_max_abs_err_speed_blind"])
     assert m["cluster_uneven_vs_even"] == [step["mixed_even"][0] / step["mixed_uneven"][0]] * 2
+    # device-direct's training windows against the homogeneous direct link, and the staging link's (the control)
+    assert m["cluster_dd_vs_homog"] == [step[cb.NV][0] / step["mixed_even_rho1"][0]] * 2
+    assert m["cluster_cf1_vs_homog"] == [pytest.approx(0.9)] * 2
+    assert m["cluster_n_micro"] == 4
+    # the finding at the paper's rho: the calibrated model (exact here) with every pass at the NVIDIA times / rho
+    at = cb.at_rho(cal, c, 4, overhead, [0.92])[0.92]
+    cal92 = {1.0: cal[1.0], 0.92: {op: tuple(t / 0.92 for t in cal[1.0][op]) for op in ("F", "B")}}
+    amd = cb.predict({"partition": [3, 3], "speeds": [0.92, 0.92]}, cal92, c, 4, overhead=overhead)
+    best = min(cb.predict({"partition": [n, 6 - n], "speeds": [1.0, 0.92]}, cal92, c, 4, overhead=overhead) for n in range(1, 6))
+    assert m["cluster_paper_rho092_mixed_vs_amd"] == pytest.approx(amd / best) == pytest.approx(at["mixed_vs_amd"])
+    assert m["cluster_paper_rho092_best_split"] == at["best_split"]
+
+
+def test_the_model_at_other_speeds_on_hand_cases():
+    cal = {1.0: {"F": (1e-3, 5e-4), "B": (2e-3, 1e-3)}}
+    same = cb.at_rho(cal, 0.0, 8, 0.0, [1.0])[1.0]
+    assert same["mixed_vs_amd"] == pytest.approx(same["best_vs_even"])  # at rho = 1 AMD-homogeneous is the even mix
+    slow = cb.at_rho(cal, 0.0, 8, 0.0, [0.5])[0.5]
+    assert slow["best_split"][0] > 3 and slow["best_vs_even"] > 1.1  # a slow AMD stage: more layers on NVIDIA
