@@ -37,7 +37,7 @@ _COMMON = dict(
     code_refit=True,        # ACL-GAN: then G_c / D_c alone on the trained encoder's cached codes (code_steps)
     hidden=256, depth=2,    # G_c / D_c MLPs
     lr=1e-3, lr_g=2e-4, lr_d=2e-4, batch=64, code_batch=256,
-    code_lr=1e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-classifier / ACL-GAN
+    code_lr=3e-3, normalize_codes=True,  # code GAN of ACL-AE / ACL-GAN (TUNED: devtune budget; 1e-3 before)
     # code-only phase (TUNED: devtune codes): whitened codes, G_c(z) = z + MLP(z) (it starts at the
     # fitted Gaussian), lr decaying linearly to code_lr_final * code_lr
     whiten_codes=True, residual_gc=True, code_lr_final=0.1,
@@ -48,8 +48,9 @@ _COMMON = dict(
     syn_code_lr_final=0.1, syn_whiten_codes=False, syn_residual_gc=False,
     # the MMD null's schedule (0: ACL's code_batch / code_lr / code_steps) and the classifier's own code_* and
     # null_* (0: the autoencoder's); TUNED: devtune budget, ACL and the null on the same (batch, steps, lr) grid
-    null_batch=0, null_lr=0.0, null_steps=0,
-    cls_code_batch=0, cls_code_lr=0.0, cls_code_steps=0, cls_null_batch=0, cls_null_lr=0.0, cls_null_steps=0,
+    # (the lrs chosen at quick are kept at full, where both phases run ACL's batch 256 and 30 000 steps)
+    null_batch=0, null_lr=3e-3, null_steps=0,
+    cls_code_batch=0, cls_code_lr=1e-3, cls_code_steps=0, cls_null_batch=0, cls_null_lr=3e-3, cls_null_steps=0,
     gan_null=False,         # also train ACL-GAN without the adversary (code_objective=mmd), the control of gan-improves
     gmm_components=10, gmm_iters=100,  # RAE ex-post density baseline (EM iterations at most)
     # evaluation
@@ -72,6 +73,7 @@ PROFILES = {
     # take two), 2-D replicates 5 -> 3
     "quick": dict(_COMMON, dataset="fashion_mnist", n_train=10000, n_eval=2000, n_floor=2000, feat_epochs=1,
                   replicates=2, cls_replicates=2, syn_replicates=3, gan_replicates=2, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=4000, code_batch=128, cls_steps=200, gmm_iters=40,
+                  null_batch=512, null_steps=1000,   # the autoencoder's MMD null (TUNED: devtune budget)
                   cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_region=600, n_mem=1000, kid_subsets=10, kid_subset_size=500,
                   syn_ae_steps=400, syn_code_steps=1500, syn_gan_steps=700),
     "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=4, cls_replicates=4, gan_replicates=5,
@@ -136,8 +138,19 @@ _SYN = {"result": "synthetic",
         "why": "ACL-AE on the development mixtures ring6 / grid16 with and without whitening + the residual G_c: "
                "they lowered ACL-AE's HQ fraction, so they stay off (the claims' ring / grid were not used)"}
 
+_BUDGET = {"result": "budget",
+           "show": [f"results.chosen.{o}.{m}.{k}" for o in ("ae", "cls") for m in ("acl", "mmd") for k in ("grid", "mean_fid")]
+           + [f"results.{s}.{o}.{m}.{g}.fid" for o, m, g in (("ae", "acl", "b128-s4000-lr3e-3"), ("ae", "mmd", "b512-s1000-lr3e-3"),
+                                                            ("ae", "mmd", "b128-s4000-lr1e-3"), ("cls", "acl", "b128-s4000-lr1e-3"),
+                                                            ("cls", "mmd", "b128-s4000-lr3e-3")) for s in DEV_SEEDS],
+           "why": "ACL's code phase and the MMD null given the same tuning budget: the same grid of (batch, steps) in "
+                  "{(128, 4000), (512, 1000)} (equal codes seen) x lr in {3e-4, 1e-3, 3e-3}, on one quick autoencoder's "
+                  "codes and one quick classifier's features per development seed; each method takes its grid point "
+                  "of lowest FID averaged over seeds 100 and 101"}
 TUNED = {  # settings chosen on development seeds (>= 100) and development data; rendered in papers/acl/README.md
     "whiten_codes": _CODES, "residual_gc": _CODES, "code_lr_final": _CODES, "code_steps": _CODES,
     "cls_whiten_codes": _CLS, "cls_residual_gc": _CLS, "cls_code_lr_final": _CLS,
     "syn_whiten_codes": _SYN, "syn_residual_gc": _SYN,
+    "code_batch": _BUDGET, "code_lr": _BUDGET, "null_batch": _BUDGET, "null_steps": _BUDGET, "null_lr": _BUDGET,
+    "cls_code_lr": _BUDGET, "cls_null_lr": _BUDGET,
 }

@@ -43,7 +43,7 @@ def sample_grids(grids: dict, title: str = "", cols: int = 8):
 def synthetic_scatter(results: list[dict], replicate: int = 0):
     """Samples of each method on each mixture (replicate `replicate`), modes marked."""
     mixes = sorted({r["mixture"] for r in results}, reverse=True)
-    methods = ["acl_ae", "ae_mmd_gc", "ae_normal", "ae_gauss", "ae_gmm", "gan", "aclgan", "aclgan_mmd_gc", "uniform"]
+    methods = ["acl_ae", "ae_mmd_gc", "ae_normal", "ae_gauss", "ae_gmm", "gan", "aclgan", "aclganmmd", "uniform"]
     fig, axes = plt.subplots(len(mixes), len(methods), figsize=(2.2 * len(methods), 2.3 * len(mixes)), squeeze=False)
     for i, mix in enumerate(mixes):
         means, _ = mixture(mix)

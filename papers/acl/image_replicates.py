@@ -119,9 +119,6 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
         zd = prior_dim(res["models"], res["hp"])  # the plain GAN takes code_dim-wide noise, ACL-GAN z_dim
         gen = torch.Generator().manual_seed(gen_seed)
         samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
-        if study == "aclgan":  # the null: the same trained G fed a G_c refit by MMD in place of the adversary
-            null = {"G": res["models"]["G"], "acl": mmd_null(res, images.x, res["seed"])}
-            samples["mmd_gc"] = gan_sample(null, cfg.n_eval, res["hp"], torch.Generator().manual_seed(gen_seed)).cpu()
         grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=fixed_noise(seed, cfg.n_grid, zd)).cpu()}
         if study != "aclganmmd":   # the null of gan-improves is scored on FID and PRDC only
             out["regions"] = region_metrics(ev, lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), zd, cfg,
