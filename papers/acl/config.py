@@ -75,7 +75,7 @@ PROFILES = {
                   replicates=2, cls_replicates=2, syn_replicates=3, gan_replicates=2, code_dim=16, z_dim=16, width=32, ae_steps=500, code_steps=4000, code_batch=128, cls_steps=200, gmm_iters=40,
                   null_batch=512, null_steps=1000,   # the autoencoder's MMD null (TUNED: devtune budget)
                   cls_feat_dim=32, gan_steps=400, n_prdc=1500, n_region=600, n_mem=1000, kid_subsets=10, kid_subset_size=500,
-                  syn_ae_steps=400, syn_code_steps=1500, syn_gan_steps=700),
+                  syn_ae_steps=1200, syn_code_steps=4500, syn_gan_steps=2100),   # 3x the earlier 400 / 1500 / 700 (TUNED: devtune syn-steps)
     "full": dict(_COMMON, dataset="mnist", n_train=0, n_eval=10000, n_floor=10000, feat_epochs=10, replicates=4, cls_replicates=4, gan_replicates=5,
                  code_dim=32, z_dim=32, width=64, ae_steps=30000, code_steps=30000, cls_steps=10000,
                  cls_feat_dim=64, gan_steps=50000, n_prdc=5000, n_region=5000, n_mem=5000, kid_subsets=100, kid_subset_size=1000,
@@ -147,10 +147,16 @@ _BUDGET = {"result": "budget",
                   "{(128, 4000), (512, 1000)} (equal codes seen) x lr in {3e-4, 1e-3, 3e-3}, on one quick autoencoder's "
                   "codes and one quick classifier's features per development seed; each method takes its grid point "
                   "of lowest FID averaged over seeds 100 and 101"}
+_SYNSTEPS = {"result": "syn-steps",
+             "show": [f"results.100.x3.syn_{m}_{k}_modes" for m in ("ring", "grid") for k in ("gan", "aclgan", "aclganmmd", "acl_ae", "ae_mmd_gc")],
+             "why": "the 2-D step counts x3 (the most quick's budget affords; the referee's probe used x5) on development "
+                    "seed 100: kept if the plain GAN trains there (at least half the ring's modes in the median replicate), "
+                    "so that ACL-GAN is compared with a trained GAN"}
 TUNED = {  # settings chosen on development seeds (>= 100) and development data; rendered in papers/acl/README.md
     "whiten_codes": _CODES, "residual_gc": _CODES, "code_lr_final": _CODES, "code_steps": _CODES,
     "cls_whiten_codes": _CLS, "cls_residual_gc": _CLS, "cls_code_lr_final": _CLS,
     "syn_whiten_codes": _SYN, "syn_residual_gc": _SYN,
     "code_batch": _BUDGET, "code_lr": _BUDGET, "null_batch": _BUDGET, "null_steps": _BUDGET, "null_lr": _BUDGET,
     "cls_code_lr": _BUDGET, "cls_null_lr": _BUDGET,
+    "syn_ae_steps": _SYNSTEPS, "syn_code_steps": _SYNSTEPS, "syn_gan_steps": _SYNSTEPS,
 }

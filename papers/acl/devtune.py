@@ -292,11 +292,9 @@ def tune_syn_steps(seed: int) -> dict:
     from .config import get_config
     from .synthetic_replicates import synthetic_study, synthetic_table
 
-    base = get_config("quick")
     out = {}
-    for mult in SYN_STEP_MULTIPLIERS:
-        cfg = get_config("quick", syn_ae_steps=base.syn_ae_steps * mult, syn_code_steps=base.syn_code_steps * mult,
-                         syn_gan_steps=base.syn_gan_steps * mult)
+    for mult in SYN_STEP_MULTIPLIERS:   # multiples of the earlier quick steps, 400 / 1500 / 700
+        cfg = get_config("quick", syn_ae_steps=400 * mult, syn_code_steps=1500 * mult, syn_gan_steps=700 * mult)
         t0 = time.perf_counter()
         met = analysis.synthetic_metrics(synthetic_table(synthetic_study(cfg, seed)), cfg.syn_mixtures)
         out[f"x{mult}"] = {k: v for k, v in met.items() if k.endswith(("_hq", "_modes"))} | {"seconds": time.perf_counter() - t0}

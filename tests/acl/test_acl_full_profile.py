@@ -42,7 +42,7 @@ def run_full_tiny(tmp_path, monkeypatch, device, **over):
 
 def check_every_full_claim_measured(metrics):
     claims = [c for c in load_claims(Path(config.__file__).with_name("claims.yaml")) if "full" in c.profiles]
-    assert len(claims) == 32
+    assert len(claims) == 24
     for c in claims:
         for key in (c.metric, c.baseline, c.control, c.control_baseline, c.value):
             if isinstance(key, str):
