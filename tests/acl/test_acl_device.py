@@ -44,15 +44,46 @@ def test_the_mmd_control_starts_from_the_same_weights_on_any_device(test_device)
     assert all(torch.equal(a, b.cpu()) for a, b in zip(cpu.parameters(), dev.parameters()))
 
 
+def _trained_mmd_control(device):
+    """The MMD control trained 5 steps on `device` (CPU generators throughout), its initial and trained
+    G_c(z) on a fixed noise batch, back on the CPU, and where its parameters lived."""
+    codes = torch.randn(300, 3, generator=torch.Generator().manual_seed(0))
+    z = torch.randn(64, 3, generator=torch.Generator().manual_seed(9))
+    out = []
+    for steps in (0, 5):
+        hp = Hyper(code_dim=3, z_dim=3, hidden=16, depth=1, code_steps=steps, code_batch=32)
+        model = fit_mmd_code_generator(codes.to(device), hp, seed=4)
+        with torch.no_grad():
+            out.append(model.generate(z.to(device)).cpu())
+    return out[0], out[1], {p.device.type for p in model.parameters()}
+
+
 @pytest.mark.cuda
 def test_on_the_gpu_the_image_models_use_it_and_its_generator_is_left_alone(tmp_path):
     torch.cuda.init()
     state = torch.cuda.get_rng_state()
     torch.cuda.reset_peak_memory_stats()
     for study in ("ae", "cls", "aclgan"):
-        _task(tmp_path / study, "cuda", study)
+        out = _task(tmp_path / study, "cuda", study)
+        assert out["provenance"]["image_models_device"] == "cuda" and out["provenance"]["evaluation_device"] == "cpu"
+        assert all(v == v for m in out["metrics"].values() for v in (m.values() if isinstance(m, dict) else [m])
+                   if isinstance(v, float)), study                       # no NaN from the GPU's models
     assert torch.cuda.max_memory_allocated() > 0
     assert torch.equal(torch.cuda.get_rng_state(), state)
+
+
+@pytest.mark.cuda
+def test_on_the_gpu_the_mmd_control_trains_as_on_the_cpu():
+    """The same start bit for bit (CPU-seeded weights), and after 5 steps the CPU's answer up to rounding: the
+    difference between devices is a small part of what training moved (a GPU run on other batches, or not
+    training, would move it by the whole)."""
+    test_the_mmd_control_starts_from_the_same_weights_on_any_device("cuda")
+    start_c, trained_c, _ = _trained_mmd_control("cpu")
+    start_g, trained_g, devices = _trained_mmd_control("cuda")
+    assert devices == {"cuda"}
+    assert torch.equal(start_g, start_c)
+    moved = float((trained_c - start_c).abs().max())
+    assert moved > 1e-4 and float((trained_g - trained_c).abs().max()) < 0.05 * moved
 
 
 @pytest.mark.cuda
@@ -66,7 +97,9 @@ def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts_and_the_cpus_2d_numbers(tm
     out = {}
     for device in ("cpu", "cuda"):
         monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / device))
+        torch.cuda.reset_peak_memory_stats()
         assert main(["acl", "--profile", "smoke", "--quiet", "--device", device]) == 0
+        assert (torch.cuda.max_memory_allocated() > 0) == (device == "cuda")    # the image models: GPU, else none
         run = tmp_path / device / "acl" / "smoke"
         with open(run / "claims.csv") as f:
             verdicts = {r["id"]: r["verdict"] for r in csv.DictReader(f)}

@@ -9,6 +9,7 @@ import torch
 
 from papers.acl.acl import CodeGAN
 from papers.acl.mmd import BANDWIDTH_FACTORS, fit_mmd_code_generator, median_distance, mmd2
+from common.errors import UserError
 from papers.acl.train import Hyper
 
 
@@ -77,3 +78,27 @@ def test_the_fit_learns_two_clusters_and_leaves_the_global_rng_alone():
     untrained = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=0), seed=3)
     u = untrained.sample(1000, torch.Generator().manual_seed(0))
     assert float(mmd2(c, codes, null.bandwidths)) < 0.2 * float(mmd2(u, codes, null.bandwidths))
+
+
+def test_the_null_runs_its_own_schedule_and_zero_keeps_acls():
+    """null_batch / null_lr / null_steps replace ACL's code_* for the null only (0 keeps ACL's): the
+    tuning budget of the two is chosen apart on the same grid (devtune budget)."""
+    hp = Hyper(**HP, code_steps=7, null_steps=0, null_batch=0, null_lr=0.0)
+    assert (hp.null().code_steps, hp.null().code_batch, hp.null().code_lr) == (7, hp.code_batch, hp.code_lr)
+    tuned = Hyper(**HP, code_steps=7, null_steps=3, null_batch=16, null_lr=5e-3).null()
+    assert (tuned.code_steps, tuned.code_batch, tuned.code_lr) == (3, 16, 5e-3) and tuned.hidden == hp.hidden
+    codes = _codes(200)
+    a = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=0, null_steps=3), seed=11)   # the null trains 3 steps
+    b = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=3), seed=11)                 # = ACL's 3 steps
+    assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
+    with pytest.raises(UserError):
+        Hyper(**HP, null_steps=-1).check()
+
+
+def test_code_gan_steps_return_device_tensors_not_host_floats():
+    """No host sync per step: the D_c / G_c losses stay tensors until a log interval reads them."""
+    acl = CodeGAN(2, 2, 16, 2)
+    opts = acl.optimizers(1e-3, 1e-3)
+    ld = acl.d_step(torch.randn(8, 2), opts["D_c"])
+    lg = acl.g_step(8, opts["G_c"])
+    assert torch.is_tensor(ld) and torch.is_tensor(lg) and not ld.requires_grad and not lg.requires_grad
