@@ -239,13 +239,13 @@ def tune_budget(seed: int, objectives=("ae", "cls")) -> dict:
             hp = Hyper(**{**hp0.__dict__, "code_batch": g["batch"], "code_steps": g["steps"], "code_lr": g["lr"]}).check()
             t0 = time.perf_counter()
             acl = fit_code_phase(tr, hp)
-            res[f"acl.{gname}"] = _scores(ev, D, acl.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
+            res.setdefault("acl", {})[gname] = _scores(ev, D, acl.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
             t0 = time.perf_counter()
             null = fit_mmd_code_generator(tr, hp, seed=7)
-            res[f"mmd.{gname}"] = _scores(ev, D, null.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
-            print(f"seed {seed} {objective} {gname}: ACL FID {res[f'acl.{gname}']['fid']:.1f} "
-                  f"({res[f'acl.{gname}']['seconds']:.0f} s), MMD null FID {res[f'mmd.{gname}']['fid']:.1f} "
-                  f"({res[f'mmd.{gname}']['seconds']:.0f} s); GMM {res['gmm']['fid']:.1f}", flush=True)
+            res.setdefault("mmd", {})[gname] = _scores(ev, D, null.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
+            print(f"seed {seed} {objective} {gname}: ACL FID {res['acl'][gname]['fid']:.1f} "
+                  f"({res['acl'][gname]['seconds']:.0f} s), MMD null FID {res['mmd'][gname]['fid']:.1f} "
+                  f"({res['mmd'][gname]['seconds']:.0f} s); GMM {res['gmm']['fid']:.1f}", flush=True)
         out[objective] = res
     return out
 
@@ -257,15 +257,16 @@ def summarise_budget(results: dict) -> dict:
     for objective in results[seeds[0]]:
         chosen[objective] = {}
         for method in ("acl", "mmd"):
-            fids = {g: float(np.mean([results[s][objective][f"{method}.{g}"]["fid"] for s in seeds])) for g in BUDGET_GRID}
+            fids = {g: float(np.mean([results[s][objective][method][g]["fid"] for s in seeds])) for g in BUDGET_GRID}
             best = min(fids, key=fids.get)
             chosen[objective][method] = {"grid": best, **BUDGET_GRID[best], "mean_fid": fids[best]}
     return {"chosen": chosen}
 
 
 def rename_budget_grid(record: dict) -> dict:
-    """A `budget` record written while the grid names carried the lr with a dot (`lr0.001`): the same figures
-    under the dot-free names of `BUDGET_GRID` (the README reads dotted paths), and the summary recomputed."""
+    """A `budget` record written while the grid names carried the lr with a dot (`lr0.001`) and the method
+    joined to it (`acl.<grid>`): the same figures under `<method>` -> `<grid>` with the dot-free names of
+    `BUDGET_GRID` (the README reads dotted paths), and the summary recomputed."""
     old = {f"lr{lr:g}": f"lr{name}" for name, lr in (("3e-4", 3e-4), ("1e-3", 1e-3), ("3e-3", 3e-3))}
 
     def fix(key: str) -> str:
@@ -274,8 +275,17 @@ def rename_budget_grid(record: dict) -> dict:
                 return key[: -len(a)] + b
         return key
 
-    res = {s: {obj: {fix(k): v for k, v in r.items()} for obj, r in record["results"][s].items()}
-           for s in record["results"] if s.isdigit()}
+    def nest(r: dict) -> dict:
+        out = {}
+        for k, v in r.items():
+            method, _, grid = k.partition(".")
+            if grid:
+                out.setdefault(method, {})[fix(grid)] = v
+            else:
+                out[k] = v
+        return out
+
+    res = {s: {obj: nest(r) for obj, r in record["results"][s].items()} for s in record["results"] if s.isdigit()}
     return dict(record, results=res | summarise_budget(res), renamed="grid names without dots (figures unchanged)")
 
 

@@ -59,13 +59,13 @@ def test_budget_grid_is_one_grid_for_both_and_the_choice_is_the_lowest_mean_fid(
     assert len(grid) == 6 and all("." not in g for g in grid)
     assert {g["batch"] * g["steps"] for g in grid.values()} == {512000}   # equal codes seen per fit
     fid = {"b128-s4000-lr1e-3": (90.0, 100.0), "b512-s1000-lr3e-3": (80.0, 120.0)}   # means 95 and 100
-    res = {s: {"ae": {f"{m}.{g}": {"fid": (fid.get(g, (200.0, 200.0))[i] + (10 if m == "mmd" and g == "b128-s4000-lr1e-3" else 0))}
-                      for m in ("acl", "mmd") for g in grid}} for i, s in enumerate(("100", "101"))}
+    res = {s: {"ae": {m: {g: {"fid": (fid.get(g, (200.0, 200.0))[i] + (10 if m == "mmd" and g == "b128-s4000-lr1e-3" else 0))}
+                          for g in grid} for m in ("acl", "mmd")}} for i, s in enumerate(("100", "101"))}
     chosen = devtune.summarise_budget(res)["chosen"]["ae"]
     assert chosen["acl"]["grid"] == "b128-s4000-lr1e-3" and chosen["acl"]["mean_fid"] == 95.0
     assert chosen["mmd"]["grid"] == "b512-s1000-lr3e-3" and (chosen["mmd"]["batch"], chosen["mmd"]["lr"]) == (512, 3e-3)
-    old = {"results": {s: {"ae": {k.replace("lr1e-3", "lr0.001").replace("lr3e-3", "lr0.003").replace("lr3e-4", "lr0.0003"): v
-                                  for k, v in r["ae"].items()}} for s, r in res.items()}}
+    old = {"results": {s: {"ae": {f"{m}.{g}".replace("lr1e-3", "lr0.001").replace("lr3e-3", "lr0.003").replace("lr3e-4", "lr0.0003"): v
+                                  for m, gs in r["ae"].items() for g, v in gs.items()}} for s, r in res.items()}}
     renamed = devtune.rename_budget_grid(old)
     assert renamed["results"]["100"] == res["100"] and renamed["results"]["chosen"]["ae"] == devtune.summarise_budget(res)["chosen"]["ae"]
 
