@@ -28,18 +28,23 @@ DRY = dict(code_dim=8, z_dim=8, width=8, hidden=16, cls_feat_dim=8, batch=16, co
 
 def full_counts(cfg) -> dict[str, int]:
     """Steps of each unit in one seed of the profile `cfg` (`config.PROFILES`): autoencoder replicates x
-    (ae_steps, code_steps, the MMD control's code_steps); classifier replicates x (cls_steps, ae_steps of
-    the inversion decoder, code_steps, code_steps of the control); GAN / ACL-GAN replicates x gan_steps,
-    ACL-GAN's code refit (code_steps) and its control's (code_steps)."""
+    (ae_steps, code_steps, the MMD null's null_steps); classifier replicates x (cls_steps, ae_steps of the
+    inversion decoder, its code_steps, its null's steps); GAN / ACL-GAN replicates x gan_steps and ACL-GAN's
+    code refit (code_steps); with `gan_null`, ACL-GAN without the adversary as many more ACL-GAN steps (its
+    MMD term costs about D_c's) and its MMD refit (null_steps)."""
     refit = cfg.code_steps if cfg.code_refit else 0
+    null = cfg.null_steps or cfg.code_steps
+    cls_code = cfg.cls_code_steps or cfg.code_steps
+    cls_null = cfg.cls_null_steps or cls_code
+    gan_null = bool(getattr(cfg, "gan_null", False))
     return {
         "ae_step": cfg.replicates * cfg.ae_steps,
-        "code_step": (cfg.replicates + cfg.cls_replicates) * cfg.code_steps + cfg.gan_replicates * refit,
-        "mmd_step": (cfg.replicates + cfg.cls_replicates + cfg.gan_replicates) * cfg.code_steps,
+        "code_step": cfg.replicates * cfg.code_steps + cfg.cls_replicates * cls_code + cfg.gan_replicates * refit,
+        "mmd_step": cfg.replicates * null + cfg.cls_replicates * cls_null + (cfg.gan_replicates * null if gan_null and refit else 0),
         "cls_step": cfg.cls_replicates * cfg.cls_steps,
         "cls_dec_step": cfg.cls_replicates * cfg.ae_steps,
         "gan_step": cfg.gan_replicates * cfg.gan_steps,
-        "aclgan_step": cfg.gan_replicates * cfg.gan_steps,
+        "aclgan_step": cfg.gan_replicates * cfg.gan_steps * (2 if gan_null else 1),
     }
 
 

@@ -17,11 +17,14 @@ def test_counts_are_the_full_profiles_steps():
 
     cfg = resolve(PROFILES, "full")
     c = slice_acl.full_counts(cfg)
-    # 4 autoencoder, 4 classifier, 5 GAN / ACL-GAN replicates; 30k AE / code steps, 10k classifier, 50k GAN
+    # 4 autoencoder, 4 classifier, 5 GAN / ACL-GAN replicates (and 5 ACL-GAN without the adversary, gan_null);
+    # 30k AE / code steps (the nulls run ACL's at full), 10k classifier, 50k GAN
     assert c == {"ae_step": 4 * 30000, "code_step": (4 + 4 + 5) * 30000, "mmd_step": (4 + 4 + 5) * 30000,
-                 "cls_step": 4 * 10000, "cls_dec_step": 4 * 30000, "gan_step": 5 * 50000, "aclgan_step": 5 * 50000}
+                 "cls_step": 4 * 10000, "cls_dec_step": 4 * 30000, "gan_step": 5 * 50000, "aclgan_step": 2 * 5 * 50000}
     no_refit = slice_acl.full_counts(resolve(PROFILES, "full", code_refit=False))
-    assert no_refit["code_step"] == 8 * 30000 and no_refit["mmd_step"] == c["mmd_step"]
+    assert no_refit["code_step"] == 8 * 30000 and no_refit["mmd_step"] == 8 * 30000
+    quick = slice_acl.full_counts(resolve(PROFILES, "quick"))   # the quick nulls' own schedules, no ACL-GAN null
+    assert quick["mmd_step"] == 2 * 1000 + 2 * 4000 and quick["aclgan_step"] == 2 * 400
     assert slice_acl.projected_hours({"a": 3600, "b": 7200}, {"a": 0.5, "b": 0.25}) == pytest.approx(1.0)
 
 
