@@ -48,7 +48,9 @@ def full_counts(cfg) -> dict:
     c["eta sweep (03)"] = (cfg.pred_N, len(cfg.pred_gs) * cfg.pred_seeds * (
         _steps(cfg.pred_t_burn, dt) + (1 + len(cfg.pred_etas)) * _steps(cfg.pred_t_max, dt)
         + _steps(cfg.pred_t_align + cfg.pred_t_lyap, dt)))
-    c["g < 1 student and nulls (03)"] = (cfg.q_N, cfg.q_seeds * (5 * _steps(cfg.q_T, dt) + 2 * _steps(cfg.q_ctrl_T, dt)))
+    # teacher + student, the teacher alone, the untrained pair, the eta^-2 control's horizon, the eta grid (+ teacher)
+    c["g < 1 student and nulls (03)"] = (cfg.q_N, cfg.q_seeds * ((5 + 1 + len(cfg.q_rel_etas)) * _steps(cfg.q_T, dt)
+                                                                 + 2 * _steps(cfg.q_ctrl_T, dt)))
     n_max = max(cfg.ds_n_trajs)
     c["data-size sweep (03)"] = (cfg.ds_N, cfg.ds_seeds * (
         cfg.ds_n_steps * max(1, n_max // 16) + _steps(cfg.pred_t_burn, dt)
@@ -65,11 +67,15 @@ def dmft_counts(cfg) -> dict:
     """Per seed: {solve: (steps, nodes, how many)} of the two-replica DMFT."""
     sat = [c for c in cfg.tr_cases if c[0] != 2.0]
     return {"tracking and near miss": (_steps(cfg.tr_T, cfg.tr_dt), cfg.tr_nodes, 2 * len(cfg.tr_cases)),
-            "long time": (_steps(cfg.sat_T, cfg.sat_dt), cfg.tr_nodes, len(sat) + sum(g < 1 for g, _ in sat))}
+            "long time": (_steps(cfg.sat_T, cfg.sat_dt), cfg.tr_nodes, len(sat) + sum(g < 1 for g, _ in sat)),
+            "horizon law in eta": (_steps(cfg.eta2_T, cfg.sat_dt), cfg.tr_nodes, len(cfg.eta2_etas)),
+            "horizon law in eta, chaos": (_steps(cfg.eta2_T_chaos, cfg.sat_dt), cfg.tr_nodes, len(cfg.eta2_etas))}
 
 
 def adam_epochs(cfg) -> float:
-    """Full-data Adam epochs per seed: the fits at each gain and the data-size sweep (a fraction of the data)."""
+    """Full-data Adam epochs per seed: the fits at each gain and the data-size sweep (a fraction of the data).
+    The sweep counts its epoch cap (full: 1e4, as the official P-sweep); early stopping (patience 100 on d_W)
+    ends it sooner, so this is an upper bound."""
     per_g = [cfg.adam_epochs_sub if g < 1 else cfg.adam_epochs_chaos for g in cfg.rec_gs]
     sweep = len(cfg.rec_gs) * cfg.adam_sweep_epochs * sum(n / cfg.rec_n_traj for n in cfg.adam_sweep_n_trajs)
     return float(sum(per_g) + sweep)

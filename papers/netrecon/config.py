@@ -19,7 +19,8 @@ _FULL = {
     "workers": 0,                       # 0 = one process per core
     # 01 regimes
     "traj_N": 200, "traj_gs": [0.8, 2.0], "traj_t": 20.0, "traj_show": 15,
-    "grid_N": 1000, "grid_gs": [0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8, 3.2, 3.6, 4.0, 4.4, 4.8],
+    # the official lledian.py grid: g = 0 ... 4.8 in steps of 0.2
+    "grid_N": 1000, "grid_gs": [round(0.2 * i, 1) for i in range(25)],
     "grid_seeds": 5, "grid_n_traj": 2, "grid_t_transient": 20.0, "grid_t_align": 10.0, "grid_t_average": 80.0,
     "sub_N": 1000, "sub_gs": [0.5, 0.8], "sub_seeds": 6, "sub_n_traj": 2,
     "sub_t_transient": 20.0, "sub_t_align": 20.0, "sub_t_average": 100.0,
@@ -27,18 +28,26 @@ _FULL = {
     "rec_N": 200, "rec_gs": [0.8, 2.0], "rec_n_traj": 100, "rec_n_steps": 500,
     "adam_epochs_sub": 30, "adam_epochs_chaos": 10, "adam_lr": 0.1, "adam_batch": 250, "adam_window": 4,
     "sweep_n_trajs": [2, 4, 8, 16, 32, 64, 100], "sweep_noise": 1e-3, "sweep_ridge": 1e-5,
-    "adam_sweep_n_trajs": [4, 16, 64], "adam_sweep_epochs": 10,
+    # the P-sweep (official `Effective prediction time/`): up to 1e4 epochs, early stopping with patience
+    # 100 on d_W (the official monitor, an oracle: it uses the true J), the best epoch's W kept
+    "adam_sweep_n_trajs": [2, 4, 8, 16, 32, 64, 98], "adam_sweep_epochs": 10_000, "adam_sweep_patience": 100,
     "adam_n_x0": 8, "adam_t_max": 150.0,  # the Adam student against its teacher from attractor states
     # 03 prediction
     "pred_N": 1000, "pred_gs": [2.0, 3.0], "pred_seeds": 5, "pred_etas": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2],
     "pred_n_x0": 8, "pred_t_burn": 50.0, "pred_t_max": 400.0, "pred_delta": 0.3, "pred_t_lyap": 300.0,
     "pred_t_align": 20.0,
     "q_N": 1000, "q_g": 0.8, "q_eta": 0.1, "q_T": 30.0, "q_n_x0": 8, "q_seeds": 3,
+    # the simulated relative horizon below onset over an eta grid (a finding at finite N, and the g < 1
+    # horizons on which the chaos claim's comparison of laws is checked)
+    "q_rel_etas": [0.28, 0.2, 0.14, 0.1],
     # controls: the g < 1 horizon of an eta = 1e-3 student (censored at q_ctrl_T, twice the horizon
     # claims' bound 40), label permutations of the d_W ranking's null
     "q_ctrl_eta_horizon": 1e-3, "q_ctrl_T": 80.0, "ctrl_n_perm": 20,
-    "ctrl_dg": 0.1,                     # the DMFT near miss: the theory at the gain g + ctrl_dg
-    "ctrl_dg_sub": 0.05, "ctrl_sub_seeds": 3,   # the g < 1 exponent's near miss: networks at g + 0.05
+    # the DMFT near misses: the theory at the gain g (1 + ctrl_dg_rel), 10 % off in gain (decided on
+    # development seeds 100, 101: at 3 % (g + 0.1 at g = 3) the near miss sat inside the tolerances even
+    # at N = infinity; README, "Decidability")
+    "ctrl_dg_rel": 0.1,
+    "ctrl_dg_sub": 0.1, "ctrl_sub_seeds": 3,   # the g < 1 exponent's near miss: networks at g + 0.1
     "ds_N": 300, "ds_g": 3.0, "ds_seeds": 4, "ds_n_trajs": [8, 16, 32, 64, 128, 256], "ds_n_steps": 500,
     "ds_noise": 1e-3, "ds_ridge": 1e-5, "ds_n_x0": 8, "ds_t_max": 300.0, "ds_min_r": 0.99,
     # 04 DMFT
@@ -48,6 +57,10 @@ _FULL = {
     "st_dtype": "float32",              # tangent map in single precision: 2x less memory traffic
     "tr_cases": [[0.8, 0.3], [2.0, 0.1], [3.0, 0.1]], "tr_T": 10.0, "tr_dt": 0.01, "tr_nodes": 61,
     "tr_N": 1000, "tr_seeds": 5, "tr_n_x0": 8, "sat_T": 40.0, "sat_dt": 0.02,
+    "sat_window": 20.0,                 # the simulated saturated level: D averaged over the last 20 time units
+    # the horizon's law in eta by the two-replica DMFT: the relative horizon (sqrt(D / C_TT) reaches
+    # pred_delta) at eta and eta / 2, below onset (g = 0.8, run to eta2_T) and in chaos (g = 3, to eta2_T_chaos)
+    "eta2_etas": [0.1, 0.05], "eta2_g": 0.8, "eta2_T": 60.0, "eta2_g_chaos": 3.0, "eta2_T_chaos": 12.0,
     # 05 Lyapunov
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0, 4.8],
     # the official OS protocol (dp.py): N = 1000, 5 networks, 1e4 steps, the first 3000 dropped
@@ -61,14 +74,17 @@ _QUICK = dict(_FULL) | {
     # g < 1: one state on each of 6 networks (the exponent varies from network to network)
     "sub_seeds": 6, "sub_n_traj": 1, "sub_t_align": 30.0, "sub_t_average": 50.0,
     "sweep_n_trajs": [2, 4, 8, 16, 32, 64, 100],
+    "adam_sweep_n_trajs": [4, 16, 64], "adam_sweep_epochs": 10, "adam_sweep_patience": 0,   # 0: no early stopping
     "pred_N": 500, "pred_seeds": 4, "pred_etas": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2], "pred_n_x0": 4,
     "pred_t_max": 250.0, "pred_t_lyap": 300.0,
     "q_N": 500, "q_seeds": 1, "q_n_x0": 4,
     # data size: 5 sizes with r(W, J) > 0.99 on 4 networks x 8 states (the slope is fitted per network)
     "ds_N": 300, "ds_seeds": 4, "ds_n_trajs": [32, 48, 64, 96, 128], "ds_n_x0": 8, "ds_t_max": 200.0,
     # many networks, one state each: network-to-network fluctuations of Delta dominate at N = 1000
-    "st_seeds": 8, "st_n_traj": 1, "st_t_transient": 20.0, "st_t_average": 150.0,
-    "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 2, "tr_n_x0": 4, "sat_dt": 0.05,
+    # averaging 600 and 5 networks x 8 states for the two-replica runs: decided on development seeds
+    # (at 150 and 2 x 4 the standard errors of dmft-delta-curve-g2 and two-replica-* straddled their bounds)
+    "st_seeds": 8, "st_n_traj": 1, "st_t_transient": 20.0, "st_t_average": 600.0,
+    "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 5, "tr_n_x0": 8, "sat_dt": 0.05,
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0],
     "os_N": 200, "os_seeds": 2, "os_t_total": 40.0, "os_t_discard": 12.0, "qr_k": 20, "qr_t_average": 200.0,
 }
@@ -87,7 +103,8 @@ _SMOKE = dict(_QUICK) | {
     "st_t_average": 20.0,
     "st_max_lag": 10.0, "st_dev_lag": 5.0,
     "tr_cases": [[2.0, 0.1]], "tr_T": 2.0, "tr_dt": 0.05, "tr_nodes": 21, "tr_N": 100, "tr_seeds": 1,
-    "tr_n_x0": 2, "sat_T": 3.0, "sat_dt": 0.1,
+    "tr_n_x0": 2, "sat_T": 3.0, "sat_dt": 0.1, "sat_window": 1.0, "eta2_T": 50.0, "eta2_T_chaos": 8.0,
+    "q_rel_etas": [0.8, 0.5, 0.3],
     "ly_gs_dmft": [1.5, 2.0],
     "os_N": 40, "os_gs": [2.0], "os_seeds": 1, "os_t_total": 3.0, "os_t_discard": 1.0, "adam_t_max": 20.0, "adam_n_x0": 2, "qr_N": 40, "qr_k": 5, "qr_t_average": 5.0,
 }

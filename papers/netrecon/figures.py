@@ -102,7 +102,7 @@ def dW_vs_P(by_g):
         ax.loglog(sw["P"], np.maximum(sw["dW_exact"], 1e-32), "o--", label=f"least squares, exact data, g = {g:g}")
         ax.loglog(sw["P"], sw["dW_noisy"], "s-", label=f"ridge, noisy data, g = {g:g}")
         if r["adam_sweep"]:
-            P, d = zip(*r["adam_sweep"])
+            P, d = [e[0] for e in r["adam_sweep"]], [e[1] for e in r["adam_sweep"]]   # (P, d_W, epochs run)
             ax.loglog(P, d, "^-", label=f"Adam (paper), g = {g:g}")
     ax.axvline(next(iter(by_g.values()))["J"].shape[0], color="gray", lw=0.8)
     ax.set(xlabel="number of samples P", ylabel="$d_W$")

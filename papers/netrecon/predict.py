@@ -137,6 +137,13 @@ def fit_power_law(eta: np.ndarray, T_pd: np.ndarray) -> dict:
     return {"exponent": float(b), "A": float(np.exp(lnA)), "r2": float(r2)}
 
 
+def law_residual_ratio(eta: np.ndarray, T_pd: np.ndarray) -> float:
+    """The logarithmic law's residual variance over the power law's on the same horizons:
+    (1 - R^2_log) / (1 - R^2_power), both R^2 on T_pd itself (`fit_log_slope`, `fit_power_law`).
+    Below 1 the log law fits better; claim `chaos-horizon-linear-g3` (README, controls)."""
+    return float((1.0 - fit_log_slope(eta, T_pd)["r2"]) / (1.0 - fit_power_law(eta, T_pd)["r2"]))
+
+
 def one_step_error(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, dt: float = DT) -> np.ndarray:
     """eps = ||x_S(1) - x_T(1)|| from identical states (Euclidean norm over units), per state.
 

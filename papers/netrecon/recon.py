@@ -134,21 +134,28 @@ def adam_init(N: int, generator=None, init: str = "uniform") -> np.ndarray:
 
 def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_size: int = 250,
              window: int = 4, n_windows: int | None = None, J_true: np.ndarray | None = None,
-             generator=None, device=None, init: str = "uniform") -> tuple[np.ndarray, dict]:
+             generator=None, device=None, init: str = "uniform", patience: int = 0) -> tuple[np.ndarray, dict]:
     """The paper's teacher-forced fit of W by Adam.
 
     Each window's first state is copied (zero loss), every later state is predicted one step
     ahead from the observed previous one, and the loss is the MSE over the window. Returns W and
     a history with the loss per epoch (and d_W per epoch when `J_true` is given).
 
+    `patience` > 0 stops early, as the official P-sweep does: once d_W (which needs `J_true`: the
+    official monitor is an oracle) has not improved for `patience` epochs, and W is the best epoch's;
+    `hist["epochs"]` says how many epochs ran. The loss is summed on the device and read once per
+    epoch (no host sync per minibatch).
+
     Paper: the reconstruction section and its training-curve and W-J scatter figures; official training
-    scripts (README maths (M3)).
+    scripts and `Effective prediction time/` (README maths (M3)).
     """
     import torch
 
     check_params(dt=dt)
-    if epochs < 1 or lr <= 0 or batch_size < 1 or window < 2:
-        raise UserError("fit_adam needs epochs >= 1, lr > 0, batch_size >= 1 and window >= 2")
+    if epochs < 1 or lr <= 0 or batch_size < 1 or window < 2 or patience < 0:
+        raise UserError("fit_adam needs epochs >= 1, lr > 0, batch_size >= 1, window >= 2 and patience >= 0")
+    if patience and J_true is None:
+        raise UserError("early stopping monitors d_W, as the official P-sweep does: pass J_true with patience > 0")
     N = traj.shape[-1]
     if n_windows is None:
         n_windows = traj.shape[0] // window
@@ -158,9 +165,10 @@ def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_si
     opt = torch.optim.Adam([W], lr=lr)
     Jt = None if J_true is None else torch.as_tensor(J_true, dtype=torch.float64, device=device)
     hist = {"loss": [], "d_W": []}
+    best, best_W, since = math.inf, None, 0
     for _ in range(epochs):
         perm = torch.randperm(M, generator=generator).to(data.device)
-        total = 0.0
+        total = torch.zeros((), dtype=torch.float64, device=data.device)
         for s in range(0, M, batch_size):
             xb = data[perm[s:s + batch_size]]  # (b, window, N)
             prev = xb[:, :-1]
@@ -169,12 +177,21 @@ def fit_adam(traj: np.ndarray, dt: float, epochs: int, lr: float = 0.1, batch_si
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += loss.item() * xb.shape[0]
-        hist["loss"].append(total / M)
+            total += loss.detach() * xb.shape[0]   # on the device: one host read per epoch
+        hist["loss"].append(float(total) / M)
         if Jt is not None:
             with torch.no_grad():
                 hist["d_W"].append(float(((W - Jt) ** 2).mean()))
-    return W.detach().cpu().numpy(), hist
+            if patience:
+                if hist["d_W"][-1] < best:
+                    best, best_W, since = hist["d_W"][-1], W.detach().clone(), 0
+                else:
+                    since += 1
+                    if since >= patience:
+                        break
+    hist["epochs"] = len(hist["loss"])
+    out = W.detach() if best_W is None else best_W
+    return out.cpu().numpy(), hist
 
 
 # ---------------------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
 
 def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_max: float,
                         dt: float = rnn.DT, ctrl_eta_horizon: float | None = None,
-                        ctrl_t_horizon: float | None = None, delta: float = 0.3) -> dict:
+                        ctrl_t_horizon: float | None = None, delta: float = 0.3, rel_etas: list | None = None) -> dict:
     """g < 1: teacher-student error from x0 ~ N(0, I), in units of eta and relative to the teacher's
     own (decaying) state, and the nulls.
 
@@ -165,6 +165,15 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
                              delta=delta, record_every=10)
         out["horizon_T_pd"] = np.where(np.isnan(h["T_pd"]), ctrl_t_horizon, h["T_pd"])   # censored
         out["horizon_max_rms"] = float(np.sqrt(np.nanmax(h["D"])))
+    if rel_etas:
+        # students over an eta grid (drawn last, from their own stream): the relative horizon T_rel,
+        # the first t with RMS(x_S - x_T) / RMS(x_T) >= delta (NaN: not reached by t_max)
+        erng = numpy_rng(seed, "quiescent-eta-grid", N, float(g))
+        grid = predict.run_pair(J, rnn.perturb(J, np.asarray(rel_etas, dtype=np.float64), g, erng), x0, t_max=t_max,
+                                dt=dt, record_every=10)
+        rel = relative_error(grid["D"], ms[:, None, :])                  # (time, eta, state)
+        out["rel_etas"] = list(rel_etas)
+        out["rel_T"] = predict.first_crossing(rel, grid["t"], delta)      # (eta, state)
     return out
 
 

@@ -51,11 +51,11 @@ def test_an_adam_fit_is_fixed_by_its_generator_on_the_cpu():
 # ---- on a GPU (REPRO_TEST_DEVICE=cuda) -------------------------------------------------------------------
 
 @pytest.mark.cuda
-def test_on_a_gpu_the_adam_fit_uses_it_and_matches_the_cpu():
+def test_on_a_gpu_the_adam_fit_uses_it_and_matches_the_cpu(gpu_peak):
     assert reconstruction.adam_device("cuda").startswith("cuda")
-    torch.cuda.reset_peak_memory_stats()
+    gpu_peak.reset()
     W_gpu, h_gpu = _fit("cuda")
-    assert torch.cuda.max_memory_allocated() > 0                      # the fit ran there, no silent fallback
+    assert gpu_peak.grew()                      # the fit ran there, no silent fallback
     W_cpu, h_cpu = _fit("cpu")
     # the same minibatches and start (CPU generators): only rounding differs
     assert np.max(np.abs(W_gpu - W_cpu)) < 1e-8 * max(1.0, np.max(np.abs(W_cpu)))
@@ -64,7 +64,7 @@ def test_on_a_gpu_the_adam_fit_uses_it_and_matches_the_cpu():
 
 @pytest.mark.cuda
 def test_on_a_gpu_machine_the_smoke_notebooks_record_the_cpu_and_give_the_cpus_verdicts(in_process, monkeypatch,
-                                                                                       tmp_path):
+                                                                                       tmp_path, gpu_peak):
     from common import reproduce
     from common.claims import read_claims_table
 
@@ -72,7 +72,9 @@ def test_on_a_gpu_machine_the_smoke_notebooks_record_the_cpu_and_give_the_cpus_v
     for device in ("cpu", "cuda"):
         out = tmp_path / device
         monkeypatch.setenv("REPRO_RESULTS", str(out))
+        gpu_peak.reset()
         assert reproduce.main(["netrecon", "--profile", "smoke", "--device", device, "--quiet"]) == 0
+        assert gpu_peak.grew() == (device == "cuda")   # the Adam fits (workers=1: here)
         run = out / "netrecon" / "smoke"
         man = json.loads((run / "manifest.json").read_text())
         assert man["device"]["backend"] == "cpu"                      # where the numpy/numba work ran

@@ -13,16 +13,17 @@ from papers.netrecon.config import PROFILES, preflight
 from papers.netrecon.studies import dmft, lyapunov, prediction, reconstruction, regimes
 
 TINY = dict(  # sizes and times cut; gains, eta grid, cases, dt, dtype and the claims' windows stay full's
-    workers=1, traj_N=30, traj_t=2.0,
+    # two worker processes: full's pool path (workers = 0 is one per core), not the in-process loop
+    workers=2, traj_N=30, traj_t=2.0,
     grid_N=30, grid_seeds=1, grid_t_transient=1.0, grid_t_align=0.5, grid_t_average=1.0,
     sub_N=30, sub_seeds=2, ctrl_sub_seeds=2, sub_t_transient=1.0, sub_t_align=0.5, sub_t_average=2.0,
     rec_N=16, rec_n_traj=4, rec_n_steps=60, adam_epochs_sub=2, adam_epochs_chaos=2, adam_batch=50,
-    sweep_n_trajs=[1, 2, 4], adam_sweep_n_trajs=[2, 4], adam_sweep_epochs=1, adam_n_x0=2, adam_t_max=60.0,
+    sweep_n_trajs=[1, 2, 4], adam_sweep_n_trajs=[2, 4], adam_sweep_epochs=4, adam_sweep_patience=1, adam_n_x0=2, adam_t_max=60.0,
     pred_N=150, pred_seeds=2, pred_n_x0=2, pred_t_burn=3.0, pred_t_max=250.0, pred_t_lyap=3.0, pred_t_align=1.0,
-    q_N=30, q_T=5.0, q_n_x0=2, q_seeds=1, q_ctrl_T=5.0,
+    q_N=30, q_T=30.0, q_n_x0=2, q_seeds=1, q_ctrl_T=5.0,
     ds_N=16, ds_seeds=2, ds_n_trajs=[4, 8, 16], ds_n_steps=60, ds_n_x0=2, ds_t_max=150.0,
     st_N=30, st_seeds=2, st_n_traj=1, st_t_transient=1.0, st_t_align=0.5, st_t_average=40.0,
-    tr_N=30, tr_seeds=1, tr_n_x0=2, tr_dt=0.05, tr_nodes=11, sat_dt=0.2,
+    tr_N=30, tr_seeds=1, tr_n_x0=2, tr_dt=0.05, tr_nodes=21, sat_dt=0.2, eta2_T=60.0, eta2_T_chaos=12.0,
     ly_gs_dmft=[1.5, 2.0], os_N=20, os_seeds=1, os_t_total=3.0, os_t_discard=1.0, qr_N=20, qr_k=3, qr_t_average=3.0,
 )
 
@@ -32,6 +33,9 @@ def test_full_profile_runs_the_notebooks_code_and_every_full_claim_gets_its_numb
     full = resolve(PROFILES, "full")
     assert (cfg.tr_cases, cfg.pred_etas, cfg.st_max_lag, cfg.st_dtype) == (full.tr_cases, full.pred_etas,
                                                                            full.st_max_lag, "float32")
+    assert cfg.workers > 1 and full.workers == 0                      # a pool, as full runs (one per core)
+    assert (full.adam_sweep_epochs, full.adam_sweep_patience) == (10_000, 100)   # the official P-sweep
+    assert np.allclose(np.diff(full.grid_gs), 0.2) and (full.grid_gs[0], full.grid_gs[-1]) == (0.0, 4.8)
     assert preflight(cfg) is None
     seed, metrics = 0, {}
     metrics |= regimes.measure(cfg, seed=seed)["metrics"]                                                 # 01

@@ -17,9 +17,12 @@ def test_dry_run_projects_the_full_profiles_counts_times_the_measured_unit_times
     full = resolve(PROFILES, "full")
     c = r["counts"]
     # the counts are the full profile's, not the dry run's: 13 gains x 5 networks x 110 time units of 1e-2
-    assert c["lambda grid (01, 05)"] == (1000, 13 * 5 * 11_000)
+    assert c["lambda grid (01, 05)"] == (1000, 25 * 5 * 11_000)             # g = 0 ... 4.8 in steps of 0.2
     assert c["eta sweep (03)"] == (1000, 2 * 5 * (5000 + 6 * 40_000 + 32_000))
-    assert r["adam_epochs"] == pytest.approx(30 + 10 + 2 * 10 * (4 + 16 + 64) / 100)
+    # the P-sweep's 1e4 epochs are an upper bound (early stopping with patience 100 ends it sooner)
+    assert r["adam_epochs"] == pytest.approx(30 + 10 + 2 * 10_000 * (2 + 4 + 8 + 16 + 32 + 64 + 98) / 100)
+    assert c["g < 1 student and nulls (03)"] == (1000, 3 * (5 * 3000 + 2 * 8000 + 5 * 3000))   # + 4 eta-grid students
+    assert r["dmft_counts"]["horizon law in eta"] == (3000, full.tr_nodes, 2)
     assert r["dmft_counts"]["tracking and near miss"] == (1000, full.tr_nodes, 6)
     u = r["unit_s"]
     expected = gpu_slice.projected_hours(c, u["pass_N1000"], r["dmft_counts"], tuple(r["dmft_unit"]), u["adam_epoch"],

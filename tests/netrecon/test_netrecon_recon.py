@@ -67,6 +67,38 @@ def test_adam_fit_improves_and_is_deterministic():
     assert h1["loss"][-1] < h1["loss"][0]
 
 
+def test_adam_early_stopping_keeps_the_best_epoch_and_stops_after_patience():
+    """The official P-sweep's rule: stop once d_W has not improved for `patience` epochs, keep the best W.
+    With the monitor's target set to the untrained draw itself, d_W is smallest after the first epoch and
+    grows as W learns J, so the fit stops after 1 + patience epochs and returns the first epoch's W."""
+    import torch
+
+    J, traj = _data(N=20, n_traj=10, steps=100)
+    W0 = recon.adam_init(20, torch.Generator().manual_seed(0))          # the draw fit_adam starts from
+    W, h = recon.fit_adam(traj, 0.01, epochs=50, lr=0.02, batch_size=25, J_true=W0, patience=3,
+                          generator=torch.Generator().manual_seed(0))
+    W1, _ = recon.fit_adam(traj, 0.01, epochs=1, lr=0.02, batch_size=25, generator=torch.Generator().manual_seed(0))
+    assert h["epochs"] == 4 and len(h["d_W"]) == 4 and np.argmin(h["d_W"]) == 0
+    assert np.array_equal(W, W1)
+    _, h_all = recon.fit_adam(traj, 0.01, epochs=6, lr=0.02, batch_size=25, generator=torch.Generator().manual_seed(0))
+    assert h_all["epochs"] == 6                                          # patience 0: every epoch runs
+    with pytest.raises(UserError):                                       # the monitor needs the true J
+        recon.fit_adam(traj, 0.01, epochs=5, patience=2)
+
+
+def test_adam_loss_history_is_the_per_sample_mean_of_the_minibatch_losses():
+    """The loss is summed on the device and read once per epoch; it equals the Python sum of the
+    minibatch losses weighted by their sizes (one batch here: the whole data)."""
+    import torch
+
+    J, traj = _data(N=10, n_traj=2, steps=40)
+    W, h = recon.fit_adam(traj, 0.01, epochs=1, lr=0.02, batch_size=10_000, generator=torch.Generator().manual_seed(0))
+    W0 = recon.adam_init(10, torch.Generator().manual_seed(0))
+    x = recon.windows(traj, 4, traj.shape[0] // 4)
+    pred = 0.99 * x[:, :-1] + 0.01 * np.tanh(x[:, :-1]) @ W0.T
+    assert h["loss"][0] == pytest.approx(np.sum((pred - x[:, 1:]) ** 2) / x.size, rel=1e-12)
+
+
 def test_bad_reconstruction_input():
     J, traj = _data(N=5, n_traj=1, steps=5)
     with pytest.raises(UserError):

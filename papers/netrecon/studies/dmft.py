@@ -100,8 +100,8 @@ def stationary_comparison(cfg, seed, cache_dir=None) -> dict:
         # annealed (frozen-Jacobian) exponent; each claim's metric is the relative deviation
         # |sim / theory - 1|, and its control the same deviation from the competitor
         competitors = {"delta0_static": dmft.static_delta0(g), "lam_annealed": dmft.annealed_lyapunov(g, sol.Delta0)}
-        # near miss of the curve: the DMFT Delta(tau) solved at g + ctrl_dg (a few % off in gain)
-        near, _ = dmft_on_lags(g + cfg.ctrl_dg, tau, max(40.0, cfg.st_max_lag))
+        # near miss of the curve: the DMFT Delta(tau) solved 10 % off in gain, g (1 + ctrl_dg_rel)
+        near, _ = dmft_on_lags(g * (1.0 + cfg.ctrl_dg_rel), tau, max(40.0, cfg.st_max_lag))
         metrics.update(stationary_metrics(gain_key(g), each, lam_each, decay, th, near, competitors, cfg.st_N))
         by_g[g] = {"tau": tau, "D_sim": each.mean(axis=0), "D_sim_each": [r["Delta"] for r in rs], "theory": sol,
                    "lam_dmft": th["lam"], "lam_sim": float(lam_each.mean()),
@@ -161,6 +161,37 @@ def saturation_metrics(k: str, g: float, r: dict, D_late: np.ndarray, untrained:
     return metrics
 
 
+def relative_horizon(r: dict, delta: float) -> float:
+    """First t at which the two-replica DMFT's relative error sqrt(D / C_TT) reaches `delta` (NaN if never)."""
+    rel = predict.relative_error(r["D"], r["C_TT"])
+    return float(predict.first_crossing(rel[:, None], np.asarray(r["t"]), delta)[0])
+
+
+def horizon_law_metrics(quiet: list[dict], chaos: list[dict], g_q: float, g_c: float, lam_c: float,
+                        delta: float) -> dict:
+    """The horizon's law in eta by the two-replica DMFT (N = infinity), from runs at eta and eta / 2.
+
+    Below onset (`quiet`, gain g_q) the relative horizon T_rel (first t with sqrt(D / C_TT) >= delta)
+    should scale as eta^-2: its exponent ln(T(eta/2) / T(eta)) / ln 2, against the same exponent in chaos
+    (`chaos`, gain g_c). In chaos halving eta should buy ln 2 / lambda: (T(eta/2) - T(eta)) lambda / ln 2,
+    against the gain the eta^-2 law predicts, 3 T(eta), in place of ln 2 / lambda."""
+    kq, kc = gain_key(g_q), gain_key(g_c)
+    Tq = [relative_horizon(r, delta) for r in quiet]
+    Tc = [relative_horizon(r, delta) for r in chaos]
+    f = quiet[0]["eta"] / quiet[1]["eta"]                  # 2 at the profiles' eta and eta / 2
+
+    def expo(T):                                           # T_rel ~ eta^-b: b = ln(T(eta/f) / T(eta)) / ln f
+        return float(np.log(T[1] / T[0]) / np.log(f))
+
+    gain_c = Tc[1] - Tc[0]
+    return {f"hor_Trel_eta_{kq}": Tq[0], f"hor_Trel_half_{kq}": Tq[1], f"hor_exponent_{kq}": expo(Tq),
+            f"hor_Trel_eta_{kc}": Tc[0], f"hor_Trel_half_{kc}": Tc[1], f"ctrl_hor_exponent_{kq}": expo(Tc),
+            # in chaos: the gain over ln(f) / lambda (1: the log law), and over the eta^-2 law's (f^2 - 1) T(eta)
+            f"hor_gain_times_lam_{kc}": float(gain_c * lam_c / np.log(f)),
+            f"ctrl_hor_gain_times_lam_{kc}": float(gain_c / ((f**2 - 1.0) * Tc[0])),
+            f"hor_gain_{kq}": float(Tq[1] - Tq[0]), f"hor_gain_{kc}": float(gain_c)}
+
+
 @single_threaded
 def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
     """D(t) from the two-replica DMFT against teacher-student simulations, and its long-time limit."""
@@ -170,23 +201,33 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
     sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
     th_tasks += [dict(fn="two_replica_task", kw=dict(g=g, eta=e, T=cfg.sat_T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
                  for g, e in sat_cases]
-    # near miss: the two-replica DMFT at the gain g + ctrl_dg, against the same simulations
-    th_tasks += [dict(fn="two_replica_task", kw=dict(g=g + cfg.ctrl_dg, eta=e, T=cfg.tr_T, dt=cfg.tr_dt,
+    # near miss: the two-replica DMFT 10 % off in gain, g (1 + ctrl_dg_rel), against the same simulations
+    th_tasks += [dict(fn="two_replica_task", kw=dict(g=g * (1.0 + cfg.ctrl_dg_rel), eta=e, T=cfg.tr_T, dt=cfg.tr_dt,
                                                      n_nodes=cfg.tr_nodes)) for g, e in cases]
     # below onset, the untrained student (eta = 1: an independent J') in the same regime
     quiet = [(g, e) for g, e in sat_cases if g < 1]
     th_tasks += [dict(fn="two_replica_task", kw=dict(g=g, eta=1.0, T=cfg.sat_T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
                  for g, e in quiet]
+    # the horizon's law in eta: relative horizons at eta and eta / 2, below onset and in chaos
+    law = [(cfg.eta2_g, e, cfg.eta2_T) for e in cfg.eta2_etas] + [(cfg.eta2_g_chaos, e, cfg.eta2_T_chaos)
+                                                                  for e in cfg.eta2_etas]
+    th_tasks += [dict(fn="two_replica_task", kw=dict(g=float(g), eta=float(e), T=T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
+                 for g, e, T in law]
+    n_law = len(law)
     sim_tasks = [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
                                                       T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt))
                  for g, e in cases for s in range(cfg.tr_seeds)]
     res = cached_pmap(tasks.dispatch, th_tasks + sim_tasks, cache_dir, pool_workers(cfg), desc="two-replica")
-    n_th = 2 * len(cases) + len(sat_cases) + len(quiet)
+    n_th = 2 * len(cases) + len(sat_cases) + len(quiet) + n_law
     th, sat = res[: len(cases)], res[len(cases): len(cases) + len(sat_cases)]
     wrong = res[len(cases) + len(sat_cases): 2 * len(cases) + len(sat_cases)]
-    untrained = dict(zip(quiet, res[2 * len(cases) + len(sat_cases): n_th]))
+    untrained = dict(zip(quiet, res[2 * len(cases) + len(sat_cases): n_th - n_law]))
+    law_res = res[n_th - n_law: n_th]
     sims = res[n_th:]
-    metrics, out = {}, {}
+    n_e = len(cfg.eta2_etas)
+    lam_chaos = dmft.lyapunov(cfg.eta2_g_chaos)["lam"]
+    metrics, out = horizon_law_metrics(law_res[:n_e], law_res[n_e:], cfg.eta2_g, cfg.eta2_g_chaos, lam_chaos,
+                                       cfg.pred_delta), {}
     for (g, e), r, rw in zip(cases, th, wrong):
         rs = [s for s in sims if s["g"] == g and s["eta"] == e]
         t_sim = rs[0]["t"]
@@ -200,8 +241,8 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
         out[(g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": t_sim, "D_sim": D_sim, "D_sd": D_sd}
     for (g, e), r in zip(sat_cases, sat):
         rs = [s for s in sims if s["g"] == g and s["eta"] == e]
-        # saturated level per (network, state): D averaged over the last 10 time units (t <= sat_T)
-        late = rs[0]["t"] >= rs[0]["t"][-1] - 10.0
+        # saturated level per (network, state): D averaged over the last sat_window time units (t <= sat_T)
+        late = rs[0]["t"] >= rs[0]["t"][-1] - cfg.sat_window
         D_late = np.concatenate([s["D_each"][late].mean(axis=0) for s in rs])
         two_d0 = 2.0 * dmft.delta0(g) if g > 1 else float("nan")
         two_st = 2.0 * dmft.static_delta0(g) if g > 1 else float("nan")

@@ -11,6 +11,8 @@ data size" figure (official `Effective prediction time/`). Claims `chaos-horizon
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import stats
 
@@ -64,17 +66,22 @@ def horizon_gain(g: float, rs: list[dict], etas: np.ndarray, N: int, dt: float) 
     def r2_power(u):
         return predict.fit_power_law(etas, np.nanmean(T[u], axis=(0, 2)))["r2"]
 
+    def resid(u):   # the log law's residual variance over the power law's, on the same mean curve
+        return predict.law_residual_ratio(etas, np.nanmean(T[u], axis=(0, 2)))
+
     try:
         fit = fit_of(units)
         ratio_se, r2_se = jackknife_se(units, ratio_of), jackknife_se(units, lambda u: fit_of(u)["r2"])
         r2_ctrl, r2_ctrl_se = r2_power(units), jackknife_se(units, r2_power)
+        res_ratio, res_ratio_se = resid(units), jackknife_se(units, resid)
     except Exception:
         fit = dict(NAN_FIT)
-        ratio_se = r2_se = r2_ctrl = r2_ctrl_se = float("nan")
+        ratio_se = r2_se = r2_ctrl = r2_ctrl_se = res_ratio = res_ratio_se = float("nan")
     metrics = {f"pred_lam_fit_{k}": fit["lam_fit"], f"pred_lam_benettin_{k}": float(lam_eff),
                f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_lam_ratio_se_{k}": ratio_se,
                f"pred_r2_{k}": fit["r2"], f"pred_r2_se_{k}": r2_se,
                f"ctrl_pred_r2_{k}": r2_ctrl, f"ctrl_pred_r2_se_{k}": r2_ctrl_se,
+               f"pred_resid_ratio_{k}": res_ratio, f"pred_resid_ratio_se_{k}": res_ratio_se,
                f"pred_finite_frac_{k}": float(np.isfinite(T).mean())}
     i3 = int(np.argmin(np.abs(np.log(etas / 1e-3))))
     metrics[f"pred_Tpd_eta1e-3_{k}"] = float(Tm[i3])
@@ -162,8 +169,44 @@ def quiescent_metrics(q_res: list[dict]) -> tuple[dict, dict]:
     metrics["q_Tpd_eta_ctrl"] = float(q_T.mean())          # censored at q_ctrl_T: never crossed
     metrics["q_Tpd_eta_ctrl_se"] = sem(q_T)
     metrics["q_max_rms_eta_ctrl"] = float(max(r["horizon_max_rms"] for r in q_res))
+    metrics.update(quiescent_law_metrics(q_res))
     curves = {"t": q_t, "rms_over_eta": q_rms, "rel": rel.mean(axis=1), "rel_untrained": rel_un.mean(axis=1)}
     return metrics, curves
+
+
+def quiescent_law_metrics(q_res: list[dict], key: str = "g0p8") -> dict:
+    """Below onset, the simulated relative horizon T_rel over the eta grid (`quiescent_pair_task`'s
+    "rel_T", (eta, state) per network): its mean per eta, the exponent b of T_rel ~ eta^-b fitted per
+    (network, state) (2 at N = infinity), and the comparison of laws the chaos claim makes, here on
+    horizons that follow a power law: the log law's residual variance over the power law's (the control
+    of `chaos-horizon-linear-g3`; jackknife over (network, state))."""
+    if not all("rel_T" in r for r in q_res):
+        return {}
+    etas = np.asarray(q_res[0]["rel_etas"], dtype=float)
+    T = np.concatenate([r["rel_T"] for r in q_res], axis=1).T                 # (network x state, eta)
+    with warnings.catch_warnings():                                           # an eta never reached: NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _quiescent_law(etas, T, key)
+
+
+def _quiescent_law(etas: np.ndarray, T: np.ndarray, key: str) -> dict:
+    m = {f"q_Trel_{gain_key(e).replace('g', 'eta', 1)}": float(np.nanmean(T[:, i])) for i, e in enumerate(etas)}
+    x = np.log(1.0 / etas)
+    b = np.array([np.polyfit(x[np.isfinite(t)], np.log(t[np.isfinite(t)]), 1)[0] if np.isfinite(t).sum() >= 2
+                  else np.nan for t in T])
+    m["q_Trel_exponent"] = float(np.nanmean(b))
+    m["q_Trel_exponent_se"] = sem(b[np.isfinite(b)])
+    m["q_Trel_censored_frac"] = float(np.mean(~np.isfinite(T)))
+
+    def resid(u):
+        return predict.law_residual_ratio(etas, np.nanmean(u, axis=0))
+
+    try:
+        m[f"ctrl_pred_resid_ratio_{key}"] = resid(T)
+        m[f"ctrl_pred_resid_ratio_se_{key}"] = jackknife_se(T, resid)
+    except Exception:
+        m[f"ctrl_pred_resid_ratio_{key}"] = m[f"ctrl_pred_resid_ratio_se_{key}"] = float("nan")
+    return m
 
 
 def ds_slope(d_res: list[dict], sel, against: str, min_r: float, size_perms=None, shuffled: bool = False,
@@ -215,7 +258,14 @@ def data_size_metrics(d_res: list[dict], size_perms: list[np.ndarray], lam_ann: 
     metrics["shuffled_ds_slope_times_lam"] = slopes(units, "eps", shuffled=True)
     metrics["ctrl_ds_slope_times_lam"] = slopes(units, "eps", lam=lam_ann)
     metrics["ctrl_ds_slope_times_lam_se"] = jackknife_se(units, lambda u: slopes(u, "eps", lam=lam_ann))
-    metrics["ds_dW_drop"] = float(np.mean([r["d_W"][0] / r["d_W"][-1] for r in d_res]))
+    # the size of the fall, per network: d_W at the smallest P over d_W at the largest, against the same
+    # ratio when P grows by repeating trajectories (claim: at least P_max / P_min, i.e. as fast as 1 / P)
+    drop = np.array([r["d_W"][0] / r["d_W"][-1] for r in d_res])
+    drop_rep = np.array([r["d_W_repeat"][0] / r["d_W_repeat"][-1] for r in d_res])
+    metrics["ds_dW_drop"] = float(drop.mean())
+    metrics["ds_dW_drop_se"] = sem(drop) if len(drop) > 1 else float("nan")
+    metrics["ds_dW_repeat_drop_se"] = sem(drop_rep) if len(drop_rep) > 1 else float("nan")
+    metrics["ds_P_ratio"] = float(d_res[0]["P"][-1] / d_res[0]["P"][0])
     metrics["ds_eps_drop"] = float(np.mean([r["eps"][0] / r["eps"][-1] for r in d_res]))
     metrics["ds_Tpd_gain"] = float(np.mean([np.nanmean(r["T_pd"][-1]) - np.nanmean(r["T_pd"][0]) for r in d_res]))
     metrics["ds_r_max_P"] = float(np.mean([r["r"][-1] for r in d_res]))
@@ -230,7 +280,8 @@ def task_lists(cfg, seed: int) -> tuple[list, list, list]:
                 t_align=cfg.pred_t_align, dt=cfg.dt)
            for g in cfg.pred_gs for s in range(cfg.pred_seeds)]
     qui = [dict(N=cfg.q_N, g=cfg.q_g, seed=seed * 1000 + s, eta=cfg.q_eta, n_x0=cfg.q_n_x0, t_max=cfg.q_T, dt=cfg.dt,
-                ctrl_eta_horizon=cfg.q_ctrl_eta_horizon, ctrl_t_horizon=cfg.q_ctrl_T, delta=cfg.pred_delta)
+                ctrl_eta_horizon=cfg.q_ctrl_eta_horizon, ctrl_t_horizon=cfg.q_ctrl_T, delta=cfg.pred_delta,
+                rel_etas=list(cfg.q_rel_etas))
            for s in range(cfg.q_seeds)]
     dsz = [dict(N=cfg.ds_N, g=cfg.ds_g, seed=seed * 1000 + s, n_trajs=list(cfg.ds_n_trajs), n_steps=cfg.ds_n_steps,
                 noise=cfg.ds_noise, ridge=cfg.ds_ridge, t_burn=cfg.pred_t_burn, n_x0=cfg.ds_n_x0, t_max=cfg.ds_t_max,

@@ -76,10 +76,12 @@ def fit_gain(cfg, seed: int, g: float, dev: str) -> tuple[dict, dict]:
         sweep["dW_noisy"].append(recon.d_W(recon.fit_least_squares(noisy[:, :n], cfg.dt, ridge=cfg.sweep_ridge), J))
     adam_sweep = []
     for n in cfg.adam_sweep_n_trajs:
-        W_n, _ = recon.fit_adam(traj[:, :n], cfg.dt, epochs=cfg.adam_sweep_epochs, lr=cfg.adam_lr,
-                                batch_size=cfg.adam_batch, window=cfg.adam_window,
-                                generator=torch_generator(seed, "adam-sweep", g, n), device=dev)
-        adam_sweep.append((n * cfg.rec_n_steps, recon.d_W(W_n, J)))
+        # full: up to 1e4 epochs, stopped early on d_W as the official P-sweep does (patience 100)
+        W_n, h_n = recon.fit_adam(traj[:, :n], cfg.dt, epochs=cfg.adam_sweep_epochs, lr=cfg.adam_lr,
+                                  batch_size=cfg.adam_batch, window=cfg.adam_window,
+                                  J_true=J if cfg.adam_sweep_patience else None, patience=cfg.adam_sweep_patience,
+                                  generator=torch_generator(seed, "adam-sweep", g, n), device=dev)
+        adam_sweep.append((n * cfg.rec_n_steps, recon.d_W(W_n, J), h_n["epochs"]))
     k = gain_key(g)
     s_ls, s_ad = recon.summary(W_ls, J, g), recon.summary(W_ad, J, g)
     metrics = fit_metrics(k, s_ls, s_ad)
