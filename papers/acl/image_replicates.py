@@ -44,9 +44,11 @@ def cls_hyper(cfg, **over) -> Hyper:
     """The classifier variant's settings: its feature size and its own code phase (`cls_*` keys)."""
     vals = dict(code_dim=cfg.cls_feat_dim, whiten_codes=cfg.cls_whiten_codes, residual_gc=cfg.cls_residual_gc,
                 code_lr_final=cfg.cls_code_lr_final)
-    for key in ("code_batch", "code_lr", "code_steps", "null_batch", "null_lr", "null_steps"):
+    for key in ("code_batch", "code_lr", "code_steps"):
         if getattr(cfg, f"cls_{key}", 0):   # 0: the autoencoder's setting
             vals[key] = getattr(cfg, f"cls_{key}")
+    for key in ("null_batch", "null_lr", "null_steps"):   # 0: the classifier's own ACL setting (never the autoencoder's null)
+        vals[key] = getattr(cfg, f"cls_{key}", 0)
     return Hyper.from_cfg(cfg, **(vals | over))
 
 

@@ -75,3 +75,17 @@ def test_replicates_per_study():
 
     cfg = config.get_config("quick", replicates=5, cls_replicates=4, gan_replicates=3)
     assert [n_replicates(cfg, s) for s in ("ae", "cls", "gan", "aclgan")] == [5, 4, 3, 3]
+
+
+def test_each_code_phase_and_null_takes_its_own_tuned_schedule():
+    """The autoencoder's null (batch 512 x 1000 at quick) must not leak into the classifier's (its own lr, ACL's
+    batch and steps), nor the autoencoder's code lr into the classifier's ACL."""
+    from papers.acl.image_replicates import cls_hyper
+    from papers.acl.train import Hyper
+
+    cfg = config.get_config("quick")
+    ae, cls = Hyper.from_cfg(cfg).null(), cls_hyper(cfg)
+    assert (ae.code_batch, ae.code_steps, ae.code_lr) == (512, 1000, 3e-3)
+    assert (cls.code_batch, cls.code_steps, cls.code_lr) == (128, 4000, 1e-3)
+    assert (cls.null().code_batch, cls.null().code_steps, cls.null().code_lr) == (128, 4000, 3e-3)
+    assert (Hyper.from_cfg(cfg).code_batch, Hyper.from_cfg(cfg).code_lr) == (128, 3e-3)

@@ -59,16 +59,16 @@ def _trained_mmd_control(device):
 
 
 @pytest.mark.cuda
-def test_on_the_gpu_the_image_models_use_it_and_its_generator_is_left_alone(tmp_path):
+def test_on_the_gpu_the_image_models_use_it_and_its_generator_is_left_alone(tmp_path, gpu_peak):
     torch.cuda.init()
     state = torch.cuda.get_rng_state()
-    torch.cuda.reset_peak_memory_stats()
+    gpu_peak.reset()
     for study in ("ae", "cls", "aclgan"):
         out = _task(tmp_path / study, "cuda", study)
         assert out["provenance"]["image_models_device"] == "cuda" and out["provenance"]["evaluation_device"] == "cpu"
         assert all(v == v for m in out["metrics"].values() for v in (m.values() if isinstance(m, dict) else [m])
                    if isinstance(v, float)), study                       # no NaN from the GPU's models
-    assert torch.cuda.max_memory_allocated() > 0
+    assert gpu_peak.grew()
     assert torch.equal(torch.cuda.get_rng_state(), state)
 
 
@@ -87,7 +87,7 @@ def test_on_the_gpu_the_mmd_control_trains_as_on_the_cpu():
 
 
 @pytest.mark.cuda
-def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts_and_the_cpus_2d_numbers(tmp_path, monkeypatch, in_process):
+def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts_and_the_cpus_2d_numbers(tmp_path, monkeypatch, in_process, gpu_peak):
     """Every claim is 'not run at this scale' at smoke on either device; the 2-D mixtures run on the CPU
     whatever the device, so their metrics are the CPU's to the bit; the manifest names the GPU."""
     import csv
@@ -97,9 +97,9 @@ def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts_and_the_cpus_2d_numbers(tm
     out = {}
     for device in ("cpu", "cuda"):
         monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / device))
-        torch.cuda.reset_peak_memory_stats()
+        gpu_peak.reset()
         assert main(["acl", "--profile", "smoke", "--quiet", "--device", device]) == 0
-        assert (torch.cuda.max_memory_allocated() > 0) == (device == "cuda")    # the image models: GPU, else none
+        assert gpu_peak.grew() == (device == "cuda")    # the image models: GPU, else none
         run = tmp_path / device / "acl" / "smoke"
         with open(run / "claims.csv") as f:
             verdicts = {r["id"]: r["verdict"] for r in csv.DictReader(f)}
