@@ -114,8 +114,9 @@ PROFILES = {"smoke": _SMOKE, "quick": _QUICK, "full": _FULL}
 
 #: Settings chosen on development seeds, each pointing at the development result that chose it
 #: (common/devseeds.py). None here: every setting is the official code's, a size, or a control fixed
-#: from the physics (g + 0.05, g + 0.1, eta = 1, delta = 0.3 relative) before any reported run; no
-#: comparison on development seeds chose one, so there is no `devtune` and nothing is recorded.
+#: from the physics (1.1 g and g + 0.1 near misses from the N = infinity DMFT, eta = 1, delta = 0.3
+#: relative) before any reported run and checked on the development run's decidability record
+#: (`python -m common.decidability netrecon`); no search on development seeds chose one.
 TUNED: dict = {}
 
 
