@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The one device check for a lent GPU machine (no network; its python3 holds torch, no venv): every paper's
-# smoke notebooks on the GPU and on the CPU, the CUDA tests, a timed slice of every full profile with its
-# projected GPU-hours. Sized for 9 minutes on one H100/H200. Summary: $OUT/device_check.json (and logs).
+# smoke notebooks on the GPU (and on the CPU where smoke judges claims), the CUDA tests, a timed slice of
+# every full profile with its projected GPU-hours. Its steps' limits sum to 8 minutes, for a machine had for 15
+# (start-up included); the summary is written after every step. Summary and logs: $OUT (results/device here).
 #   here, once:   bash benchmarks/device_wheels.sh      # the packages that machine lacks, as wheels in .whl/
-#   there:        bash benchmarks/device_check.sh       # (with .whl carried)
+#   there:        bash benchmarks/device_check.sh       # (with .whl carried; installed first, loudly)
+#   here, after:  python benchmarks/device_check.py --import PATH/device_check.json   # for `make readme`
 #   anywhere:     bash benchmarks/device_check.sh --dry-run   # the same steps on the CPU at smoke sizes
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,11 +14,30 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 REPRO_PROGRESS=0 MPLBACKEND=Agg
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] && [ -z "${PYTHON:-}" ] && PY=.venv/bin/python
-if ls .whl/*.whl >/dev/null 2>&1; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+dry=0
+for a in "$@"; do [ "$a" = --dry-run ] && dry=1; done
+WHEELS=${DEVICE_WHEELS:-.whl}
+SITE=${DEVICE_SITE:-/tmp/device-check-site}
+if [ "$dry" = 1 ]; then
+  export DEVICE_WHEELS_STATUS="not installed (dry run: this python's own packages)"
+elif ls "$WHEELS"/*.whl >/dev/null 2>&1; then
+  n=$(ls "$WHEELS"/*.whl | wc -l)
+  if $PY -m pip install --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" "$WHEELS"/*.whl \
+       >"$OUT/wheels.log" 2>&1; then
+    export PYTHONPATH=$SITE:${PYTHONPATH:-} DEVICE_WHEELS_STATUS="installed $n wheels from $WHEELS"
+    echo "[device check] installed $n wheels from $WHEELS into $SITE"
+  else
+    export DEVICE_WHEELS_STATUS="failed: pip could not install the wheels of $WHEELS (see wheels.log)"
+    echo "error: installing the $n wheels of $WHEELS failed ($(tail -n 1 "$OUT/wheels.log")); see $OUT/wheels.log;" \
+         "the check goes on without them, and fails" >&2
+  fi
+else
+  export DEVICE_WHEELS_STATUS="failed: no wheels in $WHEELS (run bash benchmarks/device_wheels.sh where pip works, and carry .whl)"
+  echo "error: no wheels in $WHEELS: the notebook stack and prdc (acl's metrics) are missing; run" \
+       "\`bash benchmarks/device_wheels.sh\` where pip works and carry .whl; the check goes on without them, and fails" >&2
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
+# the steps' own limits sum to 480 s (benchmarks/device_check.py: BUDGET_S); this is the net under them
 timeout 540 $PY benchmarks/device_check.py --out "$OUT" "$@" 2>&1 | tee "$OUT/device_check.log"
 exit "${PIPESTATUS[0]}"

@@ -71,17 +71,23 @@ def test_the_studys_models_live_on_its_device(tmp_path, test_device):
 
 
 @pytest.mark.cuda
-def test_on_the_gpu_training_and_the_integer_path_use_it(tmp_path):
-    torch.cuda.reset_peak_memory_stats()
+def test_on_the_gpu_training_and_the_integer_path_use_it(tmp_path, gpu_peak):
+    gpu_peak.reset()
     test_the_studys_models_live_on_its_device(tmp_path, "cuda")
-    assert torch.cuda.max_memory_allocated() > 0
-    torch.cuda.reset_peak_memory_stats()
-    test_integer_path_runs_on_the_models_device_and_returns_to_the_cpu("cuda")
-    assert torch.cuda.max_memory_allocated() > 0
+    assert gpu_peak.grew()
+    gpu_peak.reset()
+    test_integer_path_runs_on_the_models_device_and_returns_to_the_cpu("cuda")   # the CPU's accuracy, exactly
+    assert gpu_peak.grew()
 
 
 @pytest.mark.cuda
-def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts(tmp_path, monkeypatch, in_process):
+def test_on_the_gpu_the_level_tables_give_the_cpus_projections():
+    """Projections and weight errors on the GPU against the CPU's, bit for bit (float64), on GPU tensors."""
+    test_level_tables_follow_the_values_device("cuda")
+
+
+@pytest.mark.cuda
+def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts(tmp_path, monkeypatch, in_process, gpu_peak):
     """The smoke claims (the weight-error share, the integer path's exactness) do not depend on float rounding
     in training; the manifest names the GPU."""
     import csv
@@ -91,7 +97,9 @@ def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts(tmp_path, monkeypatch, in_
     out = {}
     for device in ("cpu", "cuda"):
         monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / device))
+        gpu_peak.reset()
         assert main(["asq", "--profile", "smoke", "--quiet", "--device", device]) == 0
+        assert gpu_peak.grew() == (device == "cuda")    # training ran there, else nowhere
         run = tmp_path / device / "asq" / "smoke"
         with open(run / "claims.csv") as f:
             verdicts = {r["id"]: r["verdict"] for r in csv.DictReader(f)}

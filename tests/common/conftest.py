@@ -2,7 +2,6 @@ import sys
 import types
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from common import paths
@@ -40,6 +39,8 @@ run.log_metrics({"x": x, "s": seed})'''
 
 
 def make_notebook(path: Path, params: str = PARAMS, body: str = BODY) -> None:
+    import nbformat   # here, not at collection: the CUDA tests collect on a GPU image without the notebook stack
+
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     cell = nbformat.v4.new_code_cell(params)

@@ -114,12 +114,14 @@ def test_with_two_gpus_the_real_device_path_runs_one_rank_per_gpu_and_equals_the
 
 
 @pytest.mark.cuda
-def test_the_gpu_slice_trains_on_the_gpu():
+def test_the_gpu_slice_trains_on_the_gpu(gpu_peak):
     import importlib.util
 
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_slice_hetero.py"
     spec = importlib.util.spec_from_file_location("gpu_slice_hetero", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    gpu_peak.reset()
     res = mod.full_slice("cuda", dry_run=True)
-    assert res["ok"] and res["peak_mem_gb"] > 0 and torch.cuda.max_memory_allocated() > 0
+    assert res["ok"] and res["peak_mem_gb"] > 0 and gpu_peak.grew()
+    assert res["projected_gpu_hours"] > 0

@@ -55,6 +55,7 @@ def _moments(J, b, device, gemm_dtype=None, seed=1, chains=2000, burn=300, block
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(*J.shape[:-2], chains, J.shape[-1], generator=g).to(device)
     x, _ = langevin(x, J.to(device), b.to(device), burn, 0.01, 1.0, g, gemm_dtype=gemm_dtype)
+    assert x.device.type == torch.device(device).type                # the chains stayed where they were put
     s1, s2 = torch.zeros_like(x), torch.zeros_like(x)
     for _ in range(blocks):
         x, _ = langevin(x, J, b, every, 0.01, 1.0, g, gemm_dtype=gemm_dtype)
@@ -96,7 +97,7 @@ def test_on_a_gpu_the_rule_is_the_cpu_rule():
     cpu = likelihood_gradient(data, model, J, b, 1.0)
     gpu = likelihood_gradient(*(t.cuda() for t in (data, model, J, b)), 1.0)
     for a, c in zip(cpu, gpu):
-        assert torch.allclose(a, c.cpu(), rtol=1e-12, atol=1e-12)
+        assert c.device.type == "cuda" and torch.allclose(a, c.cpu(), rtol=1e-12, atol=1e-12)
 
 
 @cuda
@@ -132,6 +133,7 @@ def test_on_a_gpu_the_local_rule_learns_the_data_mean():
     x = torch.full((50, 3), 1.0) + 0.1 * torch.randn(50, 3, generator=torch.Generator().manual_seed(0))
     t = Trainer(x, [50], _cfg(optimizer="sgd", lr=0.05, n_chains=200, k=20, batch=50, gain=0.0), seed=0, device="cuda")
     t.train(150, show_progress=False)
+    assert t.J.device.type == t.chains.device.type == "cuda"
     assert abs(float(t.chains.mean()) - 1.0) < 0.25
 
 
