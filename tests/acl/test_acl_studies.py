@@ -148,3 +148,12 @@ def test_prior_regions_upstream_reads_notebooks_02_and_04_else_computes(tmp_path
     assert calls == [(tmp_path, 5, ["gan", "aclgan"])]
     (tmp_path / "gan_results.json").write_text(json.dumps({"provenance": {}, "replicates": parts["gan"]}))
     assert prior_regions.upstream("cfg", tmp_path, 5) == parts and len(calls) == 1
+
+
+def test_region_table_skips_replicates_scored_without_regions():
+    """ACL-GAN without the adversary (full's control of gan-improves) is scored on FID and PRDC only."""
+    reg = [{"region": "shell0", "density": 1.0, "precision": 0.9, "coverage": 0.5, "fid": 10.0}]
+    parts = {"ae": [{"study": "ae", "replicate": 0, "regions": reg}],
+             "gan": [{"study": "gan", "replicate": 0, "regions": reg}, {"study": "aclganmmd", "replicate": 0}]}
+    t = prior_regions.region_table(parts)
+    assert list(t.study) == ["ae", "gan"] and list(t.fid) == [10.0, 10.0]

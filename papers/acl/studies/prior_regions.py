@@ -48,7 +48,7 @@ def region_table(parts: dict) -> pd.DataFrame:
     """One row per (study, replicate, region) with its density, precision, coverage and FID."""
     return pd.DataFrame([{"study": r["study"], "replicate": r["replicate"], "region": reg["region"],
                           **{m: reg[m] for m in SCORE_KEYS}}
-                         for res in parts.values() for r in res for reg in r["regions"]])
+                         for res in parts.values() for r in res for reg in r.get("regions", ())])  # aclganmmd: none
 
 
 def regions_per_sampler(parts: dict) -> dict:
