@@ -19,12 +19,13 @@ differences and their bootstrap SEs. `frames`: the same with extra snapshot time
 the claim's side); the count is the smallest whose mean SE over the four window claims is within 15 %
 of 16 frames' on every development seed (the power of the measurement, not a verdict, picks it).
 `ooe` and `frames` measure one trained model per mode (ooe_replicates=1), as when they were chosen.
-`dwell`: notebook 04 at quick, once per seed, and for each dwell of DWELLS (successive data-like windows a
-class visit must last) the trained model's transitions (mean, SE, margin over the claim's 3), median classes,
-and the quench null's (the trained J, b at T = 0 from the same persistent states) with the data-like fraction
-of every model. The rule, declared before the runs: the smallest dwell from which one more window changes the
-trained model's mean transitions by less than 20 % on every development seed (the count has stopped falling:
-what remains are visits that last, not a label flickering at a class boundary); the record's `chosen_dwell`.
+`dwell`: notebook 04 at quick (its main model alone), once per seed, and for each dwell of DWELLS (successive
+data-like windows a class visit must last) every model's transitions (mean, SE, margin over the claim's 3) and
+median classes, with the data-like fraction of every model. The rule (issue #41), declared before the runs: the
+smallest dwell at which the restart null (the trained J, b at T = 1 put back to the chains' starting states at
+every window) makes under one transition per chain on average over the development seeds: a label flickering
+at a class boundary no longer counts; the record's `chosen_dwell`. (The rule before, logged as `rel_change_next`:
+the smallest dwell from which one more window changes the trained count by < 20 %; it found none.)
 A variant is judged by its margin over the claim's threshold in standard errors (`margin_se`) on every
 development seed, and by its cost (`seconds`). Results: results/nlm/dev/<what>.json.
 """
@@ -50,7 +51,8 @@ OOE_VARIANTS = {  # name: profile overrides of notebook 03
 }
 FRAME_VARIANTS = {"frames0": 0, "frames8": 8, "frames16": 16}   # ooe_window_frames of notebook 03
 DWELLS = (1, 2, 3, 4, 6)   # explore_dwell of notebook 04, in windows of avg_steps Langevin steps
-DWELL_PLATEAU = 0.2        # the dwell rule: one more window changes the mean transitions by less than this
+DWELL_PLATEAU = 0.2        # the dwell rule before issue #41 (logged): one more window changes the mean transitions by less
+FLICKER_MAX = 1.0          # the dwell rule: the restart null's mean transitions per chain, over the seeds, below this
 EXPLORE_THRESHOLD = 3.0   # claim exploration-transitions: mean transitions >= 3
 
 
@@ -110,10 +112,12 @@ def tune_dwell(seed: int) -> dict:
 
 
 def chosen_dwell(results: dict) -> int | None:
-    """The dwell rule over development seeds' `tune_dwell` results: the smallest dwell whose change to the next
-    (in DWELLS) is below DWELL_PLATEAU on every seed; None when no dwell qualifies."""
-    for d in DWELLS[:-1]:
-        if all(r["rel_change_next"][f"dwell{d}"] < DWELL_PLATEAU for r in results.values()):
+    """The dwell rule over development seeds' `tune_dwell` results (issue #41): the smallest dwell of DWELLS at which
+    the restart null's mean transitions per chain, averaged over the seeds, is below FLICKER_MAX (what a label
+    flickering at a class boundary makes no longer counts as a transition); None when no dwell qualifies."""
+    for d in DWELLS:
+        flicker = [r[f"dwell{d}"]["restart"]["transitions_mean"] for r in results.values()]
+        if sum(flicker) / len(flicker) < FLICKER_MAX:
             return d
     return None
 

@@ -276,7 +276,8 @@ def test_explore_reads_every_chain_length_from_the_first_windows_of_one_run(monk
     longest = max(devtune.EXPLORE_VARIANTS.values())
     n_long = (longest - cfg.explore_burn) // cfg.avg_steps
     n_short = (min(devtune.EXPLORE_VARIANTS.values()) - cfg.explore_burn) // cfg.avg_steps
-    trained = np.array([1, 1, 3, 3] * (n_long // 4 + 1))[:n_long]        # a transition every 2 windows
+    D = cfg.explore_dwell
+    trained = np.array(([1] * D + [3] * D) * (n_long // (2 * D) + 1))[:n_long]   # a transition every D windows
     trained[n_short:] = 6                                                 # after the shortest length: one class
     cls = {"trained": [trained] * 2, "quench": [np.full(n_long, -1)] * 2, "restart": [np.full(n_long, 3)] * 2}
     runs = []
@@ -286,8 +287,8 @@ def test_explore_reads_every_chain_length_from_the_first_windows_of_one_run(monk
     assert runs == [longest]
     short = min(devtune.EXPLORE_VARIANTS, key=devtune.EXPLORE_VARIANTS.get)
     long_ = max(devtune.EXPLORE_VARIANTS, key=devtune.EXPLORE_VARIANTS.get)
-    assert out[short]["windows"] == n_short and out[short]["trained"]["transitions_mean"] == n_short // 2 - 1
-    assert out[long_]["trained"]["transitions_mean"] == n_short // 2 - 1 + 1     # one more: into class 6
+    assert out[short]["windows"] == n_short and out[short]["trained"]["transitions_mean"] == n_short // D - 1
+    assert out[long_]["trained"]["transitions_mean"] == n_short // D - 1 + 1     # one more: into class 6
     assert out[short]["restart"]["transitions_mean"] == 0 and out[short]["restart"]["classes_median"] == 1
     assert out[short]["quench"]["data_like"] == 0
 
@@ -313,7 +314,9 @@ def test_dwell_counts_each_dwell_on_one_run_and_its_rule_picks_the_first_plateau
     assert out["dwell3"]["trained"]["transitions_mean"] == 0.0 and out["dwell3"]["trained"]["classes_median"] == 1.0
     assert out["dwell1"]["quench"]["transitions_mean"] == 0.0 and out["dwell6"]["quench"]["classes_median"] == 1.0
     assert out["rel_change_next"]["dwell1"] == 0.5
-    flat = {"dwell1": 0.5, "dwell2": 0.1, "dwell3": 0.3, "dwell4": 0.0}
-    assert devtune.chosen_dwell({"100": {"rel_change_next": flat}, "101": {"rel_change_next": dict(flat, dwell2=0.19)}}) == 2
-    assert devtune.chosen_dwell({"100": {"rel_change_next": flat}, "101": {"rel_change_next": dict(flat, dwell2=0.25)}}) == 4
-    assert devtune.chosen_dwell({"100": {"rel_change_next": dict(flat, dwell2=0.3, dwell4=0.5)}}) is None
+    assert out["dwell1"]["restart"]["transitions_mean"] == 0.0
+    # the rule: the smallest dwell whose restart-null transitions, averaged over the seeds, fall below 1
+    rec = lambda **t: {f"dwell{d}": {"restart": {"transitions_mean": t.get(f"d{d}", 0.0)}} for d in devtune.DWELLS}  # noqa: E731
+    assert devtune.chosen_dwell({"100": rec(d1=5, d2=2, d3=1.2), "101": rec(d1=4, d2=1, d3=0.7)}) == 3   # (1.2 + 0.7) / 2 < 1
+    assert devtune.chosen_dwell({"100": rec(d1=0.5)}) == 1
+    assert devtune.chosen_dwell({"100": rec(**{f"d{d}": 2.0 for d in devtune.DWELLS})}) is None

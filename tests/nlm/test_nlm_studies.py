@@ -138,6 +138,29 @@ def test_exploration_chain_metrics_count_visits_that_last_the_dwell():
         "explore_quench_classes_ungated": 2, "explore_quench_transitions_ungated": 1}
 
 
+def test_exploration_pools_trained_models_with_the_se_between_them():
+    """The claims' numbers over K models: classes' median over every chain, transitions' mean over models and the
+    SE between the models' means (issue #41); model 0's own numbers kept as explore_model0_*."""
+    from papers.nlm.visits import EXPLORE_MODELS
+
+    per = []
+    for cls in ([np.array([1, 1, 3, 3]), np.array([1, 1, 1, 1])], [np.array([6, 6, 1, 1]), np.array([3, 3, 6, 6])],
+                [np.array([1, 1, 1, 1]), np.array([-1, -1, -1, -1])]):
+        m = {}
+        for name in EXPLORE_MODELS:
+            m.update(exploration.chain_metrics(name, cls, 2))
+        per.append(m)
+    out = exploration.pooled_metrics(per)
+    assert out["explore_trained_transitions_models"] == [0.5, 1.0, 0.0]
+    assert out["explore_trained_transitions_mean"] == pytest.approx(0.5)
+    assert out["explore_trained_transitions_se"] == pytest.approx(0.5 / math.sqrt(3))     # sd of (0.5, 1, 0) is 0.5
+    assert out["explore_trained_transitions"] == [1, 0, 1, 1, 0, 0]
+    assert out["explore_trained_classes_median"] == 1.5 and out["explore_models"] == 3      # classes 2 1 2 2 1 0
+    assert out["explore_model0_trained_transitions_mean"] == 0.5
+    assert out["explore_trained_data_like"] == pytest.approx((1 + 1 + 0.5) / 3)
+    assert exploration.replicate_seed(4, 0) == 4 and len({exploration.replicate_seed(4, r) for r in range(3)}) == 3
+
+
 def test_denoising_metrics_count_restored_patterns_at_three_tenths():
     ratio = np.array([[0.1, 0.3, 0.5, 0.9], [0.2, 0.31, 0.0, 1.0]])
     assert denoising.restoration_metrics("nlm", ratio) == {"denoise_nlm_ratio_median": pytest.approx(0.305),

@@ -111,10 +111,45 @@ def explore(cfg, seed: int, model: dict, device=None) -> dict:
             "window_classes_all": classes, "metrics": m}
 
 
+def replicate_seed(seed: int, r: int) -> int:
+    """The training seed of the explored model's replicate r (0: the run's own seed, the main model of notebook 01)."""
+    return int(seed) if r == 0 else int(seed) * 1000 + 7 * r + 500
+
+
+def pooled_metrics(per_model: list[dict]) -> dict:
+    """The claims' numbers over `explore_models` trained models (issue #41: one model's chains gave an SE that the
+    spread between trained models exceeded): per chain lists and the classes' median over every chain of every
+    model; the transitions' mean over models with the SE between the models' means (sd / sqrt(K)); each model's
+    mean and SE over its own chains (`_models`, `_chain_se_models`); the data-like fractions' mean. Model 0's own
+    numbers stay under `explore_model0_*`."""
+    out = dict(per_model[0])
+    for key in [k for k in per_model[0] if k.startswith("explore_")]:
+        out[key.replace("explore_", "explore_model0_", 1)] = per_model[0][key]
+    K = len(per_model)
+    for name in EXPLORE_MODELS:
+        cl = [c for m in per_model for c in m[f"explore_{name}_classes"]]
+        tr = [t for m in per_model for t in m[f"explore_{name}_transitions"]]
+        means = [m[f"explore_{name}_transitions_mean"] for m in per_model]
+        out.update({f"explore_{name}_classes": cl, f"explore_{name}_classes_median": float(np.median(cl)),
+                    f"explore_{name}_transitions": tr, f"explore_{name}_transitions_mean": float(np.mean(means)),
+                    f"explore_{name}_transitions_se": float(np.std(means, ddof=1) / math.sqrt(K)) if K > 1 else float("nan"),
+                    f"explore_{name}_transitions_models": means,
+                    f"explore_{name}_transitions_chain_se_models": [m[f"explore_{name}_transitions_se"] for m in per_model],
+                    f"explore_{name}_data_like": float(np.mean([m[f"explore_{name}_data_like"] for m in per_model])),
+                    f"explore_{name}_transitions_dwell1_mean": float(np.mean([m[f"explore_{name}_transitions_dwell1_mean"] for m in per_model]))})
+    out["explore_models"] = K
+    return out
+
+
 def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
-    """The explored model and its long chains against the nulls (`explore`): the main model of notebook 01 (its
-    checkpoint in `run_dir` reused when present) unless `explore_p` > 0 names another training-set size, trained
-    `explore_updates` updates (full: the P = 288 model of the sweep's length, as the paper's figure)."""
-    model = main_model(cfg, seed, run_dir, p=int(cfg.explore_p) or None, updates=int(cfg.explore_updates) or None,
-                       device=device)
-    return explore(cfg, seed, model, device=device)
+    """The explored models and their long chains against the nulls (`explore`, once per model): `explore_models`
+    trained models, the first the main model of notebook 01 (its checkpoint in `run_dir` reused when present)
+    unless `explore_p` > 0 names another training-set size, trained `explore_updates` updates (full: the P = 288
+    model of the sweep's length, as the paper's figure); the others the same training from their own seeds
+    (`replicate_seed`: their own initial network and shuffle of the training list). The figure shows model 0."""
+    p, updates = int(cfg.explore_p) or None, int(cfg.explore_updates) or None
+    runs = [explore(cfg, seed, main_model(cfg, replicate_seed(seed, r), run_dir, p=p, updates=updates, device=device),
+                    device=device) for r in range(int(cfg.explore_models))]
+    res = runs[0]
+    res["metrics"] = pooled_metrics([r["metrics"] for r in runs])
+    return res
