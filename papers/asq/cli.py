@@ -4,6 +4,8 @@ Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
 arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
     torchrun --nproc_per_node 8 -m papers.asq.cli --profile full --ckpt-dir results/asq/ckpt-full
+    torchrun --nproc_per_node 8 -m papers.asq.cli --profile full --ckpt-dir DIR -p dataset=imagenet -p arch=resnet34 \
+        -p fp_checkpoint=resnet34-float.pth
     python -m common.reproduce asq --profile full -p ckpt_dir=results/asq/ckpt-full
 
 The notebooks then load the finished checkpoints from the same directory instead of training.
@@ -19,7 +21,7 @@ from common.errors import user_errors_exit
 def main(argv=None) -> int:
     from common.distributed import init_distributed
 
-    from .config import get_config
+    from .config import get_config, preflight
     from .qat_grid import QATGrid
 
     ap = argparse.ArgumentParser(description="ASQ/POST QAT grid (DDP under torchrun)")
@@ -32,6 +34,7 @@ def main(argv=None) -> int:
     with user_errors_exit():
         overrides = dict(kv.split("=", 1) for kv in args.param)
         cfg = get_config(args.profile, seed=args.seed, ckpt_dir=args.ckpt_dir, **overrides)
+        preflight(cfg)                     # missing data or fp_checkpoint: one line before any process group
         ctx = init_distributed(args.device)
         grid = QATGrid(cfg, args.ckpt_dir, device=ctx.device, dist=ctx)
         df = grid.run_grid()

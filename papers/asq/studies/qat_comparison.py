@@ -107,22 +107,22 @@ def paired_deltas(df: pd.DataFrame, bits_list, ablation_bits: int, ablation_grid
 
 
 def steps_over_converged(qat_epochs: int, n_train: int, batch_size: int, converged_steps: int) -> float:
-    """The run's QAT steps (epochs x whole batches) over the steps after which LSQ's step has converged
-    (`config.converged_qat_steps`, chosen on development seeds): below 1, ASQ-vs-LSQ differences can be a
-    learning-rate effect of short training."""
+    """The run's QAT steps (epochs x whole batches) over the steps before which LSQ's step has not converged
+    (`config.converged_qat_steps_min`, a lower bound from development seeds): below 1, ASQ-vs-LSQ differences can
+    be a learning-rate effect of short training."""
     return float(qat_epochs * max(1, n_train // batch_size) / converged_steps)
 
 
 def measure(cfg, *, parts, n_train: int | None = None) -> dict:
     """The claims' metrics from `parts`, the tables of `QATGrid.run_grid` (one per group of seeds; empty ones
     skipped); also the joined table, accuracies per config and seed, and the per-seed paired differences.
-    `n_train`: the training images of the run (`QATGrid.info`), for `qat_steps_over_converged`."""
+    `n_train`: the training images of the run (`QATGrid.info`), for `qat_steps_over_converged_min`."""
     df = pd.concat([p for p in parts if len(p)], ignore_index=True)
     metrics = claim_metrics(df, cfg.bits, cfg.ablation_bits, tuple(cfg.ablation_grids),
                             tuple(getattr(cfg, "sbeta_bits", ())))
     if n_train:
-        metrics["qat_steps_over_converged"] = steps_over_converged(cfg.qat_epochs, n_train, cfg.batch_size,
-                                                                   cfg.converged_qat_steps)
+        metrics["qat_steps_over_converged_min"] = steps_over_converged(cfg.qat_epochs, n_train, cfg.batch_size,
+                                                                       cfg.converged_qat_steps_min)
     metrics.update(imagenet_metrics(metrics, cfg.dataset, cfg.arch, cfg.bits))
     return {"metrics": metrics, "table": df,
             "by_seed": df.pivot_table(index="config", columns="seed", values="acc").round(2),
