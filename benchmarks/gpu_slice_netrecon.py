@@ -69,7 +69,8 @@ def dmft_counts(cfg) -> dict:
     return {"tracking and near miss": (_steps(cfg.tr_T, cfg.tr_dt), cfg.tr_nodes, 2 * len(cfg.tr_cases)),
             "long time": (_steps(cfg.sat_T, cfg.sat_dt), cfg.tr_nodes, len(sat) + sum(g < 1 for g, _ in sat)),
             "horizon law in eta": (_steps(cfg.eta2_T, cfg.sat_dt), cfg.tr_nodes, len(cfg.eta2_etas)),
-            "horizon law in eta, chaos": (_steps(cfg.eta2_T_chaos, cfg.sat_dt), cfg.tr_nodes, len(cfg.eta2_etas))}
+            "horizon law in eta, chaos": (_steps(cfg.eta2_T_chaos, cfg.sat_dt), cfg.tr_nodes, len(cfg.eta2_etas)),
+            "power-law control (g < 1 horizons)": (_steps(cfg.law_ctrl_T, cfg.sat_dt), cfg.tr_nodes, len(cfg.law_ctrl_etas))}
 
 
 def adam_epochs(cfg) -> float:

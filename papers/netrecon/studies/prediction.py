@@ -66,8 +66,8 @@ def horizon_gain(g: float, rs: list[dict], etas: np.ndarray, N: int, dt: float) 
     def r2_power(u):
         return predict.fit_power_law(etas, np.nanmean(T[u], axis=(0, 2)))["r2"]
 
-    def resid(u):   # the log law's residual variance over the power law's, on the same mean curve
-        return predict.law_residual_ratio(etas, np.nanmean(T[u], axis=(0, 2)))
+    def resid(u):   # ln of the log law's residual variance over the power law's, on the same mean curve
+        return float(np.log(predict.law_residual_ratio(etas, np.nanmean(T[u], axis=(0, 2)))))
 
     try:
         fit = fit_of(units)
@@ -81,7 +81,8 @@ def horizon_gain(g: float, rs: list[dict], etas: np.ndarray, N: int, dt: float) 
                f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_lam_ratio_se_{k}": ratio_se,
                f"pred_r2_{k}": fit["r2"], f"pred_r2_se_{k}": r2_se,
                f"ctrl_pred_r2_{k}": r2_ctrl, f"ctrl_pred_r2_se_{k}": r2_ctrl_se,
-               f"pred_resid_ratio_{k}": res_ratio, f"pred_resid_ratio_se_{k}": res_ratio_se,
+               f"pred_resid_ratio_{k}": float(np.exp(res_ratio)),
+               f"pred_log_resid_ratio_{k}": res_ratio, f"pred_log_resid_ratio_se_{k}": res_ratio_se,
                f"pred_finite_frac_{k}": float(np.isfinite(T).mean())}
     i3 = int(np.argmin(np.abs(np.log(etas / 1e-3))))
     metrics[f"pred_Tpd_eta1e-3_{k}"] = float(Tm[i3])
@@ -178,8 +179,8 @@ def quiescent_law_metrics(q_res: list[dict], key: str = "g0p8") -> dict:
     """Below onset, the simulated relative horizon T_rel over the eta grid (`quiescent_pair_task`'s
     "rel_T", (eta, state) per network): its mean per eta, the exponent b of T_rel ~ eta^-b fitted per
     (network, state) (2 at N = infinity), and the comparison of laws the chaos claim makes, here on
-    horizons that follow a power law: the log law's residual variance over the power law's (the control
-    of `chaos-horizon-linear-g3`; jackknife over (network, state))."""
+    horizons that follow a power law: ln of the log law's residual variance over the power law's (the
+    control of `chaos-horizon-linear-g3`; jackknife over (network, state))."""
     if not all("rel_T" in r for r in q_res):
         return {}
     etas = np.asarray(q_res[0]["rel_etas"], dtype=float)
@@ -198,14 +199,16 @@ def _quiescent_law(etas: np.ndarray, T: np.ndarray, key: str) -> dict:
     m["q_Trel_exponent_se"] = sem(b[np.isfinite(b)])
     m["q_Trel_censored_frac"] = float(np.mean(~np.isfinite(T)))
 
-    def resid(u):
-        return predict.law_residual_ratio(etas, np.nanmean(u, axis=0))
+    def resid(u):   # ln of the ratio: its jackknife is far less skewed than the ratio's
+        return float(np.log(predict.law_residual_ratio(etas, np.nanmean(u, axis=0))))
 
     try:
-        m[f"ctrl_pred_resid_ratio_{key}"] = resid(T)
-        m[f"ctrl_pred_resid_ratio_se_{key}"] = jackknife_se(T, resid)
+        m[f"ctrl_pred_log_resid_ratio_{key}"] = resid(T)
+        m[f"ctrl_pred_log_resid_ratio_se_{key}"] = jackknife_se(T, resid)
+        m[f"ctrl_pred_resid_ratio_{key}"] = float(np.exp(m[f"ctrl_pred_log_resid_ratio_{key}"]))
     except Exception:
-        m[f"ctrl_pred_resid_ratio_{key}"] = m[f"ctrl_pred_resid_ratio_se_{key}"] = float("nan")
+        m[f"ctrl_pred_log_resid_ratio_{key}"] = m[f"ctrl_pred_log_resid_ratio_se_{key}"] = float("nan")
+        m[f"ctrl_pred_resid_ratio_{key}"] = float("nan")
     return m
 
 
