@@ -314,14 +314,14 @@ def test_seeds_pool_the_paired_differences_of_a_comparison():
 
 
 def test_every_judged_claim_in_the_repository_says_what_it_is():
-    """agreement or phenomenon on every claim but projections (the summaries count them apart)."""
+    """agreement, phenomenon or identity on every claim but projections (the summaries count them apart)."""
     import yaml
 
     from common import paths
 
     missing = [f"{f.parent.name}:{raw.get('id')}" for f in sorted(paths.PAPERS.glob("*/claims.yaml"))
                for raw in (yaml.safe_load(f.read_text()) or {}).get("claims", [])
-               if raw.get("kind") != "projection" and raw.get("nature") not in ("agreement", "phenomenon")]
+               if raw.get("kind") != "projection" and raw.get("nature") not in ("agreement", "phenomenon", "identity")]
     assert not missing, f"{len(missing)} claims declare no nature: {' '.join(missing)}"
 
 
