@@ -81,7 +81,7 @@ def synthetic_study(cfg, seed: int) -> list[dict]:
     worker processes. The 2-D models are cheap, and the paired GAN comparison needs more than three
     replicates: with three, one collapsed plain GAN on the grid (4 modes) made the verdict change with the seed."""
     tasks = [dict(cfg_dict=vars(cfg), mix=m, r=r, seed=seed, model=k) for m in cfg.syn_mixtures
-             for k in SYN_MODELS for r in range(cfg.syn_replicates)]
+             for k in (SYN_MODELS if getattr(cfg, "syn_gan", True) else ("ae",)) for r in range(cfg.syn_replicates)]
     return pmap(synthetic_task, tasks, workers=cfg.workers or None, desc="synthetic runs")
 
 
