@@ -102,7 +102,7 @@ def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypa
     monkeypatch.setenv("REPRO_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("REPRO_DATA_WORKERS", "2")                      # worker processes, as on a GPU machine
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **TINY, **IMAGENET))
+    monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **{**TINY, **IMAGENET}))
     fp = build_model("resnet34", 2, 3, seed=5)
     ckpt = tmp_path / "resnet34-float.pth"                              # torchvision's names: layer1. ... layer4.
     torch.save({re.sub(r"^layers\.(\d+)\.", lambda m: f"layer{int(m.group(1)) + 1}.", k): v
