@@ -42,9 +42,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 BUDGET_S = 480            # the steps' limits together: 8 of the 15 minutes a lent machine is had for
-# seconds per step: the smoke phase (every paper, side by side), the CUDA tests, one slice per paper
-LIMITS = {"smoke": 150, "tests": 180, "slice": 25}
-DRY_LIMITS = {"smoke": 240, "tests": 120, "slice": 20}
+# seconds per step: the smoke phase (every paper, side by side), the CUDA tests, the slices (one after another,
+# each at most `slice_each`, together at most `slices`)
+LIMITS = {"smoke": 150, "tests": 180, "slices": 150, "slice_each": 60}
+DRY_LIMITS = {"smoke": 240, "tests": 120, "slices": 120, "slice_each": 60}
 NEEDED = ("numpy", "scipy", "pandas", "matplotlib", "seaborn", "sklearn", "yaml", "tqdm", "PIL", "torch")
 # carried as wheels (benchmarks/device_wheels.sh): the notebook stack (CUDA tests that go through the runner
 # use it where present) and acl's metrics; the check runs without them and says what is missing
@@ -65,9 +66,9 @@ def papers() -> list[str]:
 def plan(which: list[str], dry_run: bool) -> list[dict]:
     """The steps in the order they run, each with its time limit (their sum is at most BUDGET_S)."""
     limits = DRY_LIMITS if dry_run else LIMITS
-    return ([{"step": "smoke", "papers": list(which), "limit_s": limits["smoke"]},
-             {"step": "cuda_tests", "limit_s": limits["tests"]}]
-            + [{"step": "slice", "paper": p, "limit_s": limits["slice"]} for p in which])
+    return [{"step": "smoke", "papers": list(which), "limit_s": limits["smoke"]},
+            {"step": "cuda_tests", "limit_s": limits["tests"]},
+            {"step": "slices", "papers": list(which), "limit_s": limits["slices"], "each_s": limits["slice_each"]}]
 
 
 def cuda_test_files() -> list[str]:
@@ -199,18 +200,24 @@ class Child:
         return res, text
 
 
-def run_children(specs: list[tuple[str, list[str]]], limit: float, jobs: int, env: dict, done) -> None:
+def run_children(specs: list[tuple[str, list[str]]], limit: float, jobs: int, env: dict, done,
+                 each: float | None = None) -> None:
     """Run the children of `specs` ((label, args) in order of value), `jobs` at a time, all within `limit`
-    seconds; `done(label, result, output)` as each ends (a child not started in time: its result says so)."""
+    seconds and each within `each`; `done(label, result, output)` as each ends (a child not started in time:
+    its result says so)."""
     deadline = time.perf_counter() + limit
     waiting, running = list(specs), []
     while waiting or running:
         while waiting and len(running) < jobs and time.perf_counter() < deadline:
             label, args = waiting.pop(0)
             running.append(Child(label, args, env))
-        for child in [c for c in running if c.proc.poll() is not None]:
-            running.remove(child)
-            done(child.label, *child.result())
+        for child in list(running):
+            if child.proc.poll() is not None:
+                running.remove(child)
+                done(child.label, *child.result())
+            elif each and child.elapsed() > each:
+                running.remove(child)
+                done(child.label, *child.result(killed_at=each))
         if time.perf_counter() >= deadline:
             for child in running:
                 done(child.label, *child.result(killed_at=limit))
@@ -404,6 +411,8 @@ class Check:
             row["verdicts_compared"] = len(judged)
             row["verdicts_equal_cpu"], row["verdicts_differ"] = not differ, differ
         self.paper_pass(paper)
+        print(f"[device check] smoke {paper} on {on}: {'pass' if res.get('ok') else 'fail ' + res.get('error', '')}"
+              + (f", peak GPU memory {res['peak_gpu_mem_gb']:.3g} GB" if res.get("peak_gpu_mem_gb") is not None else ""), flush=True)
         self.write(f"smoke {paper} on {on}")
 
     def run(self, jobs: int) -> dict:
@@ -432,9 +441,9 @@ class Check:
                 print(f"[device check] CUDA tests: {t.get('closing_line') or t.get('error')}", flush=True)
                 self.write("cuda_tests")
             else:
-                paper = st["paper"]
-                args = ["_slice", paper, "--device", device] + (["--dry-run"] if self.dry_run else [])
-                run_children([(paper, args)], st["limit_s"], 1, env, self.slice_done)
+                dry = ["--dry-run"] if self.dry_run else []
+                specs = [(p, ["_slice", p, "--device", device, *dry]) for p in st["papers"]]
+                run_children(specs, st["limit_s"], 1, env, self.slice_done, each=st["each_s"])
         return self.s
 
     def slice_done(self, paper: str, sl: dict, text: str) -> None:

@@ -4,7 +4,8 @@
 # every full profile with its projected GPU-hours. Its steps' limits sum to 8 minutes, for a machine had for 15
 # (start-up included); the summary is written after every step. Summary and logs: $OUT (results/device here).
 #   here, once:   bash benchmarks/device_wheels.sh      # the packages that machine lacks, as wheels in .whl/
-#   there:        bash benchmarks/device_check.sh       # (with .whl carried; installed first, loudly)
+#   there:        DEVICE_CHECK_REV=<git sha here> bash benchmarks/device_check.sh   # (.whl carried; installed first,
+#                 loudly; the revision names the code checked where the machine's copy has no .git)
 #   here, after:  python benchmarks/device_check.py --import PATH/device_check.json   # for `make readme`
 #   anywhere:     bash benchmarks/device_check.sh --dry-run   # the same steps on the CPU at smoke sizes
 set -uo pipefail
