@@ -48,7 +48,10 @@ def _fake_fashion_mnist(root: Path) -> dict:
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
-def test_full_profile_runs_every_notebook_function_on_fashion_mnist_files(tmp_path, monkeypatch, device):
+def test_full_profile_runs_every_notebook_function_on_fashion_mnist_files(tmp_path, monkeypatch, device, request):
+    peak = request.getfixturevalue("gpu_peak") if device == "cuda" else None
+    if peak is not None:
+        peak.reset()
     sums = _fake_fashion_mnist(tmp_path)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
     monkeypatch.setattr(cdata, "FASHION_MNIST_SHA256", sums)      # the checksum check runs, on the stand-ins
@@ -81,3 +84,4 @@ def test_full_profile_runs_every_notebook_function_on_fashion_mnist_files(tmp_pa
         ref = c.value if isinstance(c.value, str) else None
         if ref:
             assert math.isfinite(metrics[ref]), (c.id, ref)
+    assert peak is None or peak.grew()     # the learned score trained on the GPU: no silent fallback to the CPU

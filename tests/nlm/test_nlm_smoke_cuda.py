@@ -4,7 +4,6 @@ computed on the CPU on any machine (the rule checks, denoising), are the CPU run
 import csv
 
 import pytest
-import torch
 
 
 def _verdicts(run_dir):
@@ -13,15 +12,15 @@ def _verdicts(run_dir):
 
 
 @pytest.mark.cuda
-def test_smoke_on_cuda_uses_the_gpu_and_gives_the_cpu_verdicts(tmp_path, monkeypatch, in_process, capsys):
+def test_smoke_on_cuda_uses_the_gpu_and_gives_the_cpu_verdicts(tmp_path, monkeypatch, in_process, capsys, gpu_peak):
     from common.reproduce import main
 
     verdicts = {}
     for device in ("cpu", "cuda"):
         monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / device))
         if device == "cuda":
-            torch.cuda.reset_peak_memory_stats()
+            gpu_peak.reset()
         assert main(["nlm", "--profile", "smoke", "--quiet", "--device", device]) == 0, capsys.readouterr().err[-3000:]
         verdicts[device] = _verdicts(tmp_path / device / "nlm" / "smoke")
-    assert torch.cuda.max_memory_allocated() > 0                  # no silent fallback to the CPU
+    assert gpu_peak.grew()                  # no silent fallback to the CPU
     assert verdicts["cuda"] == verdicts["cpu"] and verdicts["cpu"]
