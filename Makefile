@@ -84,8 +84,8 @@ bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
 	    || { echo "== $$f: skipped (no CUDA device; benchmarks/device_nlm.sh runs it on a GPU machine)"; continue; };; esac; \
 	  echo "== $$f"; $(PY) $$f; done
 
-device-check: ## on a GPU machine: every paper's smoke on the GPU and CPU, the CUDA tests, timed full-profile slices: results/bench/device_check.json (DRY=1: the same on the CPU)
-	@bash benchmarks/device_check.sh $(if $(DRY),--dry-run)
+device-check: ## on a GPU machine (8 min of steps): every paper's smoke on the GPU, the CUDA tests, timed full-profile slices: results/bench/device_check.json (DRY=1: the same on the CPU; IMPORT=path: bring a device run's summary into results/bench)
+	@$(if $(IMPORT),$(PY) benchmarks/device_check.py --import $(IMPORT),bash benchmarks/device_check.sh $(if $(DRY),--dry-run))
 
 budget: $(STAMP) ## time `make reproduce` end to end (in a temporary results folder) against its 30-minute budget: results/bench/reproduce.json
 	$(PY) benchmarks/reproduce_budget.py
