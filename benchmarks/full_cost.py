@@ -504,7 +504,8 @@ def cost_hetero(cfg) -> Estimate:
     rank_steps = sum(s * r for s, r in counts.values())
     # FLOPs: every rank runs its stage's layers on its micro-batches
     per_rank_step = cfg.n_micro * tokens_micro * (max(part) * flops_per_token(mcfg, "layer") + flops_per_token(mcfg, "head") / stages)
-    gpu = [GpuPart(f"{name}: {s} steps x {r} ranks", s * r * per_rank_step, ops=s * r * step_ops, util=UTIL["tiny"])
+    # the full profile is the CPU emulation (its ranks are processes on one host, vendors emulated): CPU time only
+    cpu = [CpuPart(f"{name}: {s} steps x {r} ranks", s * r * per_rank_step, "small_gflops_per_core")
            for name, (s, r) in counts.items()]
     layer_8b = flops_per_token(LLAMA3_8B, "layer") * LLAMA3_8B.n_layers + flops_per_token(LLAMA3_8B, "head")
     rank_gb = train_memory_gb(_tiny_params(mcfg), 4 * cfg.n_micro * tokens_micro * mcfg.d_model * max(part))
@@ -517,8 +518,13 @@ def cost_hetero(cfg) -> Estimate:
                   f"--corpus {cfg.corpus} --steps {cfg.stability_steps} --out results/hetero/torchrun",
                   f"HETERO_VENDORS=nv,nv,amd,amd torchrun --nproc-per-node 4 -m papers.hetero.train --link cpu_forward:2 "
                   f"--partition {','.join(map(str, part))} --steps {cfg.correctness_steps} --out results/hetero/torchrun"],
-        gpu=gpu, cpu=[], memory_gb=rank_gb,
+        gpu=[], cpu=cpu, memory_gb=0.0,
         assumptions=[
+            "the full profile runs the paper's protocol as a CPU emulation: its ranks are processes on one host with the "
+            "vendors emulated, because on GPUs of one vendor the vendor boundary cannot be carried (gloo has no GPU "
+            "send/recv, device-direct needs a torch built with UCC, NCCL refuses two ranks of one group on one GPU); it is "
+            "billed in CPU core-hours, no GPU-hours; the GPU path is the torchrun lines on a real mixed cluster",
+            f"host memory: {cfg.processes} processes x {rank_gb:.2g} GB each",
             f"model {cfg.model!r} (d_model {mcfg.d_model}, {mcfg.n_layers} layers, seq {mcfg.seq_len}), partition {part}, "
             f"{cfg.n_micro} micro-batches of {cfg.micro_size}; FLOPs per token from papers.hetero.model.flops_per_token",
             "steps x ranks of the full profile's launches from papers.hetero.gpuslice.full_step_counts: "
@@ -526,14 +532,14 @@ def cost_hetero(cfg) -> Estimate:
             f"one pipeline step = (M + S - 1) slots x {max(part)} layers x {KERNELS_PER_LAYER} eager ops per layer and "
             f"micro-batch = {step_s * 1e3:.2f} ms (the tiny model is op-bound); the link counted as free and the AMD "
             "stages at NVIDIA speed, as in the device check's slice",
-            f"GPU memory per rank (one rank per GPU): the tiny model with AdamW, its micro-batches' activations, a CUDA context; "
-            f"{cfg.processes} ranks sharing one GPU need {cfg.processes}x",
+            "memory per rank: the tiny model with AdamW and its micro-batches' activations",
             f"the paper's LLaMA-3-8B training (~{layer_8b:.3g} FLOP per token) is not in the full profile: it is "
             "projected (notebook 05), and trained only by the torchrun command on a mixed cluster",
             "the two-node torchrun line is the paper's setting (8 NVIDIA + 8 AMD GPUs, vendors detected on GPUs; "
             "one node per vendor), the four-process line the README's local form (vendors set by hand)",
             "one run = seed 0; --seeds 0 1 2 costs 3x"],
         extra={"rank_steps": rank_steps, "pipeline_step_s_estimate": round3(step_s),
+               "host_memory_gb_estimate": round3(cfg.processes * rank_gb),
                "gpuslice_projection_gpu_hours": round3(hours)})
 
 

@@ -83,7 +83,9 @@ def test_every_paper_gets_finite_positive_numbers(estimates):
     papers = estimates["papers"]
     assert sorted(papers) == sorted(fc.PAPERS)
     for pid, rec in papers.items():
-        for key in ("gpu_hours_estimate", "gpu_memory_gb_estimate", "flops"):
+        # hetero's full profile is the CPU emulation: CPU core-hours, no GPU-hours and no GPU memory
+        keys = ("cpu_core_hours_estimate", "flops") if pid == "hetero" else ("gpu_hours_estimate", "gpu_memory_gb_estimate", "flops")
+        for key in keys:
             assert math.isfinite(rec[key]) and rec[key] > 0, (pid, key, rec[key])
         assert rec["source"] == fc.ESTIMATE
         assert f"make reproduce-{pid} PROFILE=full DEVICE=cuda" in rec["commands"]
@@ -91,6 +93,7 @@ def test_every_paper_gets_finite_positive_numbers(estimates):
         assert rec["make_data"] and rec["data"]
     assert papers["asq"]["multi_gpu_command"].startswith("torchrun --nproc_per_node 8 -m papers.asq.cli --profile full")
     assert papers["hetero"]["multi_gpu_command"].startswith("torchrun --nnodes 2")
+    assert (papers["hetero"]["gpu_hours_estimate"], papers["hetero"]["gpu_memory_gb_estimate"]) == (0.0, 0.0)
     assert "multi_gpu_command" not in papers["nlm"] and papers["nlm"]["command"] == "make reproduce-nlm PROFILE=full DEVICE=cuda"
     assert any("torchrun" in c and "papers.hetero.train" in c for c in papers["hetero"]["commands"])
     assert papers["asq"]["make_data"] == 'make data DATASETS="cifar10"'
@@ -123,8 +126,8 @@ def test_device_check_takes_precedence(tmp_path, monkeypatch):
     asq, hetero = out["papers"]["asq"], out["papers"]["hetero"]
     assert asq["source"] == fc.DEVICE_CHECK and asq["gpu_hours_estimate"] == 12.5
     assert asq["estimated_gpu_hours"] > 0 and asq["device_check"]["basis"] == "200 steps timed"
-    assert hetero["source"] == fc.ESTIMATE and hetero["gpu_hours_estimate"] > 0
-    assert out["total_gpu_hours_estimate"] == pytest.approx(12.5 + hetero["gpu_hours_estimate"], rel=1e-2)
+    assert hetero["source"] == fc.ESTIMATE and hetero["gpu_hours_estimate"] == 0 and hetero["cpu_core_hours_estimate"] > 0
+    assert out["total_gpu_hours_estimate"] == pytest.approx(12.5, rel=1e-2)
     # main writes results/bench/full_cost.json through common.bench.write_benchmark
     assert fc.main(["--papers", "asq"]) == 0
     written = json.loads((tmp_path / "bench" / "full_cost.json").read_text())
