@@ -49,7 +49,7 @@ def _finite(x):
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def check_claim(claim: Claim, rows: dict, metrics: dict, combined) -> dict:
+def check_claim(claim: Claim, rows: dict, metrics: dict) -> dict:
     """The checks of one claim over the development seeds: {check: 'ok' | 'fails: why' | 'n/a: why'}."""
     seeds = sorted(rows)
     out = {}
@@ -86,7 +86,6 @@ def check_claim(claim: Claim, rows: dict, metrics: dict, combined) -> dict:
         out["fixed criterion"] = ("ok" if not varying else
                                   f"fails: the criterion reads {', '.join(varying)}, which varies between development seeds")
     if claim.kind == "comparison" and claim.compare in ("at_least", "at_most") and claim.value == 0:
-        m, se = _finite(combined.get("measured")), None
         per = [(_finite(rows[s].get("measured")), _finite(rows[s].get("se"))) for s in seeds]
         tie = [s for s, (mean, se) in zip(seeds, per) if mean is not None and se and abs(mean) < MIN_SE * se]
         out["no tie"] = ("ok" if not tie else f"fails: at seed {', '.join(map(str, tie))} the mean difference lies within "
@@ -121,7 +120,7 @@ def check(paper: str, profile: str = "quick") -> dict:
         if claim.nature == IDENTITY:
             entry.update(checks={}, decidable=None, note="an identity: shown, never counted, so not checked")
         else:
-            checks = check_claim(claim, per, metrics, combined.iloc[i])
+            checks = check_claim(claim, per, metrics)
             entry.update(checks=checks, decidable=not any(v.startswith("fails") for v in checks.values()))
         decide = combined.iloc[i].get("decide")
         entry["decide"] = decide if isinstance(decide, str) else ""

@@ -1,7 +1,7 @@
 """`common.decidability`: each check on hand-made development seeds, and the runner's `--development` refusals."""
 import pytest
 
-from common.claims import as_claim, combine_seeds, evaluate
+from common.claims import as_claim, evaluate
 from common.decidability import check_claim
 from common.runner.cli import main as reproduce
 
@@ -16,8 +16,7 @@ def claim(**kw):
 
 def checks(c, per_seed):
     tables = {s: evaluate([c], m, "quick") for s, m in per_seed.items()}
-    combined = combine_seeds(tables, [c], per_seed, "quick").iloc[0]
-    return check_claim(c, {s: t.iloc[0] for s, t in tables.items()}, per_seed, combined)
+    return check_claim(c, {s: t.iloc[0] for s, t in tables.items()}, per_seed)
 
 
 def test_a_near_miss_two_se_outside_resolves_and_one_se_does_not():
