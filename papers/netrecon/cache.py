@@ -21,12 +21,40 @@ from common.io import atomic_write_bytes
 from common.parallel import pmap
 
 #: bump when a task's meaning changes, so stale cache entries are ignored
-VERSION = "netrecon-4"
+VERSION = "netrecon-5"
 
 
 def _key(fn, task: dict) -> str:
     text = repr((VERSION, fn.__module__, fn.__name__, sorted((k, repr(v)) for k, v in task.items())))
     return f"{fn.__name__}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def _apply(module: str, name: str, kw: dict):
+    """Call `module.name(**kw)` (lets one pool run tasks of several functions)."""
+    import importlib
+
+    return getattr(importlib.import_module(module), name)(**kw)
+
+
+def prefetch(calls: list[tuple], cache_dir=None, workers: int | None = None, desc: str | None = None) -> None:
+    """Compute the missing results of (fn, task) pairs of several functions in one pool, into `cache_dir`.
+
+    Each result is stored under the key `cached_pmap(fn, [task])` reads, so a study that fans out
+    its kinds of work one after another (each pool's tail idle while its last task runs) pays for
+    one pool; give the longest tasks first. A no-op without a cache directory (the studies' own
+    `cached_pmap` calls then compute everything)."""
+    if cache_dir is None:
+        return
+    cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    todo = [(fn, t, _key(fn, t)) for fn, t in calls]
+    todo = [c for c in todo if not (cache_dir / f"{c[2]}.pkl").exists()]
+    if not todo:
+        return
+    fresh = pmap(_apply, [dict(module=fn.__module__, name=fn.__name__, kw=t) for fn, t, _ in todo],
+                 workers=workers, desc=desc)
+    for (_, _, k), res in zip(todo, fresh):
+        atomic_write_bytes(cache_dir / f"{k}.pkl", pickle.dumps(res))
 
 
 def cached_pmap(fn, tasks: list[dict], cache_dir=None, workers: int | None = None, desc: str | None = None) -> list:

@@ -91,6 +91,45 @@ if njit is not None:
             _pair(J, rows[M - 1], rows[M - 1], out[M - 1], out[M - 1])
 
 
+if njit is not None:
+    @njit(cache=True, fastmath={"reassoc", "contract"}, nogil=True)
+    def _logistic_rows(e1, e2, w, out):  # pragma: no cover - compiled
+        M, n = e1.shape
+        k = e2.shape[1]
+        for m in range(M):
+            for i in range(n):
+                x = e1[m, i]
+                acc = 0.0
+                for j in range(k):
+                    acc += w[j] / (1.0 + x * e2[m, j])
+                out[m, i] = acc
+
+
+def logistic_quadrature(e1: np.ndarray, e2: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """out[m, i] = sum_j w[j] / (1 + e1[m, i] e2[m, j]) for e1 (M, n), e2 (M, k), w (k,), float64.
+
+    The inner Gaussian integral of the two-replica kernel (`dmft.bivariate_phi`): with
+    e1 e2 = exp(-2 v), 2 / (1 + exp(-2 v)) - 1 = tanh(v). Fused (numba: no (M, n, k) temporary, the
+    divisions in vector lanes) when numba is present; numpy in blocks of 32 rows otherwise. The two
+    agree to summation order (~1e-16)."""
+    e1 = np.ascontiguousarray(e1, dtype=np.float64)
+    e2 = np.ascontiguousarray(e2, dtype=np.float64)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    out = np.empty(e1.shape)
+    if njit is not None:
+        _logistic_rows(e1, e2, w, out)
+        return out
+    buf = np.empty((32, e1.shape[1], e2.shape[1]))
+    for i in range(0, e1.shape[0], 32):
+        k = min(32, e1.shape[0] - i)
+        v = buf[:k]
+        np.multiply(e1[i:i + k, :, None], e2[i:i + k, None, :], out=v)
+        v += 1.0
+        np.reciprocal(v, out=v)
+        np.matmul(v, w, out=out[i:i + k])
+    return out
+
+
 def rows_times_JT(rows: np.ndarray, J: np.ndarray, JT: np.ndarray, fused: bool = True) -> np.ndarray:
     """(J @ rows[k]) for every row, i.e. `rows @ JT`; `J` and `JT` are the same matrix, C-contiguous
     and transposed. Fused pairs when asked, numba is present, the rows are few and the dtypes agree."""

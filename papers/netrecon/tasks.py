@@ -224,6 +224,15 @@ def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) ->
     return {"g": g, "eta": eta, "t": r.t, "D": r.D, "C_TT": r.C_TT}
 
 
+def two_replica_group_task(g: float, runs: list, dt: float, n_nodes: int) -> list[dict]:
+    """The two-replica DMFT D(t) for several (eta, T) at one gain and time step (`dmft.two_replica_batch`:
+    the teacher's kernels solved once), each result as `two_replica_task` gives it.
+
+    Paper: the two-replica DMFT section (README maths (M6))."""
+    rs = dmft.two_replica_batch(g, [e for e, _ in runs], [T for _, T in runs], dt=dt, n_nodes=n_nodes)
+    return [{"g": g, "eta": float(e), "t": r.t, "D": r.D, "C_TT": r.C_TT} for (e, _), r in zip(runs, rs)]
+
+
 def mismatch_task(N: int, g: float, seed: int, eta: float, t_total: float, t_discard: float,
                   dt: float = rnn.DT, t_lyap: float = 50.0) -> dict:
     """The official "OS" teacher-student rate (dp.py protocol) next to the teacher's true exponent.

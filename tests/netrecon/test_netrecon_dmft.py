@@ -80,3 +80,44 @@ def test_annealed_exponent_is_g_minus_one_at_the_origin_and_overestimates_chaos(
                                                              abs=2e-3)
     for g in (2.0, 3.0):
         assert dmft.annealed_lyapunov(g) > 1.5 * dmft.lyapunov(g)["lam"]
+
+
+def _bivariate_direct(s1, s2, c12, nodes):
+    """The tensor-product rule with one tanh per (z1, z2) node (the kernel before its factorisation)."""
+    z, w = nodes
+    r = np.clip(c12 / np.sqrt(s1 * s2), -1.0, 1.0)
+    v = np.sqrt(s2)[:, None, None] * (r[:, None, None] * z[:, None] + np.sqrt(1 - r**2)[:, None, None] * z[None, :])
+    return (np.tanh(v) @ w) @ (np.tanh(np.sqrt(s1) * z) * w)
+
+
+def test_factorised_kernel_matches_the_direct_rule():
+    nodes = dmft.gauss_grid(41, 7.0)
+    rng = np.random.default_rng(3)
+    s2 = rng.uniform(1e-6, 20.0, 50)
+    c12 = rng.uniform(-1, 1, 50) * np.sqrt(1.7 * s2)
+    c12[:3] = np.sqrt(1.7 * s2[:3])                    # r = 1: the diagonal of the kernel
+    got = dmft.bivariate_phi(1.7, s2, c12, nodes)
+    np.testing.assert_allclose(got, _bivariate_direct(1.7, s2, c12, nodes), rtol=1e-12, atol=1e-15)
+
+
+def test_logistic_quadrature_fused_equals_numpy_blocks(monkeypatch):
+    from papers.netrecon import kernels
+
+    rng = np.random.default_rng(4)
+    e1, e2, w = np.exp(rng.normal(0, 3, (70, 41))), np.exp(rng.normal(0, 3, (70, 41))), rng.random(41)
+    fused = kernels.logistic_quadrature(e1, e2, w)
+    monkeypatch.setattr(kernels, "njit", None)
+    plain = kernels.logistic_quadrature(e1, e2, w)
+    np.testing.assert_allclose(fused, plain, rtol=1e-13)
+    np.testing.assert_allclose(plain[5, 7], (w / (1 + e1[5, 7] * e2[5])).sum(), rtol=1e-13)
+
+
+def test_batched_two_replica_equals_separate_runs():
+    runs = [(0.3, 4.0), (0.1, 6.0), (0.3, 2.0), (1.0, 3.0)]
+    batch = dmft.two_replica_batch(0.8, [e for e, _ in runs], [T for _, T in runs], dt=0.05, n_nodes=21)
+    for (e, T), b in zip(runs, batch):
+        one = dmft.two_replica(0.8, e, T=T, dt=0.05, n_nodes=21)
+        assert b.eta == e and np.array_equal(b.t, one.t)
+        assert np.array_equal(b.D, one.D) and np.array_equal(b.C_TT, one.C_TT)   # bitwise: same rows
+    with pytest.raises(UserError):
+        dmft.two_replica_batch(0.8, [0.1, 0.2], [1.0], dt=0.05)

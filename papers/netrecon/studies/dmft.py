@@ -15,7 +15,7 @@ import numpy as np
 from common.parallel import single_threaded
 
 from .. import dmft, predict, tasks
-from ..cache import cached_pmap
+from ..cache import cached_pmap, prefetch
 from ..estimates import jackknife_se, sem
 from . import gain_key, pool_workers
 
@@ -207,39 +207,83 @@ def power_law_control(rs: list[dict], etas, g: float, delta: float) -> dict:
     return out
 
 
-@single_threaded
-def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
-    """D(t) from the two-replica DMFT against teacher-student simulations, and its long-time limit."""
+def theory_specs(cfg) -> tuple[list[tuple], dict]:
+    """The two-replica DMFT runs of notebook 04, in the order `two_replica_comparison` reads them:
+    [(g, eta, T, dt)], and the counts {"cases", "sat", "quiet", "law"} that slice them."""
     cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
-    th_tasks = [dict(fn="two_replica_task", kw=dict(g=g, eta=e, T=cfg.tr_T, dt=cfg.tr_dt, n_nodes=cfg.tr_nodes))
-                for g, e in cases]
+    specs = [(g, e, cfg.tr_T, cfg.tr_dt) for g, e in cases]
     sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
-    th_tasks += [dict(fn="two_replica_task", kw=dict(g=g, eta=e, T=cfg.sat_T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
-                 for g, e in sat_cases]
+    specs += [(g, e, cfg.sat_T, cfg.sat_dt) for g, e in sat_cases]
     # near miss: the two-replica DMFT 15 % off in gain, g (1 + ctrl_dg_rel_tr), against the same simulations
-    th_tasks += [dict(fn="two_replica_task", kw=dict(g=g * (1.0 + cfg.ctrl_dg_rel_tr), eta=e, T=cfg.tr_T, dt=cfg.tr_dt,
-                                                     n_nodes=cfg.tr_nodes)) for g, e in cases]
+    specs += [(g * (1.0 + cfg.ctrl_dg_rel_tr), e, cfg.tr_T, cfg.tr_dt) for g, e in cases]
     # below onset, the untrained student (eta = 1: an independent J') in the same regime
     quiet = [(g, e) for g, e in sat_cases if g < 1]
-    th_tasks += [dict(fn="two_replica_task", kw=dict(g=g, eta=1.0, T=cfg.sat_T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
-                 for g, e in quiet]
+    specs += [(g, 1.0, cfg.sat_T, cfg.sat_dt) for g, e in quiet]
     # the horizon's law in eta: relative horizons at eta and eta / 2, below onset and in chaos
     law = [(cfg.eta2_g, e, cfg.eta2_T) for e in cfg.eta2_etas] + [(cfg.eta2_g_chaos, e, cfg.eta2_T_chaos)
                                                                   for e in cfg.eta2_etas]
     law += [(cfg.eta2_g, e, cfg.law_ctrl_T) for e in cfg.law_ctrl_etas]   # the log-law claim's control
-    th_tasks += [dict(fn="two_replica_task", kw=dict(g=float(g), eta=float(e), T=T, dt=cfg.sat_dt, n_nodes=cfg.tr_nodes))
-                 for g, e, T in law]
-    n_law = len(law)
-    sim_tasks = [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
-                                                      T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt))
-                 for g, e in cases for s in range(cfg.tr_seeds)]
-    res = cached_pmap(tasks.dispatch, th_tasks + sim_tasks, cache_dir, pool_workers(cfg), desc="two-replica")
-    n_th = 2 * len(cases) + len(sat_cases) + len(quiet) + n_law
-    th, sat = res[: len(cases)], res[len(cases): len(cases) + len(sat_cases)]
-    wrong = res[len(cases) + len(sat_cases): 2 * len(cases) + len(sat_cases)]
-    untrained = dict(zip(quiet, res[2 * len(cases) + len(sat_cases): n_th - n_law]))
-    law_res = res[n_th - n_law: n_th]
-    sims = res[n_th:]
+    specs += [(float(g), float(e), float(T), cfg.sat_dt) for g, e, T in law]
+    return specs, {"cases": len(cases), "sat": len(sat_cases), "quiet": len(quiet), "law": len(law)}
+
+
+def theory_groups(specs: list[tuple], n_nodes: int) -> list[dict]:
+    """`two_replica_group_task` arguments: the runs of `specs` grouped by (g, dt), in first-seen order,
+    each (eta, T) once. Every group solves its teacher once (`dmft.two_replica_batch`)."""
+    groups: dict = {}
+    for g, e, T, dt in specs:
+        runs = groups.setdefault((float(g), float(dt)), [])
+        if [float(e), float(T)] not in runs:
+            runs.append([float(e), float(T)])
+    return [dict(fn="two_replica_group_task", kw=dict(g=g, runs=runs, dt=dt, n_nodes=n_nodes))
+            for (g, dt), runs in groups.items()]
+
+
+def theory_results(specs: list[tuple], groups: list[dict], results: list[list[dict]]) -> list[dict]:
+    """The group tasks' `results` back in the order of `specs`."""
+    found = {(grp["kw"]["g"], grp["kw"]["dt"], e, T): r
+             for grp, res in zip(groups, results) for (e, T), r in zip(grp["kw"]["runs"], res)}
+    return [found[(float(g), float(dt), float(e), float(T))] for g, e, T, dt in specs]
+
+
+def sim_tasks(cfg, seed: int) -> list[dict]:
+    """`pair_distance_task` arguments of notebook 04 (the saturating chaotic cases run to sat_T)."""
+    cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
+    sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
+    return [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
+                                                 T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt))
+            for g, e in cases for s in range(cfg.tr_seeds)]
+
+
+def work(cfg, seed: int) -> list[tuple]:
+    """Every (task function, arguments) of notebook 04, longest first (for `cache.prefetch`)."""
+    specs, _ = theory_specs(cfg)
+    sims, groups = sim_tasks(cfg, seed), theory_groups(specs, cfg.tr_nodes)
+    long = [t for t in sims if t["kw"]["T"] > cfg.tr_T]
+    short = [t for t in sims if t["kw"]["T"] <= cfg.tr_T]
+    big = [grp for grp in groups if max(T for _, T in grp["kw"]["runs"]) > cfg.tr_T]
+    small = [grp for grp in groups if grp not in big]
+    return ([(tasks.dispatch, t) for t in long] + [(tasks.lyapunov_task, t) for t in tasks.stationary_tasks(cfg, seed)]
+            + [(tasks.dispatch, t) for t in big + short + small])
+
+
+@single_threaded
+def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
+    """D(t) from the two-replica DMFT against teacher-student simulations, and its long-time limit."""
+    cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
+    sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
+    quiet = [(g, e) for g, e in sat_cases if g < 1]
+    specs, n = theory_specs(cfg)
+    groups, sims = theory_groups(specs, cfg.tr_nodes), sim_tasks(cfg, seed)
+    res = cached_pmap(tasks.dispatch, groups + sims, cache_dir, pool_workers(cfg), desc="two-replica")
+    th_all = theory_results(specs, groups, res[: len(groups)])
+    n_law = n["law"]
+    n_th = len(specs)
+    th, sat = th_all[: len(cases)], th_all[len(cases): len(cases) + len(sat_cases)]
+    wrong = th_all[len(cases) + len(sat_cases): 2 * len(cases) + len(sat_cases)]
+    untrained = dict(zip(quiet, th_all[2 * len(cases) + len(sat_cases): n_th - n_law]))
+    law_res = th_all[n_th - n_law: n_th]
+    sims = res[len(groups):]
     n_e = len(cfg.eta2_etas)
     lam_chaos = dmft.lyapunov(cfg.eta2_g_chaos)["lam"]
     metrics, out = horizon_law_metrics(law_res[:n_e], law_res[n_e: 2 * n_e], cfg.eta2_g, cfg.eta2_g_chaos, lam_chaos,
@@ -272,6 +316,7 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
 
 def measure(cfg, *, seed: int, cache_dir=None) -> dict:
     """`stationary_comparison` then `two_replica_comparison`: {"metrics" (both), "stationary", "two_replica"}."""
+    prefetch(work(cfg, seed), cache_dir, pool_workers(cfg), desc="simulations and DMFT")   # one pool, longest first
     st = stationary_comparison(cfg, seed, cache_dir)
     tr = two_replica_comparison(cfg, seed, cache_dir)
     return {"metrics": st["metrics"] | tr["metrics"], "stationary": st, "two_replica": tr}
