@@ -16,6 +16,8 @@ A block is a pair of HTML comments that Markdown does not show; what lies betwee
     <!-- /generated -->
     <!-- generated: decidability quick -->   the checks of the development run (`python -m common.decidability <id>`)
     <!-- /generated -->
+    <!-- generated: cost quick -->            where each notebook's time goes in that run (`common.costs`)
+    <!-- /generated -->
     <!-- generated: tuned -->                 the paper's `config.TUNED`: each setting chosen on development
     <!-- /generated -->                       seeds, its value per profile, and the figures that chose it
 
@@ -237,7 +239,7 @@ def bench_block(name: str, keys: list[str], paper: str | None, dev: bool = False
     load = lambda k: ", ".join(f"{x:.2f}" for x in res[k]) if isinstance(res.get(k), list) else "not recorded"  # noqa: E731
     st = stamp({"git": bench.get("git"), "finished": bench.get("when")}, claims=False)
     if not dev:
-        from .bench import describe_machine
+        from .machine import describe_machine
 
         st += (f"; {describe_machine(bench.get('machine'))}"
                f"; load average before {load('load_average_before')}, after {load('load_average_after')}")
@@ -354,7 +356,12 @@ def render(spec: str, paper: str | None, old: str = "") -> list[str] | None:
         if not keys:
             raise ValueError("a metrics block lists the metrics.json keys it shows")
         return run.header() + metrics_block(run, keys)
-    raise ValueError(f"unknown generated block {kind!r}; use claims, metrics, bench, benchrows, dev, decidability, tuned or overview")
+    if kind == "cost":                            # where each notebook's time goes (`common.costs`)
+        from .costs import block
+
+        lines = block(list(run.dirs.values()))
+        return run.header() + lines if lines else None
+    raise ValueError(f"unknown generated block {kind!r}; use claims, metrics, cost, bench, benchrows, dev, decidability, tuned or overview")
 
 
 KEPT_STALE = "**Stale (kept block):**"

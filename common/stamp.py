@@ -8,9 +8,10 @@ them reaches cannot change the paper's numbers), leaving out prose (`*.md`) and 
 named by folder or name prefix, never by single file, so that splitting a module into several (or into a
 package) never silently moves code from one kind to another:
 
-- `PRESENTATION`: what only presents or orchestrates a run (the runner package `common/runner/`, the
-  report, the README generator, these stamps, the evidence plots, the cluster fan-out); the manifest records
-  the runner's parameters and executed notebooks.
+- `PRESENTATION`: what only presents, observes or orchestrates a run (the runner package `common/runner/`,
+  the report, the README generator, these stamps, the evidence plots, the cluster fan-out, the sampler of
+  where a notebook's time goes and the CPU record it is stamped with); the manifest records the runner's
+  parameters and executed notebooks.
 - `TUNING`: a paper's development-seed runs and investigations (`papers/<id>/devtune*`,
   `papers/<id>/investigations*`, whose imports do not count either), `common/devseeds*` (which seeds
   may run, never a number) and `common/decidability*` (the checks of a development run): no notebook runs
@@ -36,7 +37,7 @@ from .io import sha256_file
 
 
 PRESENTATION = ("common/runner/*", "common/reproduce*", "common/report*", "common/readme*", "common/stamp*",
-                "common/evidence*", "common/cluster*")
+                "common/evidence*", "common/cluster*", "common/costs*", "common/machine*")
 JUDGING = ("common/claims*", "common/decide*")   # `decide`: what would decide an inconclusive claim
 TUNING = ("devtune*", "investigations*")   # under papers/<id>/: development-seed runs, investigations
 TUNING_COMMON = ("common/devseeds*", "common/decidability*")  # the development-seed range, records and checks:

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import paths
+from .. import costs, paths
 
 DEFAULT_CELL_TIMEOUT = {"smoke": 600, "quick": 1800, "full": 24 * 3600}   # seconds per cell, unless --timeout
 
@@ -30,14 +30,16 @@ class NotebookFailed(Exception):
 
 
 def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2) -> float:
-    """Execute `nb` into `out` with `parameters` injected; its wall time in seconds, or `NotebookFailed`."""
+    """Execute `nb` into `out` with `parameters` injected, and a first cell that samples where its time goes
+    (`common.costs`, into `parameters["run_dir"]`/cost/); its wall time in seconds, or `NotebookFailed`."""
     import papermill as pm
 
+    source = costs.with_sampler(nb, parameters["run_dir"]) if "run_dir" in parameters else str(nb)
     start = time.perf_counter()
     for attempt in range(1, attempts + 1):
         try:
             pm.execute_notebook(
-                str(nb), str(out), parameters=parameters, kernel_name="python3", language="python",
+                source, str(out), parameters=parameters, kernel_name="python3", language="python",
                 cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
                 log_output=False, report_mode=False,
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client sends on every shutdown
@@ -69,6 +71,7 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
         print(f"[{paper}/{profile}{label}] {nb.name} ...", file=sys.stderr, flush=True)
         try:
             secs = run_notebook(nb, out / "notebooks" / nb.name, injected, timeout, quiet)
+            costs.collect(out, nb.name, secs)
             executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
         except NotebookFailed as err:
             executed.append({"notebook": nb.name, "parameters": injected, "status": "failed", "error": f"{err.ename}: {err.evalue}"})

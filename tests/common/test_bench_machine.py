@@ -1,5 +1,5 @@
 """The machine record of a benchmark: timings from different CPUs are not comparable, so each says its CPU."""
-from common.bench import describe_machine, machine
+from common.machine import describe_machine, machine
 
 ZEN3 = """processor\t: 0
 vendor_id\t: AuthenticAMD
