@@ -4,7 +4,7 @@ A run's manifest records the git revision it ran at (and the tracked files that 
 `staleness` compares that with the working tree now, over the files that decide a paper's numbers:
 `papers/<id>/` and `notebooks/<id>/` and the modules of `common/` that the paper's code, its notebooks
 or the runner import, directly or through each other (`common_files`: a common module that none of
-them reaches cannot change the paper's numbers), leaving out prose (`*.md`) and three kinds of file
+them reaches cannot change the paper's numbers), leaving out prose (`*.md`) and four kinds of file
 named by folder or name prefix, never by single file, so that splitting a module into several (or into a
 package) never silently moves code from one kind to another:
 
@@ -16,6 +16,8 @@ package) never silently moves code from one kind to another:
   `papers/<id>/investigations*`, whose imports do not count either), `common/devseeds*` (which seeds
   may run, never a number) and `common/decidability*` (the checks of a development run): no notebook runs
   them; what they chose is in the paper's config.
+- `DOCUMENTATION`: a paper's full-profile cost model and the description of its profile keys
+  (`papers/<id>/cost*`, `papers/<id>/describe*`, and what only they import): no notebook runs them.
 - `JUDGING`: what decides the verdicts rather than the numbers: the judging code (`common/claims*`, and
   `common/decide*`, which says what sample would decide an inconclusive claim); and the
   claims file (its sha256 is in the manifest). Those are flagged on their own, and `--rejudge` mends them
@@ -40,6 +42,8 @@ PRESENTATION = ("common/runner/*", "common/reproduce*", "common/report*", "commo
                 "common/evidence*", "common/cluster*", "common/costs*", "common/machine*")
 JUDGING = ("common/claims*", "common/decide*")   # `decide`: what would decide an inconclusive claim
 TUNING = ("devtune*", "investigations*")   # under papers/<id>/: development-seed runs, investigations
+DOCUMENTATION = ("cost*", "describe*")     # under papers/<id>/: the full profile's cost model and what each profile
+                                           # key means: no notebook runs them (the architecture test checks that)
 TUNING_COMMON = ("common/devseeds*", "common/decidability*")  # the development-seed range, records and checks:
                                            # decide which runs may happen, never a number (the runner imports
                                            # devseeds for its refusal)
@@ -55,6 +59,11 @@ def _matches(f: str, patterns) -> bool:
 def tuning_patterns(paper: str) -> list[str]:
     """The pathspecs of a paper's development runs and investigations, and of common's development-seed module."""
     return [f"papers/{paper}/{t}" for t in TUNING] + list(TUNING_COMMON)
+
+
+def documentation_patterns(paper: str) -> list[str]:
+    """The pathspecs of a paper's documentation modules (`DOCUMENTATION`): never a run's number."""
+    return [f"papers/{paper}/{t}" for t in DOCUMENTATION]
 
 
 def _common_imports(source: str, package: str | None) -> set[str] | None:
@@ -94,7 +103,7 @@ def code_cells(nb) -> list[str]:
 
 def _paper_sources(paper: str) -> list[str]:
     """The Python of a paper's package and of its notebooks' code cells (shell and magic lines dropped)."""
-    tuning = [f"papers/{paper}/{t}" for t in TUNING]
+    tuning = [f"papers/{paper}/{t}" for t in TUNING] + documentation_patterns(paper)
     out = [p.read_text() for p in sorted((paths.PAPERS / paper).rglob("*.py"))
            if not _matches(p.relative_to(paths.PAPERS.parent).as_posix(), tuning)]   # no notebook runs them
     for nb in sorted((paths.NOTEBOOKS / paper).glob("*.ipynb")):
@@ -147,13 +156,15 @@ def code_paths(paper: str, tuning: bool = False) -> list[str]:
     so its devtune and investigations count too)."""
     return [f"papers/{paper}", f"notebooks/{paper}", *common_files(paper), ":(exclude)*.md",
             f":(exclude)papers/{paper}/claims.yaml", *([] if tuning else [f":(exclude){t}" for t in tuning_patterns(paper)]),
+            *(f":(exclude){t}" for t in documentation_patterns(paper)),
             *(f":(exclude){f}" for f in JUDGING), *(f":(exclude){f}" for f in PRESENTATION)]
 
 
 def numbers_file(f: str, paper: str, common: list[str] | None = None) -> bool:
     in_common = f in (common_files(paper) if common is None else common)
     return ((f.startswith((f"papers/{paper}/", f"notebooks/{paper}/")) or in_common) and not f.endswith(".md")
-            and f != f"papers/{paper}/claims.yaml" and not _matches(f, [*tuning_patterns(paper), *JUDGING, *PRESENTATION]))
+            and f != f"papers/{paper}/claims.yaml"
+            and not _matches(f, [*tuning_patterns(paper), *documentation_patterns(paper), *JUDGING, *PRESENTATION]))
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:

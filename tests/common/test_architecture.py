@@ -204,3 +204,16 @@ def test_the_contract_check_names_what_a_paper_lacks(tmp_path, monkeypatch):
         "config.py does not define get_config", "config.py does not define preflight", "config.py does not define TUNED",
         "config.PROFILES must be a dict with exactly the profiles smoke, quick, full",
         "notebook 01-some-topic.ipynb has no study module papers/toy/studies/some_topic.py"]
+
+
+def test_documentation_modules_are_run_by_no_notebook():
+    """`papers/<id>/cost*` and `papers/<id>/describe*` never make a run stale (`common.stamp.DOCUMENTATION`), so no
+    notebook and no other module of a paper may import them."""
+    from common.stamp import DOCUMENTATION
+
+    mods = _modules()
+    docs = {n for n, f in mods.items() if n.startswith("papers.") and any(f.match(p + ".py") for p in DOCUMENTATION)}
+    bad = [f"{n} imports {m}" for n, f in mods.items() if n.startswith("papers.") and n not in docs
+           for m, _, _ in imports_of(n, f, set(mods)) if m in docs]
+    bad += [f"{nb.name} imports {m}" for nb in sorted(paths.NOTEBOOKS.rglob("*.ipynb")) for m in _imported_modules(nb) & docs]
+    assert bad == []

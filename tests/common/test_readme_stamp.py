@@ -334,3 +334,12 @@ def test_development_and_reported_seeds_are_kept_apart():
         devseeds.require_reported([2, 100])
     with pytest.raises(UserError, match="reported seeds"):
         devseeds.require_development([1, 2, 100])
+
+
+def test_documentation_modules_never_make_a_run_stale():
+    from common.stamp import numbers_file
+
+    assert numbers_file("papers/acl/acl.py", "acl", common=[])
+    assert not numbers_file("papers/acl/cost.py", "acl", common=[])           # the full profile's cost model
+    assert not numbers_file("papers/acl/describe.py", "acl", common=[])       # what each profile key means
+    assert not numbers_file("papers/acl/devtune.py", "acl", common=[])
