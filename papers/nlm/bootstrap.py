@@ -23,9 +23,55 @@ import torch
 from .metrics import pairwise
 
 
-def _masked_nn(d, present):
+def masked_nn(d, present):
     """(B, n): for each row of d (n, n0), the smallest entry over the columns present in replicate b."""
     return d[None].masked_fill(~present[:, None, :], float("inf")).min(2).values
+
+
+NEAREST_K = 32   # candidates per row kept by `Nearest` (a column is absent from a resample with probability ~1/e)
+
+
+class Nearest:
+    """The smallest entry of each row of d (n, n0) over the columns present in a replicate, as `masked_nn`, from
+    each row's NEAREST_K smallest entries in ascending order: the first candidate present is the answer, the same
+    number (a minimum is one of its entries); a row with no candidate present (probability about e^-32 when
+    n0 > NEAREST_K) scans its whole row. With numba a compiled loop, else `masked_nn`."""
+
+    def __init__(self, d):
+        self.d = d
+        if _first_present is not None:
+            val, idx = torch.topk(d, min(NEAREST_K, d.shape[1]), dim=1, largest=False, sorted=True)   # (n, k) each
+            self.val, self.idx, self.dn = val.contiguous().numpy(), idx.contiguous().numpy(), d.contiguous().numpy()
+
+    def __call__(self, present):
+        if _first_present is None:
+            return masked_nn(self.d, present)
+        out = np.empty((len(present), len(self.val)))
+        _first_present(self.val, self.idx, self.dn, present.contiguous().numpy(), out)
+        return torch.from_numpy(out)
+
+
+try:
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def _first_present(val, idx, d, present, out):  # pragma: no cover - compiled
+        for b in range(present.shape[0]):
+            for i in range(val.shape[0]):
+                v = np.inf
+                found = False
+                for k in range(val.shape[1]):
+                    if present[b, idx[i, k]]:
+                        v = val[i, k]
+                        found = True
+                        break
+                if not found and val.shape[1] < d.shape[1]:            # no candidate present: the whole row
+                    for j in range(d.shape[1]):
+                        if present[b, j] and d[i, j] < v:
+                            v = d[i, j]
+                out[b, i] = v
+except ImportError:  # pragma: no cover - numba absent: the masked minimum
+    _first_present = None
 
 
 def e_aai_curve(samples, test, n_boot: int = 0, seed: int = 0, chunk: int = 25, parts: bool = False):
@@ -56,33 +102,32 @@ def _e_aai_curve(samples, test, n_boot: int, seed: int, chunk: int):
     m = min(samples.shape[1], len(test))
     samples, test = samples[:, :m], test[:m]
     inf = torch.full((m,), float("inf"), dtype=torch.float64)
-    d_tt = pairwise(test, test).diagonal_scatter(inf)                          # no point is its own neighbour
-    d_ss = [pairwise(s, s).diagonal_scatter(inf) for s in samples]
-    d_ts = [pairwise(test, s) for s in samples]
+    nn_tt = Nearest(pairwise(test, test).diagonal_scatter(inf))                # no point is its own neighbour
 
-    def aai(c_s, c_t):                                                          # counts (B, m) of each index
-        p_s, p_t = c_s > 0, c_t > 0
-        nn_tt = _masked_nn(d_tt, p_t)                                           # shared by every time point
+    def aai(draws, t):                          # [(c_s, c_t)]: counts (B, m) of each index; t: the time point
+        s = samples[t]
+        nn_ss, d_ts = Nearest(pairwise(s, s).diagonal_scatter(inf)), pairwise(test, s)
+        nn_ts, nn_st = Nearest(d_ts), Nearest(d_ts.T.contiguous())
         out = []
-        for t in range(len(samples)):
-            acc_t = ((nn_tt < _masked_nn(d_ts[t], p_s)) * c_t).sum(1) / m
-            acc_s = ((_masked_nn(d_ss[t], p_s) < _masked_nn(d_ts[t].T, p_t)) * c_s).sum(1) / m
+        for c_s, c_t in draws:
+            p_s, p_t = c_s > 0, c_t > 0
+            acc_t = ((nn_tt(p_t) < nn_ts(p_s)) * c_t).sum(1) / m
+            acc_s = ((nn_ss(p_s) < nn_st(p_t)) * c_s).sum(1) / m
             out.append(torch.stack([0.5 * ((acc_s - 0.5) ** 2 + (acc_t - 0.5) ** 2), acc_s, acc_t]))  # E_AAI = ½[(Acc_S − ½)² + (Acc_T − ½)²]
-        return torch.stack(out, 2)                                              # (3, B, T): E_AAI, Acc_S, Acc_T
+        return torch.cat(out, 1)                                                # (3, B): E_AAI, Acc_S, Acc_T
 
     ones = torch.ones((1, m), dtype=torch.float64)
-    est = aai(ones, ones)[:, 0].numpy()
-    if n_boot <= 0:
-        return est, np.zeros((3, 0, len(samples)))
-    g = torch.Generator().manual_seed(int(seed) * 1_000_003 + 7)
-    counts = lambda b: torch.zeros((b, m), dtype=torch.float64).scatter_add_(  # noqa: E731
-        1, torch.randint(0, m, (b, m), generator=g), torch.ones((b, m), dtype=torch.float64))
-    reps = []
-    for start in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - start)
-        c_s = counts(b)
-        reps.append(aai(c_s, counts(b)))
-    return est, torch.cat(reps, 1).numpy()
+    draws = [(ones, ones)]
+    if n_boot > 0:
+        g = torch.Generator().manual_seed(int(seed) * 1_000_003 + 7)
+        counts = lambda b: torch.zeros((b, m), dtype=torch.float64).scatter_add_(  # noqa: E731
+            1, torch.randint(0, m, (b, m), generator=g), torch.ones((b, m), dtype=torch.float64))
+        for start in range(0, n_boot, chunk):                                   # every draw first (the stream's order)
+            b = min(chunk, n_boot - start)
+            c_s = counts(b)
+            draws.append((c_s, counts(b)))
+    res = torch.stack([aai(draws, t) for t in range(len(samples))], 2)         # (3, 1 + n_boot, T)
+    return res[:, 0].numpy(), res[:, 1:].numpy()
 
 
 def window_mask(times, lo: float, hi: float) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from common import fastops
@@ -106,13 +107,18 @@ def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, sna
         from common.progress import progress
         prog = iter(progress(range(steps), total=steps, desc=where))
     step = (stepper or Stepper)(J, b, x, gemm_dtype)
+    lean = buf is not None and step.lean(x, buf)                   # the same step with its per-step checks made once
+    bufn = buf.view(buf.shape[0], -1).numpy() if lean else None
     s = 0
     while s < steps:
         n = min(block, steps - s)
         fill_normal(buf[:n], generator, noise_threads)
         for i in range(n):
             s += 1
-            step.euler(x, dt, buf[i], noise)                       # x += dt·F(x) + √(2T dt)·ξ
+            if lean:
+                step.euler_lean(x, dt, bufn[i], noise)
+            else:
+                step.euler(x, dt, buf[i], noise)                   # x += dt·F(x) + √(2T dt)·ξ
             if s in want:
                 snaps[s] = phi(x).clone()
             if check_every and s % check_every == 0:
@@ -161,6 +167,53 @@ class Stepper:
             return e, fastops.linear(e.to(self.gemm_dtype), self.Jt).float()
         e = fastops.linear(t, self.J, self.b1).sub_(x)
         return e, fastops.linear(e, self.Jt)
+
+    def lean(self, x, buf=None) -> bool:
+        """Whether `euler_lean` may step x with noise rows of `buf` (None: the noiseless flow): the sampler's own step (not a subclass's), on
+        contiguous CPU float32/float64 tensors of one dtype, fp32/fp64 products, with the fused tail `euler` would
+        take. It makes the same calls as `euler` (the same numbers, bit for bit), its checks and conversions
+        made once per run instead of once per step (small chains spend most of a step on them)."""
+        if type(self).euler is not Stepper.euler or _euler_tail is None or self.lowp:
+            return False
+        if x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64) or self.J.dtype != x.dtype:
+            return False
+        if not x.is_contiguous() or x.requires_grad:
+            return False
+        if buf is not None and not (buf.is_contiguous() and buf.dtype == x.dtype and buf.shape[1:] == x.shape):
+            return False
+        if x.numel() > FUSED_MAX and torch.get_num_threads() > 1:
+            return False
+        self._xl = x
+        self._t = torch.empty_like(x)
+        self._out = (torch.empty_like(x), torch.empty_like(x))
+        # one model: the products `fastops.linear` makes for a small W (torch's linear = addmm), into fixed buffers
+        self._addmm = not self.batched and self.J.numel() < fastops.ONEDNN_MIN_WEIGHT
+        self._np = tuple(a.view(-1).numpy() for a in (x, self._t, *self._out))
+        return True
+
+    def euler_lean(self, x, dt, xi=None, noise: float = 0.0):
+        """`euler` with noise row `xi` (a flat numpy view; None: no noise) after `lean(x, ...)`: the same operations."""
+        if x is not self._xl:
+            raise ValueError("euler_lean steps the tensor given to lean()")
+        xn, tn, en, gn = self._np
+        np.tanh(xn, out=tn)                                           # fastops.tanh: numpy's loop on the same memory
+        t = self._t
+        if self.batched:
+            e, g = self._out
+            torch.baddbmm(self.b, t, self.Jt, out=e).sub_(x)
+            torch.bmm(e, self.J, out=g)
+        elif self._addmm:
+            e, g = self._out
+            torch.addmm(self.b1, t, self.J.t(), out=e).sub_(x)
+            torch.mm(e, self.Jt.t(), out=g)
+        else:
+            e, g = self._products(t, x)
+            en, gn = e.view(-1).numpy(), g.view(-1).numpy()
+        if xi is None:                                                # the flow: `euler`'s torch passes
+            e.sub_(g).addcmul_(t.mul_(t), g)
+            x.add_(e, alpha=dt)
+            return
+        _euler_tail(xn, en, gn, tn, xi, float(dt), float(noise))
 
     def euler(self, x, dt, xi=None, noise: float = 0.0):
         if self._t is None or self._t.shape != x.shape or self._t.dtype != x.dtype:
@@ -220,8 +273,12 @@ def flow(x, J, b, steps: int, dt: float, record_energy: bool = False, record_eve
     J, b = J.to(x.device), b.to(x.device)
     energies = [energy(x, J, b)] if record_energy else []
     step = Stepper(J, b, x)
+    lean = step.lean(x)
     for s in range(1, steps + 1):
-        step.euler(x, dt)
+        if lean:
+            step.euler_lean(x, dt)
+        else:
+            step.euler(x, dt)
         if record_energy and s % record_every == 0:
             energies.append(energy(x, J, b))
     guard(x, "flow")

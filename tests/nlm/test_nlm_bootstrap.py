@@ -180,3 +180,21 @@ def test_ooe_window_statistics_over_replicates_is_the_mean_with_both_errors():
     assert one[0][key + "_between_se"] is None and one[0][key + "_se"] == one[0][key + "_boot_se"]
     with pytest.raises(ValueError, match="same number of replicates"):
         ooe_window_statistics(times, [pcd] * 2, rdm, test, **kw)
+
+
+@pytest.mark.parametrize("k", [32, 2])
+def test_nearest_present_is_the_masked_minimum(monkeypatch, k):
+    """`bootstrap.Nearest` (each row's smallest candidates, the first one present) gives the masked minimum
+    exactly, with rows whose every candidate is absent (k = 2: the whole-row scan) and a replicate with no
+    column present (inf); a hand case: row [3, 1, 2] with column 1 absent -> 2."""
+    monkeypatch.setattr(bs, "NEAREST_K", k)
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    d = torch.rand(40, 50, generator=g, dtype=torch.float64)
+    d[:, 7] = d[:, 3]                                                 # ties
+    present = torch.rand(30, 50, generator=g) > 0.6
+    present[0] = False
+    got, want = bs.Nearest(d)(present), bs.masked_nn(d, present)
+    assert torch.equal(got, want) and torch.isinf(got[0]).all()
+    hand = torch.tensor([[3.0, 1.0, 2.0]], dtype=torch.float64)
+    assert bs.Nearest(hand)(torch.tensor([[True, False, True]])).item() == 2.0

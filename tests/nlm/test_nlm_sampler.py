@@ -160,3 +160,27 @@ def test_fused_euler_tail_and_one_model_stack_match_the_plain_passes():
     a, _ = langevin(x1, J1, b1, 7, 0.01, 1.0, torch.Generator().manual_seed(3))
     c, _ = langevin(x1[0], J1[0], b1[0], 7, 0.01, 1.0, torch.Generator().manual_seed(3))
     assert a.shape == x1.shape and torch.equal(a[0], c)
+
+
+@pytest.mark.parametrize("shape", [(8, 64), (3, 8, 64), (6, 160)])
+def test_lean_step_is_the_step_bit_for_bit(shape):
+    """`langevin` and `flow` take `Stepper.euler_lean` (checks made once per run): the same numbers as `euler`
+    step by step, for one small model (addmm products), a stack and one model with oneDNN products (N = 160)."""
+    from papers.nlm import sampler
+
+    g = torch.Generator().manual_seed(1)
+    n = shape[-1]
+    J = torch.randn(*shape[:-2], n, n, generator=g) * 2 / math.sqrt(n)
+    b = 0.1 * torch.randn(*shape[:-2], n, generator=g)
+    x0 = torch.randn(*shape, generator=g)
+    xi = torch.randn(5, *shape, generator=g)
+    for noise in (True, False):
+        step = sampler.Stepper(J, b, x0)
+        a, c = x0.clone(), x0.clone()
+        assert step.lean(c, xi if noise else None)
+        xin = xi.view(5, -1).numpy()
+        for i in range(5):
+            sampler.Stepper(J, b, x0).euler(a, 0.01, xi[i].clone() if noise else None, 0.3 if noise else 0.0)
+            step.euler_lean(c, 0.01, xin[i] if noise else None, 0.3 if noise else 0.0)
+        assert not torch.equal(c, x0) and torch.equal(a, c)
+    assert not sampler.Stepper(J, b, x0).lean(x0.double())           # a dtype other than J's: the plain step
