@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from common.progress import progress
+from common.parallel import pmap
 
 from .. import metrics
 from ..mainmodel import main_model
@@ -60,6 +60,19 @@ def explore(cfg, seed: int, model: dict, device=None) -> dict:
     between them per chain. The old measure (nearest-centroid label of every single frame, from step 0,
     visits >= 3 frames) is logged as `explore_*_ungated` for comparison: it counts noise as class changes.
     """
+    tasks = explore_tasks(cfg, seed, model, device)
+    return explore_result(cfg, model, tasks, [chain_states(**t) for t in tasks])
+
+
+PARTS = ("hot", "quench", "restart")   # the runs of one explored model that share nothing: each its own task
+PARALLEL_MIN_STEPS = 20_000            # chains at least this long run in worker processes (`measure`)
+
+
+def explore_tasks(cfg, seed: int, model: dict, device=None) -> list[dict]:
+    """The three independent runs of `explore` for one model, as `chain_states` arguments: `hot`, the trained model,
+    the untrained network and J = 0 stacked (generator `seed`·101 + 3, after the draws of the starting states);
+    `quench`, the trained J, b at T = 0 from the trained chains' starting states; `restart`, the same J, b at T = 1
+    put back to them at every window (its own generator, `seed`·101 + 5)."""
     data, st, snaps = model["data"], model["state"], model["snaps"]
     J1, b1 = st["J"][0], st["b"][0]
     J0, b0 = snaps[0][0][0], snaps[0][1][0]
@@ -72,22 +85,46 @@ def explore(cfg, seed: int, model: dict, device=None) -> dict:
     # and restart nulls (the same states); the other nulls from noise
     pcd = st["chains"][0]
     x[0] = pcd[torch.randperm(len(pcd), generator=g)[:n_chains]].to(J.dtype) if len(pcd) >= n_chains else x[0]
-    dev = compute_device(device)
-    x, J, b = x.to(dev), J.to(dev), b.to(dev)
-    xq, x_start = x[0].clone(), x[0].clone()
-    xr = x_start.clone()
     gr = torch.Generator().manual_seed(int(seed) * 101 + 5)          # the restart null's own noise
     every = int(cfg.explore_every)
-    burn = int(cfg.explore_burn) // every
-    per_window = max(1, int(cfg.avg_steps) // every)                  # frames per window
-    frames = []
-    for i in progress(range(cfg.explore_steps // every), desc="long chains"):
-        if i >= burn and (i - burn) % per_window == 0:
-            xr = x_start.clone()                                      # every window starts afresh from the same states
-        x, _ = langevin(x, J, b, every, cfg.dt, cfg.T, g, check_every=0, where="exploration")
-        xq, _ = flow(xq, J[0], b[0], every, cfg.dt)
-        xr, _ = langevin(xr, J[0], b[0], every, cfg.dt, cfg.T, gr, check_every=0, where="exploration restart null")
-        frames.append(phi(torch.stack([x[0], xq, x[1], x[2], xr])).cpu().numpy().copy())
+    common = dict(n=int(cfg.explore_steps) // every, every=every, dt=float(cfg.dt), T=float(cfg.T),
+                  burn=int(cfg.explore_burn) // every, per_window=max(1, int(cfg.avg_steps) // every),
+                  device=str(compute_device(device)))
+    return [dict(part="hot", J=J, b=b, x0=x, generator_state=g.get_state(), **common),
+            dict(part="quench", J=J1, b=b1, x0=x[0].clone(), generator_state=None, **common),
+            dict(part="restart", J=J1, b=b1, x0=x[0].clone(), generator_state=gr.get_state(), **common)]
+
+
+def chain_states(part: str, J, b, x0, n: int, every: int, dt: float, T: float, burn: int, per_window: int, device: str,
+                 generator_state=None) -> torch.Tensor:
+    """One run of `explore_tasks` (`part`): the states after each of `n` stretches of `every` steps, (n, ..., N) on
+    the CPU. `hot`: Langevin at T; `quench`: the noiseless flow; `restart`: Langevin at T, put back to x0 at the
+    start of every window (`per_window` stretches) after the first `burn` stretches."""
+    g = None
+    if generator_state is not None:
+        g = torch.Generator(); g.set_state(generator_state)
+    x, J, b = x0.to(device), J.to(device), b.to(device)
+    x_start = x.clone()
+    out = torch.empty((n, *x.shape), dtype=x.dtype)
+    for i in range(n):
+        if part == "restart" and i >= burn and (i - burn) % per_window == 0:
+            x = x_start.clone()                                       # every window starts afresh from the same states
+        if part == "quench":
+            x, _ = flow(x, J, b, every, dt)
+        else:
+            x, _ = langevin(x, J, b, every, dt, T, g, check_every=0,
+                            where="exploration" if part == "hot" else "exploration restart null")
+        out[i] = x.cpu()
+    return out
+
+
+def explore_result(cfg, model: dict, tasks: list[dict], states: list) -> dict:
+    """`explore`'s measurements from the states of its three runs (`chain_states` of `tasks`, in order)."""
+    data = model["data"]
+    n_chains = int(cfg.explore_chains)
+    burn, per_window, every = tasks[0]["burn"], tasks[0]["per_window"], tasks[0]["every"]
+    hot, xq, xr = states
+    frames = [phi(torch.stack([hot[i, 0], xq[i], hot[i, 1], hot[i, 2], xr[i]])).numpy().copy() for i in range(len(hot))]
     frames = np.asarray(frames)                                       # (frames, model, chain, N)
     train_img, labels = data.images("train")[: model["p"]], data.y_train[: model["p"]]
     radius = float(np.quantile(metrics.nearest_distance(data.images("test"), train_img), 0.95))
@@ -148,8 +185,15 @@ def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
     model of the sweep's length, as the paper's figure); the others the same training from their own seeds
     (`replicate_seed`: their own initial network and shuffle of the training list). The figure shows model 0."""
     p, updates = int(cfg.explore_p) or None, int(cfg.explore_updates) or None
-    runs = [explore(cfg, seed, main_model(cfg, replicate_seed(seed, r), run_dir, p=p, updates=updates, device=device),
-                    device=device) for r in range(int(cfg.explore_models))]
+    models = [main_model(cfg, replicate_seed(seed, r), run_dir, p=p, updates=updates, device=device)
+              for r in range(int(cfg.explore_models))]
+    tasks = [explore_tasks(cfg, seed, mod, device) for mod in models]
+    flat = [t for ts in tasks for t in ts]
+    # the runs share nothing: on the CPU, long ones spread over the cores (the same numbers: each run has its own
+    # generator); short ones (smoke) stay here, where starting the worker processes would cost more than they save
+    spread = compute_device(device).type == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
+    states = pmap(chain_states, flat, desc="long chains") if spread else [chain_states(**t) for t in flat]
+    runs = [explore_result(cfg, mod, ts, states[len(PARTS) * k: len(PARTS) * (k + 1)]) for k, (mod, ts) in enumerate(zip(models, tasks))]
     res = runs[0]
     res["metrics"] = pooled_metrics([r["metrics"] for r in runs])
     return res
