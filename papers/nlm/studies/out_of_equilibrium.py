@@ -13,6 +13,8 @@ import math
 import numpy as np
 import torch
 
+from common.parallel import pmap
+
 from .. import encoding, metrics
 from ..generation import from_noise
 from ..model import init_couplings, phi
@@ -44,6 +46,23 @@ def reach_metrics(reach, curves: dict) -> dict:
             "ooe_pcd_chains_vs_gen_end_e_aai": float(reach[2])}
 
 
+PARALLEL_MIN_STEPS = 2000   # generation at least this long: the three independent runs go to worker processes
+
+
+def ooe_run(part: str, cfg, seed: int, x_train, R: int, init, times, device: str, updates: int, over: dict) -> dict:
+    """One of `measure`'s independent runs: `pcd` or `rdm`, the R replicates trained `updates` updates from `init`
+    with `train_config(cfg, **over)` ({"J", "b", "chains"}, on the CPU); `untrained`, chains from noise of the
+    initial networks themselves ({"snaps": {t: images}}, numpy)."""
+    if part == "untrained":
+        _, snaps = from_noise(init[0].to(device), init[1].to(device), cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained",
+                              snap_at=times)
+        return {"snaps": {t: v.cpu().numpy() for t, v in snaps.items()}}
+    tr = Trainer(x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init, device=device)
+    tr.train(updates, desc=f"train {part} x{R}")
+    J, b = tr.params()
+    return {"J": J.cpu(), "b": b.cpu(), "chains": tr.chains.cpu()}
+
+
 def measure(cfg, *, seed: int, device=None) -> dict:
     """PCD-k vs Rdm-k' (its own training length), `ooe_replicates` models of each from as many initial
     networks (replicate r of both modes starts from the same one); E_AAI, E_2 along generation time.
@@ -58,19 +77,24 @@ def measure(cfg, *, seed: int, device=None) -> dict:
     init = init_couplings(data.n, cfg.gain, n_models=R, generator=g)
     k_rdm = int(cfg.ooe_rdm_k)
     u_rdm = int(cfg.ooe_rdm_updates) or max(1, cfg.ooe_updates * cfg.k // k_rdm)   # 0: the PCD run's Langevin budget
-    models, chains = {}, {}
-    for name, over, upd in (("pcd", {}, cfg.ooe_updates), ("rdm", {"mode": "rdm", "k": k_rdm}, u_rdm)):
-        tr = Trainer(data.x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init, device=compute_device(device))
-        tr.train(upd, desc=f"train {name} x{R}")
-        models[name] = tr.params(); chains[name] = tr.chains
-    J = torch.cat([models["pcd"][0], models["rdm"][0]]); b = torch.cat([models["pcd"][1], models["rdm"][1]])
     times = ooe_snapshot_times(cfg.ooe_gen_steps, cfg.ooe_times, k_rdm, int(cfg.ooe_window_frames))
+    dev = str(compute_device(device))
+    # three runs that share nothing (each its own generator): Rdm-k's training, PCD-k's, and the null's generation
+    # (the untrained networks the replicates started from, generated as the trained ones below, their own noise);
+    # on the CPU, long ones spread over the cores (the same numbers in any process)
+    common = dict(cfg=cfg, seed=seed, x_train=data.x_train, R=R, init=init, times=times, device=dev)
+    tasks = [dict(part="rdm", updates=u_rdm, over={"mode": "rdm", "k": k_rdm}, **common),
+             dict(part="pcd", updates=int(cfg.ooe_updates), over={}, **common),
+             dict(part="untrained", updates=0, over={}, **common)]
+    spread = dev == "cpu" and int(cfg.ooe_gen_steps) >= PARALLEL_MIN_STEPS
+    rdm, pcd, null = pmap(ooe_run, tasks, desc="train, generate the null") if spread else [ooe_run(**t) for t in tasks]
+    models = {"pcd": (pcd["J"], pcd["b"]), "rdm": (rdm["J"], rdm["b"])}
+    chains = {"pcd": pcd["chains"], "rdm": rdm["chains"]}
+    J = torch.cat([models["pcd"][0], models["rdm"][0]]).to(dev); b = torch.cat([models["pcd"][1], models["rdm"][1]]).to(dev)
     _, snaps = from_noise(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
-    # the null: the untrained networks the replicates started from, generated the same way (their own noise)
-    _, null_snaps = from_noise(init[0].to(J.device), init[1].to(J.device), cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained", snap_at=times)
     # the images, brought to the host once (the measurements below are numpy)
     snaps = {t: v.cpu().numpy() for t, v in snaps.items()}
-    null_snaps = {t: v.cpu().numpy() for t, v in null_snaps.items()}
+    null_snaps = null["snaps"]
     pcd_chains = phi(chains["pcd"]).cpu().numpy()
     train_img, test_img = data.images("train")[: cfg.ooe_p], data.images("test")
     row = {"pcd": lambda r: r, "rdm": lambda r: R + r}           # rows of the generated stack
