@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from common.parallel import pmap
+
 from .. import metrics
 from ..generation import from_noise
 from ..mainmodel import main_model
@@ -42,17 +44,30 @@ def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age", device=No
     return {"steps": steps, "images": phi(x).cpu().numpy(), "rows": rows, "shape": data.shape, "train": train_img, "metrics": m}
 
 
+PARALLEL_MIN_STEPS = 1000   # generation at least this long: the two datasets' runs go to worker processes
+
+
+def age_run(cfg, seed: int, run_dir, device, second: bool) -> dict:
+    """One dataset's run of `measure`: its main model (cached in `run_dir`) and samples over age; `second`: the
+    second dataset's ({"age", "inputs": its data files})."""
+    if not second:
+        return {"age": samples_over_age(cfg, seed, main_model(cfg, seed, run_dir, device=device), device=device), "inputs": []}
+    fm = main_model(cfg, seed, run_dir, dataset=cfg.second_dataset, p=cfg.second_p, updates=cfg.second_updates, device=device)
+    return {"age": samples_over_age(cfg, seed, fm, prefix="fashion", device=device), "inputs": fm["data"].provenance}
+
+
 def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
     """The main model (cached in `run_dir`'s checkpoints for notebooks 04 and 06) and its samples over age
     (`"age"`); with `cfg.second_updates`, the same on `cfg.second_dataset` (`"fashion"`, its data files in
-    `"inputs"`). `"metrics"`: both runs' metrics."""
-    model = main_model(cfg, seed, run_dir, device=device)
-    age = samples_over_age(cfg, seed, model, device=device)
+    `"inputs"`). `"metrics"`: both runs' metrics. The two runs share nothing (each its own generators): on the CPU,
+    long ones run in two worker processes (the same numbers)."""
+    tasks = [dict(cfg=cfg, seed=seed, run_dir=run_dir, device=device, second=s) for s in ([False, True] if cfg.second_updates else [False])]
+    spread = len(tasks) > 1 and compute_device(device).type == "cpu" and int(cfg.gen_steps) >= PARALLEL_MIN_STEPS
+    runs = pmap(age_run, tasks, desc="main models, samples over age") if spread else [age_run(**t) for t in tasks]
+    age = runs[0]["age"]
     out = {"age": age, "fashion": None, "inputs": [], "metrics": dict(age["metrics"])}
-    if cfg.second_updates:
-        fm = main_model(cfg, seed, run_dir, dataset=cfg.second_dataset, p=cfg.second_p, updates=cfg.second_updates,
-                        device=device)
-        out["inputs"] = fm["data"].provenance
-        out["fashion"] = samples_over_age(cfg, seed, fm, prefix="fashion", device=device)
+    if len(runs) > 1:
+        out["inputs"] = runs[1]["inputs"]
+        out["fashion"] = runs[1]["age"]
         out["metrics"].update(out["fashion"]["metrics"])
     return out
