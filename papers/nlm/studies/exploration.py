@@ -14,7 +14,7 @@ import torch
 
 from common.parallel import pmap
 
-from .. import metrics
+from .. import encoding, metrics
 from ..mainmodel import main_model
 from ..model import phi
 from ..sampler import flow, langevin
@@ -178,22 +178,28 @@ def pooled_metrics(per_model: list[dict]) -> dict:
     return out
 
 
+def explored_model(cfg, seed: int, r: int, run_dir, device) -> dict:
+    """Replicate r of `measure`'s explored models, trained (or read from `run_dir`'s checkpoints) and run:
+    {"model" (without its data), "tasks", "states"} of `explore_tasks` and `chain_states`."""
+    p, updates = int(cfg.explore_p) or None, int(cfg.explore_updates) or None
+    model = main_model(cfg, replicate_seed(seed, r), run_dir, p=p, updates=updates, device=device)
+    tasks = explore_tasks(cfg, seed, model, device)
+    return {"model": {k: v for k, v in model.items() if k != "data"}, "tasks": tasks, "states": [chain_states(**t) for t in tasks]}
+
+
 def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
     """The explored models and their long chains against the nulls (`explore`, once per model): `explore_models`
     trained models, the first the main model of notebook 01 (its checkpoint in `run_dir` reused when present)
     unless `explore_p` > 0 names another training-set size, trained `explore_updates` updates (full: the P = 288
     model of the sweep's length, as the paper's figure); the others the same training from their own seeds
-    (`replicate_seed`: their own initial network and shuffle of the training list). The figure shows model 0."""
-    p, updates = int(cfg.explore_p) or None, int(cfg.explore_updates) or None
-    models = [main_model(cfg, replicate_seed(seed, r), run_dir, p=p, updates=updates, device=device)
-              for r in range(int(cfg.explore_models))]
-    tasks = [explore_tasks(cfg, seed, mod, device) for mod in models]
-    flat = [t for ts in tasks for t in ts]
-    # the runs share nothing: on the CPU, long ones spread over the cores (the same numbers: each run has its own
-    # generator); short ones (smoke) stay here, where starting the worker processes would cost more than they save
+    (`replicate_seed`: their own initial network and shuffle of the training list). The figure shows model 0.
+    The models share nothing (each its own training and generators): on the CPU, long chains (>=
+    PARALLEL_MIN_STEPS) run one model a task in worker processes, with the same numbers as here."""
+    tasks = [dict(cfg=cfg, seed=seed, r=r, run_dir=run_dir, device=device) for r in range(int(cfg.explore_models))]
     spread = compute_device(device).type == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
-    states = pmap(chain_states, flat, desc="long chains") if spread else [chain_states(**t) for t in flat]
-    runs = [explore_result(cfg, mod, ts, states[len(PARTS) * k: len(PARTS) * (k + 1)]) for k, (mod, ts) in enumerate(zip(models, tasks))]
+    out = pmap(explored_model, tasks, desc="explored models") if spread else [explored_model(**t) for t in tasks]
+    runs = [explore_result(cfg, {**o["model"], "data": encoding.load(cfg.dataset, cfg.n_test, replicate_seed(seed, r))},
+                           o["tasks"], o["states"]) for r, o in enumerate(out)]   # main_model's data, loaded here
     res = runs[0]
     res["metrics"] = pooled_metrics([r["metrics"] for r in runs])
     return res
