@@ -113,6 +113,7 @@ def _dev(seeds, variants, key):
 
 
 _DEV_SEEDS = (100, 101, 102)
+_RUN_SEEDS = (100, 101)   # the development run of the whole paper (common.reproduce --development), read by devtune
 
 # Every setting of PROFILES chosen on development seeds (`python -m papers.nlm.devtune <result>`, seeds >= 100,
 # never the reported 0-2): the record that chose it, the figures shown beside it, and the rule that picked it.
@@ -146,6 +147,37 @@ TUNED = {
         "show": _dev(_DEV_SEEDS, ("rdm600", "rdm1200", "rdm2400"), "margin_se"),
         "why": "quick: the margin of E_AAI(late) - E_AAI(near k) over 0 in bootstrap SEs for Rdm-100 trained 600, "
                "1200 and 2400 updates; it grew with the length on every development seed, so the longest",
+    },
+    "explore_models": {
+        "result": "models",
+        "show": [f"results.{s}.{k}" for s in _RUN_SEEDS for k in ("first3.margin_se", "all.margin_se", "models_needed")]
+                + ["chosen_models"],
+        "why": "quick: the rule declared first (issue #41): at least as many trained models as the spread of their mean "
+               "transitions asks for on every development seed (the fewest K whose SE between models, sd / sqrt(K), puts the "
+               "one-sided 95 % bound above the claim's 3); 3 left seed 100 inconclusive (its first three models, first3), "
+               "its spread asked for 5, so 6 (two worker processes take two models at a time)",
+    },
+    "memorization-small-p": {
+        "result": "memorization",
+        "show": [f"results.{s}.memorization-small-p.{k}" for s in _RUN_SEEDS for k in ("value", "se", "margin_se", "control.margin_se")],
+        "why": "criterion declared before the development run (issue #41): the samples' max(Acc_S, Acc_T) against the "
+               "training set below that of held-out images used as the samples (gap <= 0); the development seeds check "
+               "that it can come out either way: the gap's margin in SEs (positive: below 0) and the untrained control's "
+               "(negative: above 0)",
+    },
+    "transition-in-range": {
+        "result": "memorization",
+        "show": [f"results.{s}.transition-in-range.{k}" for s in _RUN_SEEDS for k in ("value", "control")],
+        "why": "criterion declared before the development run (issue #41): the crossing of new data's level inside the "
+               "range in >= 95 % of the paired bootstrap replicates; checked on the development seeds: the samples' "
+               "fraction and new data against new data's (the control)",
+    },
+    "memorization-falls-with-p": {
+        "result": "memorization",
+        "show": [f"results.{s}.memorization-falls-with-p.{k}" for s in _RUN_SEEDS for k in ("value", "se", "control.value", "control.se")],
+        "why": "criterion declared before the development run (issue #41): a fall of the memorized fraction by >= 0.2 "
+               "(a fifth of the samples stop being copies); checked on the development seeds: the samples' fall and the "
+               "held-out images' (the control), each with its binomial SE",
     },
     "ooe_window_frames": {
         "result": "frames",

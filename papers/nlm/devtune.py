@@ -8,6 +8,19 @@ Paper: Yu, Huang & Huang, "Neural Langevin Machine", https://arxiv.org/abs/2506.
     python -m papers.nlm.devtune dwell --seeds 100 101 102     # exploration: windows a class visit must last (explore_dwell)
     python -m papers.nlm.devtune ooe --seeds 100 101 102       # out of equilibrium: Rdm-k training length (ooe_rdm_updates)
     python -m papers.nlm.devtune frames --seeds 100 101 102    # out of equilibrium: snapshot frames per window (ooe_window_frames)
+    python -m papers.nlm.devtune models --seeds 100 101        # exploration: trained models per seed (explore_models)
+    python -m papers.nlm.devtune memorization --seeds 100 101  # notebook 02's memorization criteria, checked
+
+`models` and `memorization` run nothing: they read the development run of the whole paper
+(`python -m common.reproduce nlm --profile quick --seeds 100 101 --development`, its metrics.json per seed).
+`models`: the trained models' mean transitions of exploration-transitions, their SE between models with all the
+run's models and with the first three (the design before), and the fewest models whose SE at that seed's spread
+puts the one-sided 95 % bound above the claim's 3 (`models_needed`); the rule: at least the largest
+`models_needed` over the development seeds (the record's `chosen_models`). `memorization`: the three memorization
+claims' values, SEs and margins from their criteria in SEs (positive on the claim's side) beside their
+controls', at every development seed: the criteria (gap <= 0 against new data, crossing in >= 95 % of the
+replicates, a fall >= 0.2) were declared before the development run; the record shows each can come out
+either way there (the metric on the claim's side, the control on the other).
 
 `explore`: trains the main model of notebook 01 once per seed (quick settings), then runs
 `studies.exploration.explore` once with the longest chains and reports, for each chain length (explore_steps, read
@@ -156,11 +169,95 @@ def tune_frames(seed: int) -> dict:
     return out
 
 
-COMMANDS = {"explore": tune_explore, "dwell": tune_dwell, "ooe": tune_ooe, "frames": tune_frames}
+Z95 = 1.645   # one-sided 95 % normal bound, as common.claims judges a statistical claim
+
+
+def development_metrics(seed: int) -> dict:
+    """metrics.json of the paper's development run at quick, seed `seed` (a UserError naming the run when absent)."""
+    from common import paths
+    from common.errors import UserError
+    from common.io import read_json
+
+    path = paths.development_root() / "nlm" / "quick" / f"seed-{int(seed)}" / "metrics.json"
+    if not path.exists():
+        raise UserError(f"{path} not found; run `python -m common.reproduce nlm --profile quick --seeds {seed} --development` first")
+    return read_json(path)
+
+
+def models_needed(means, threshold: float = EXPLORE_THRESHOLD, z: float = Z95, cap: int = 100) -> int | None:
+    """The fewest models K whose SE between models at the spread of `means` (sd / sqrt(K)) puts the one-sided bound
+    mean - z·SE at or above `threshold`; None when the mean is not above it or K would exceed `cap`."""
+    import math
+
+    mean = sum(means) / len(means)
+    if mean <= threshold:
+        return None
+    sd = math.sqrt(sum((v - mean) ** 2 for v in means) / (len(means) - 1))
+    k = max(2, math.ceil((z * sd / (mean - threshold)) ** 2))
+    return k if k <= cap else None
+
+
+def model_numbers(means) -> dict:
+    """Mean, SE between models (sd / sqrt(K)) and margin over the claim's 3 in SEs of per-model mean transitions."""
+    import math
+
+    k = len(means)
+    mean = sum(means) / k
+    se = math.sqrt(sum((v - mean) ** 2 for v in means) / (k - 1)) / math.sqrt(k)
+    return {"models": k, "mean": mean, "se": se, "margin_se": margin(mean, se, "at_least", EXPLORE_THRESHOLD)}
+
+
+def tune_models(seed: int) -> dict:
+    """exploration-transitions at the development run's design (every model) and with its first three models
+    (the design before, the same models), and `models_needed` at this seed's spread."""
+    means = development_metrics(seed)["explore_trained_transitions_models"]
+    out = {"all": model_numbers(means), "first3": model_numbers(means[:3]), "transitions_models": means,
+           "models_needed": models_needed(means)}
+    print(f"seed {seed} models:", json.dumps(out), flush=True)
+    return out
+
+
+def chosen_models(results: dict) -> int | None:
+    """The rule over `tune_models` results: the largest `models_needed` over the development seeds (None if any is None)."""
+    need = [r["models_needed"] for r in results.values()]
+    return None if any(n is None for n in need) else max(need)
+
+
+MEMORIZATION_CLAIMS = ("memorization-small-p", "transition-in-range", "memorization-falls-with-p")
+
+
+def tune_memorization(seed: int) -> dict:
+    """The memorization claims at the development run: value, SE and margin in SEs of the metric and of the control
+    (statistical claims), or the value of both (the exact transition claim)."""
+    from .devtune_runs import claims
+
+    m = development_metrics(seed)
+    out = {}
+    for cid, c in claims(MEMORIZATION_CLAIMS).items():
+        if c.se is None:
+            out[cid] = {"value": m[c.metric], "control": m[c.control], "threshold": c.value}
+        else:
+            ctrl = {"value": m[c.control], "se": m[c.control_se],
+                    "margin_se": margin(m[c.control], m[c.control_se], c.compare, c.value)}
+            out[cid] = {**claim_numbers(c, m), "control": ctrl, "threshold": c.value}
+    print(f"seed {seed} memorization:", json.dumps(out), flush=True)
+    return out
+
+
+COMMANDS = {"explore": tune_explore, "dwell": tune_dwell, "ooe": tune_ooe, "frames": tune_frames, "models": tune_models,
+            "memorization": tune_memorization}
+
+
+def _extra(what: str, res: dict) -> dict:
+    if what == "dwell":
+        return {"chosen_dwell": chosen_dwell(res)}
+    if what == "models":
+        return {"chosen_models": chosen_models(res)}
+    return {}
 
 
 def main(argv=None):
-    run_cli(__doc__, COMMANDS, argv, extra=lambda what, res: {"chosen_dwell": chosen_dwell(res)} if what == "dwell" else {})
+    run_cli(__doc__, COMMANDS, argv, extra=_extra)
 
 
 if __name__ == "__main__":

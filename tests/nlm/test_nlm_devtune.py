@@ -19,12 +19,17 @@ def test_reported_seeds_are_refused_with_exit_2(module, what, tmp_path, monkeypa
 def test_tuning_and_investigations_are_apart_and_every_tuned_key_names_its_tuning_record():
     from papers.nlm.config import PROFILES, TUNED
 
-    assert set(devtune.COMMANDS) == {"explore", "dwell", "ooe", "frames"}
+    from pathlib import Path
+
+    from common.claims import load_claims
+
+    ids = {c.id for c in load_claims(Path(devtune.__file__).with_name("claims.yaml"))}
+    assert set(devtune.COMMANDS) == {"explore", "dwell", "ooe", "frames", "models", "memorization"}
     assert set(investigations.COMMANDS) == {"precision", "replicates", "generalization", "noise_length", "binary", "relative"}
     for key, entry in TUNED.items():
-        assert all(key in p for p in PROFILES.values()), key
+        assert all(key in p for p in PROFILES.values()) or key in ids, key     # a setting, or a claim's criterion
         assert entry["result"] in devtune.COMMANDS and entry["why"] and entry["show"], key
-        assert all(s == "chosen_dwell" or s.startswith("results.1") for s in entry["show"]), key
+        assert all(s in ("chosen_dwell", "chosen_models") or s.startswith("results.1") for s in entry["show"]), key
 
 
 def test_variants_are_the_documented_ones():
@@ -320,3 +325,39 @@ def test_dwell_counts_each_dwell_on_one_run_and_its_rule_picks_the_first_plateau
     assert devtune.chosen_dwell({"100": rec(d1=5, d2=2, d3=1.2), "101": rec(d1=4, d2=1, d3=0.7)}) == 3   # (1.2 + 0.7) / 2 < 1
     assert devtune.chosen_dwell({"100": rec(d1=0.5)}) == 1
     assert devtune.chosen_dwell({"100": rec(**{f"d{d}": 2.0 for d in devtune.DWELLS})}) is None
+
+
+def test_models_needed_hand_cases():
+    """The fewest models whose SE between models at the given spread puts mean - 1.645 SE at or above 3."""
+    # development seed 100's first three models: mean 7.042, sd 5.052 -> (1.645 * 5.052 / 4.042)^2 = 4.23 -> 5
+    assert devtune.models_needed([7.875, 11.625, 1.625]) == 5
+    assert devtune.models_needed([4.0, 6.0]) == 2          # (1.645 * 1.414 / 2)^2 = 1.35 -> at least 2
+    assert devtune.models_needed([2.0, 3.0]) is None       # mean 2.5 is not above 3: no K decides it
+    assert devtune.chosen_models({"100": {"models_needed": 5}, "101": {"models_needed": 3}}) == 5
+    assert devtune.chosen_models({"100": {"models_needed": 5}, "101": {"models_needed": None}}) is None
+    n = devtune.model_numbers([4.0, 6.0])
+    assert n["mean"] == 5.0 and abs(n["se"] - 1.0) < 1e-12 and abs(n["margin_se"] - 2.0) < 1e-12
+
+
+def test_models_and_memorization_read_the_development_run(tmp_path, monkeypatch):
+    """Both commands read results/development/nlm/quick/seed-<s>/metrics.json (a missing run is a UserError naming
+    the command that makes it) and report the claims of claims.yaml with their controls."""
+    import json
+
+    from common.errors import UserError
+
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
+    with pytest.raises(UserError, match="--development"):
+        devtune.tune_models(100)
+    run = tmp_path / "development" / "nlm" / "quick" / "seed-100"
+    run.mkdir(parents=True)
+    m = {"explore_trained_transitions_models": [4.0, 6.0, 5.0, 5.0], "mem_gap_small_p_pcd": -0.2, "mem_gap_small_p_pcd_se": 0.1,
+         "mem_gap_small_p_untrained": 0.5, "mem_gap_small_p_untrained_se": 0.1, "p_cross_rel_pcd_inside": 1.0,
+         "p_cross_rel_heldout_split_inside": 0.1, "mem_fall": 0.4, "mem_fall_se": 0.02, "mem_fall_heldout": 0.0, "mem_fall_heldout_se": 0.01}
+    (run / "metrics.json").write_text(json.dumps(m))
+    out = devtune.tune_models(100)
+    assert out["all"]["models"] == 4 and out["first3"]["models"] == 3 and out["models_needed"] == 2
+    mem = devtune.tune_memorization(100)
+    assert mem["memorization-small-p"]["margin_se"] == pytest.approx(2.0) and mem["memorization-small-p"]["control"]["margin_se"] == pytest.approx(-5.0)
+    assert mem["transition-in-range"] == {"value": 1.0, "control": 0.1, "threshold": 0.95}
+    assert mem["memorization-falls-with-p"]["margin_se"] == pytest.approx(10.0)
