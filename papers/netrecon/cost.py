@@ -11,6 +11,42 @@ from common.costmodel import (CPU, H100, UTIL, CpuPart, Estimate, GpuPart, linea
                               train_memory_gb)
 
 
+# the DMFT solvers (CPU, numpy/numba, whatever the device); the constants were checked against one core here
+# (Intel Xeon, load 1.6): two_replica_batch at 61 nodes ran 300 and 600 steps of a teacher and one student at
+# 5.0 and 3.6 GFLOP/s of this count, and one stationary solve with its Lyapunov problem took 0.39 s at g = 2
+ENTRY_FLOPS_PER_NODE2 = 5      # one (n, m) entry of a two-replica kernel: the fused z2 sum, per pair of nodes
+ENTRY_FLOPS_PER_NODE = 42      # its 2 n exponentials (~20 FLOP each) and the z1 sum, per node
+STATIONARY_SOLVE_FLOPS = 2e9   # dmft.stationary (tabulated kernels, the separatrix ODE) with its Lyapunov problem
+
+
+def two_replica_flops(cfg) -> tuple[float, int, float]:
+    """(FLOPs, solves, largest kernel memory in bytes) of notebook 04's two-replica DMFT runs, grouped as the
+    study groups them (`studies.dmft.theory_specs`, `theory_groups`: one teacher per (g, dt), each student to
+    its longest T). A kernel propagated n steps computes sum_{k<n} (k + 2) = n (n + 3) / 2 entries."""
+    from papers.netrecon.studies.dmft import theory_groups, theory_specs
+
+    specs, _ = theory_specs(cfg)
+    flops, mem = 0.0, 0.0
+    groups = theory_groups(specs, cfg.tr_nodes)
+    for grp in groups:
+        kw = grp["kw"]
+        steps: dict = {}
+        for e, T in kw["runs"]:
+            steps[e] = max(steps.get(e, 0), int(round(T / kw["dt"])))
+        kernels = [max(steps.values()), *steps.values()]            # the teacher, then one student per eta
+        n = kw["n_nodes"]
+        flops += sum(k * (k + 3) / 2 for k in kernels) * (ENTRY_FLOPS_PER_NODE2 * n ** 2 + ENTRY_FLOPS_PER_NODE * n)
+        mem = max(mem, 2 * len(kernels) * (max(kernels) + 1) ** 2 * 8)   # C and G of every kernel, float64
+    return flops, len(groups), mem
+
+
+def stationary_solves(cfg) -> int:
+    """Stationary DMFT solves (`dmft.stationary`, each with its Lyapunov problem) of notebooks 04 and 05: 05's
+    curve over ly_gs_dmft (g > 1) and its lambda at each st_g and 10 % off; 04's Delta(tau) at each st_g and its
+    near miss, and lambda at eta2_g_chaos."""
+    return sum(g > 1 for g in cfg.ly_gs_dmft) + 4 * len(cfg.st_gs) + (cfg.eta2_g_chaos > 1)
+
+
 def estimate(cfg) -> Estimate:
     """The cost of one run of the full profile `cfg` (`config.get_config("full")`), from its counts."""
     steps = lambda T: int(round(T / cfg.dt))  # noqa: E731
@@ -40,6 +76,11 @@ def estimate(cfg) -> Estimate:
         + (2 * len(cfg.sweep_n_trajs) + 4) * linear_flops(cfg.rec_n_traj * cfg.rec_n_steps, cfg.rec_N, cfg.rec_N)),
     }
     cpu = [CpuPart(name, fl, "small_gflops_per_core") for name, fl in sections.items()]
+    dmft_flops, n_groups, dmft_mem = two_replica_flops(cfg)
+    n_stat = stationary_solves(cfg)
+    cpu += [CpuPart("04 two-replica DMFT (kernels on the (t, t') grid)", dmft_flops, "small_gflops_per_core"),
+            CpuPart("04-05 stationary DMFT solves and their Lyapunov problems", n_stat * STATIONARY_SOLVE_FLOPS,
+                    "small_gflops_per_core")]
     # Adam fits (notebook 02) on the GPU in float64: windows of `adam_window` states, batch adam_batch
     n_win = (cfg.rec_n_steps + 1) // cfg.adam_window
     fits = []
@@ -60,7 +101,12 @@ def estimate(cfg) -> Estimate:
             "CPU (numba/numpy) whatever the device, and dominates: see cpu_core_hours_estimate",
             f"CPU: network steps of N x N matrix-vector products (2 N^2 FLOP each, x2 where the tangent map or a second "
             f"network runs beside), at {CPU['small_gflops_per_core']:g} GFLOP/s per core (assumed; the run spreads over "
-            "one worker per core); the DMFT solver's iterations are not counted",
+            "one worker per core)",
+            f"DMFT: {n_groups} two-replica solves (one per gain and time step, `studies.dmft.theory_groups`, "
+            f"{cfg.tr_nodes} quadrature nodes), each kernel n steps = n (n + 3) / 2 entries of "
+            f"{ENTRY_FLOPS_PER_NODE2} x nodes^2 + {ENTRY_FLOPS_PER_NODE} x nodes FLOP, up to {dmft_mem / 1e9:.2g} GB of "
+            f"host memory for the largest; {n_stat} stationary solves at {STATIONARY_SOLVE_FLOPS:.2g} FLOP each (0.4 s "
+            "on one core); same rate per core (one core measured 3.6-5.0 GFLOP/s of this count)",
             f"Adam: {len(fits)} fits, {batches} minibatches of {cfg.adam_batch} windows of {cfg.adam_window} states at N = {cfg.rec_N}, "
             "~40 eager ops and one host sync per minibatch (op-bound)",
             f"if the simulations ran on the GPU they would be bound by HBM (each step reads its N^2 float64 matrix): "
