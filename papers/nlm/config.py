@@ -66,6 +66,9 @@ PROFILES = {
     }),
     "quick": dict(_SHARED, **{
         "dataset": "digits", "lr": 5e-3, "n_chains": 100, "batch": 100,
+        # the Langevin increments drawn on both cores (the same numbers: `sampler.fill_normal`); the products stay on
+        # one thread, so the second core is otherwise idle in training and generation (a third of an Rdm-100 update)
+        "noise_threads": 2,
         "main_p": 240, "main_updates": 2000, "n_ages": 6, "n_gen": 150, "gen_steps": 3000,
         "second_updates": 1000, "second_p": 2000,
         "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 2, "sweep_updates": 2000,

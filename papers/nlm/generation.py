@@ -16,10 +16,12 @@ from .sampler import langevin
 
 def from_noise(J, b, n, steps, cfg, seed, key, snap_at=()):
     """n chains from N(0, I) per model of a stack, `steps` Langevin steps (Sec. 2's dynamics at cfg.T, cfg.dt);
-    returns (final x, {step: images}) as `sampler.langevin` does. `key` names the noise stream."""
+    returns (final x, {step: images}) as `sampler.langevin` does. `key` names the noise stream; its increments are
+    drawn on cfg.noise_threads threads (the same numbers for any count)."""
     g = torch_generator(int(seed), "generate", key)
     x0 = torch.randn((*J.shape[:-2], n, J.shape[-1]), generator=g, dtype=J.dtype).to(J.device)
-    return langevin(x0, J, b, steps, cfg.dt, cfg.T, g, snap_at=snap_at, where=f"generate {key}", show_progress=True)
+    return langevin(x0, J, b, steps, cfg.dt, cfg.T, g, snap_at=snap_at, where=f"generate {key}", show_progress=True,
+                    noise_threads=int(getattr(cfg, "noise_threads", 1)))
 
 
 def time_average(x, J, b, cfg, seed, key, steps: int, every: int = 10):
