@@ -107,11 +107,20 @@ class CodeGAN(nn.Module):
         return loss.detach()
 
     def g_step(self, n: int, opt: torch.optim.Optimizer, gen=None) -> torch.Tensor:
-        """One G_c update against the current D_c (its loss as a detached tensor, as `d_step`)."""
-        loss = g_loss(self.loss, self.D(self.generate(self.noise(n, gen))))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        """One G_c update against the current D_c (its loss as a detached tensor, as `d_step`). D_c's weights
+        take no gradient here (the next `d_step` would discard it): the backward pass through D_c computes
+        only what G_c needs, the same numbers for G_c."""
+        frozen = [p for p in self.D.parameters() if p.requires_grad]
+        for p in frozen:
+            p.requires_grad_(False)
+        try:
+            loss = g_loss(self.loss, self.D(self.generate(self.noise(n, gen))))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        finally:
+            for p in frozen:
+                p.requires_grad_(True)
         return loss.detach()
 
     @torch.no_grad()

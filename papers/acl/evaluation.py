@@ -7,6 +7,8 @@ PRDC and the class histogram are this reproduction's choice, papers/acl/README.m
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -48,13 +50,29 @@ def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
     return ev, info
 
 
+FLOOR_KEYS = ("dataset", "n_train", "n_eval", "n_floor", "n_prdc", "n_mem", "prdc_k", "kid_subsets", "kid_subset_size")
+
+
+def floor(cfg, ev: Evaluator, run_dir) -> dict:
+    """The real-vs-real floor (`Evaluator.floor`), computed once per run folder and kept in `<run_dir>/ckpt/`
+    under a key of everything it depends on (the evaluation network's hash and the sizes of `FLOOR_KEYS`), so
+    that notebooks 02, 03 and 04 share one computation; a different key computes it again."""
+    key = hashlib.sha256(json.dumps([ev.hash] + [getattr(cfg, k) for k in FLOOR_KEYS]).encode()).hexdigest()[:16]
+    path = Path(run_dir) / "ckpt" / f"floor-{key}.pt"
+    if path.exists():
+        return torch.load(path, weights_only=False)
+    out = ev.floor()
+    save_atomic(out, path)
+    return out
+
+
 def reference(cfg, run_dir, seed: int) -> tuple[Images, Evaluator, dict, dict, dict]:
     """What notebooks 02-04 score against, in this order: the run's images (on the CPU), the evaluator and
-    its network's info, the provenance of the results files, and the real-vs-real floor (`Evaluator.floor`)."""
+    its network's info, the provenance of the results files, and the real-vs-real floor (`floor`)."""
     images = Images(cfg)
     ev, featinfo = evaluator(cfg, images, run_dir)
     prov = provenance(cfg, seed, images, featinfo)
-    return images, ev, featinfo, prov, ev.floor()
+    return images, ev, featinfo, prov, floor(cfg, ev, run_dir)
 
 
 def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:

@@ -12,9 +12,7 @@ pixels and in the evaluation features) and the real-vs-real floor are computed h
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import warnings
 
 import numpy as np
@@ -26,10 +24,6 @@ from common.progress import progress
 
 from .nets import Classifier, batched, seed_init, seeded_cpu
 
-# sklearn's pairwise distances (inside prdc) warn that joblib's `delayed` is not sklearn's; harmless here
-# (no sklearn configuration to propagate). A per-call catch_warnings missed some of them in the worker
-# processes, so the filter is set for every process that imports this module.
-warnings.filterwarnings("ignore", message=".*sklearn.utils.parallel.delayed.*", category=UserWarning)
 
 
 class Precomputed(nn.Module):
@@ -72,15 +66,36 @@ def kernel_distance(real, fake, subsets: int = 50, subset_size: int = 1000, seed
     return float(mean), float(sd)
 
 
-def prdc(real, fake, k: int = 5) -> dict:
-    """Precision, recall (Kynkaanniemi et al. 2019), density, coverage (Naeem et al. 2020), k-NN balls."""
-    from prdc import compute_prdc
+def pairwise_euclidean(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the rows of x and y, as the `prdc` package computes them
+    (`sklearn.metrics.pairwise_distances(..., metric="euclidean")`, float32 in, float32 out), but in this
+    thread: the package asks for n_jobs=8 threads (on a 2-core worker that holds one BLAS thread), and
+    sklearn's threaded path warns on every call that joblib's `delayed` is not sklearn's."""
+    from sklearn.metrics import pairwise_distances
 
-    # prdc prints the set sizes, and its sklearn distances warn once per call that joblib's delayed
-    # is not sklearn's (harmless: no sklearn configuration to propagate)
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*sklearn.utils.parallel.delayed.*")
-        out = compute_prdc(np.asarray(real, dtype=np.float32), np.asarray(fake, dtype=np.float32), nearest_k=k)
+    return pairwise_distances(x, y, metric="euclidean")
+
+
+def knn_radii(features: np.ndarray, k: int) -> np.ndarray:
+    """Distance of each row to its k-th nearest other row (the `prdc` package's
+    `compute_nearest_neighbour_distances`: the (k+1)-th smallest distance, the row itself included)."""
+    d = pairwise_euclidean(features, features)
+    idx = np.argpartition(d, k + 1, axis=-1)[..., :k + 1]
+    return np.take_along_axis(d, idx, axis=-1).max(axis=-1)
+
+
+def prdc(real, fake, k: int = 5, real_radii: np.ndarray | None = None) -> dict:
+    """Precision, recall (Kynkaanniemi et al. 2019), density, coverage (Naeem et al. 2020), k-NN balls: the
+    formulas of the `prdc` package (Naeem et al.'s official code, `compute_prdc`), its distances computed in
+    this thread (`pairwise_euclidean`); `real_radii` (= `knn_radii(real, k)`) may be passed when one
+    reference set scores many samplers."""
+    real, fake = np.asarray(real, dtype=np.float32), np.asarray(fake, dtype=np.float32)
+    r_real = knn_radii(real, k) if real_radii is None else real_radii
+    r_fake = knn_radii(fake, k)
+    d = pairwise_euclidean(real, fake)
+    inside = d < r_real[:, None]
+    out = {"precision": inside.any(axis=0).mean(), "recall": (d < r_fake[None, :]).any(axis=1).mean(),
+           "density": (1.0 / float(k)) * inside.sum(axis=0).mean(), "coverage": (d.min(axis=1) < r_real).mean()}
     return {key: float(v) for key, v in out.items()}
 
 
@@ -178,12 +193,19 @@ class Evaluator:
         out.update(class_histogram(labels, self.n_classes))
         if full:
             m = min(self.n_prdc, len(feats), len(self.real))
-            out.update(prdc(self.real[:m], feats[:m], self.k))
+            out.update(prdc(self.real[:m], feats[:m], self.k, self.real_radii(m)))
         if memorization:
             m = min(self.n_mem, len(samples), len(self.real_x))
             out["memorization"] = memorization_ratio(samples[:m], self.train_x, self.real_x[:m])
             out["memorization_feat"] = memorization_ratio(feats[:m], self.train_features(), self.real[:m])
         return out
+
+    def real_radii(self, m: int) -> np.ndarray:
+        """k-NN radii of the first m reference features (computed once per m): PRDC's real manifold."""
+        cache = self.__dict__.setdefault("_radii", {})
+        if m not in cache:
+            cache[m] = knn_radii(np.asarray(self.real[:m], dtype=np.float32), self.k)
+        return cache[m]
 
     def train_features(self) -> np.ndarray:
         """Features of the training images (computed once): the reference of the feature-space memorization."""

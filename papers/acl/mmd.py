@@ -25,16 +25,66 @@ from .nets import seeded_cpu
 BANDWIDTH_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 
 
+class _GaussianSum(torch.autograd.Function):
+    """sum_j exp(-r_j c d2) for integer powers of two r_j, from ONE exp: exp(-r c d2) = exp(-c d2)^r by repeated
+    squaring (the factors 1/8 ... 2 of `BANDWIDTH_FACTORS` give r = 1, 4, 16, 64, 256). Its derivative in d2,
+    -c sum_j r_j exp(-r_j c d2), is formed in the same pass and the backward is one product: about half the
+    time of five exps and their autograd graph, the same values up to float rounding (relative 1e-5)."""
+
+    @staticmethod
+    def forward(ctx, d2, c: float, powers: tuple):
+        p, r, top = torch.exp(d2 * -c), 1, max(powers)
+        k = torch.zeros_like(d2)
+        dk = torch.zeros_like(d2) if ctx.needs_input_grad[0] else None
+        while True:
+            if r in powers:
+                k.add_(p)
+                if dk is not None:
+                    dk.add_(p, alpha=-c * r)
+            if r >= top:
+                break
+            p, r = p * p, 2 * r
+        ctx.save_for_backward(dk)
+        return k
+
+    @staticmethod
+    def backward(ctx, grad):
+        (dk,) = ctx.saved_tensors
+        return grad * dk, None, None
+
+
+def _powers(bandwidths) -> tuple[float, tuple] | None:
+    """(c, powers) with 1 / (2 h^2) = c * r for each bandwidth h and r an integer power of two, or None (tensor
+    bandwidths, which must not be read back to the host, or other ratios)."""
+    if not all(isinstance(h, (int, float)) for h in bandwidths):
+        return None
+    cs = [1 / (2 * float(h) ** 2) for h in bandwidths]
+    c = min(cs)
+    rs = [x / c for x in cs]
+    powers = tuple(sorted({round(r) for r in rs}))
+    ok = all(abs(r - round(r)) < 1e-9 * r and round(r) & (round(r) - 1) == 0 for r in rs)
+    return (c, powers) if ok and len(powers) == len(rs) else None
+
+
+def kernel_mean(a: torch.Tensor, b: torch.Tensor, bandwidths) -> torch.Tensor:
+    """Mean of the sum of Gaussian kernels exp(-|a_i - b_j|^2 / (2 h^2)) over every pair (i, j)."""
+    d2 = torch.cdist(a, b).pow(2)
+    fast = _powers(bandwidths)
+    if fast is not None:   # the factors of BANDWIDTH_FACTORS at a float median: one exp (`_GaussianSum`)
+        return _GaussianSum.apply(d2, *fast).mean()
+    return sum(torch.exp(-d2 / (2 * h ** 2)) for h in bandwidths).mean()  # floats or 0-d tensors (no host sync)
+
+
 def mmd2(x: torch.Tensor, y: torch.Tensor, bandwidths) -> torch.Tensor:
     """Biased (V-statistic) MMD^2 (Gretton et al. 2012; the loss of a generative moment-matching network,
     Li et al. 2015) between the rows of x and y with the sum of Gaussian kernels at
     `bandwidths`: mean k(x, x') + mean k(y, y') - 2 mean k(x, y). Zero iff the two empirical
-    distributions coincide (the kernel is characteristic); differentiable in x and y."""
-    xy = torch.cat([x, y])
-    d2 = torch.cdist(xy, xy).pow(2)
-    k = sum(torch.exp(-d2 / (2 * h ** 2)) for h in bandwidths)  # floats or 0-d tensors (no host sync)
-    n = len(x)
-    return k[:n, :n].mean() + k[n:, n:].mean() - 2 * k[:n, n:].mean()
+    distributions coincide (the kernel is characteristic); differentiable in x and y.
+
+    The three blocks are computed apart: the (x, y) block once (the joint matrix of [x; y] held it twice),
+    and the (y, y) block without a backward pass when y carries no gradient (the cached codes): half the
+    work of the joint matrix, the same value up to float rounding."""
+    return kernel_mean(x, x, bandwidths) + kernel_mean(y, y, bandwidths) - 2 * kernel_mean(x, y, bandwidths)
 
 
 def median_distance(u: torch.Tensor, n: int = 1000) -> float:

@@ -50,6 +50,29 @@ def test_prdc_disjoint_sets_give_zero():
     assert out["precision"] == 0.0 and out["recall"] == 0.0 and out["density"] == 0.0 and out["coverage"] == 0.0
 
 
+def test_prdc_equals_the_prdc_package_without_its_threads_or_warnings():
+    """The in-thread distances give the package's numbers exactly (its `compute_prdc`, n_jobs=8 threads), with
+    the reference radii passed in or not, and no UserWarning (sklearn's `delayed` one) is raised."""
+    import contextlib
+    import io
+    import warnings
+
+    from prdc import compute_prdc
+
+    from papers.acl.metrics import knn_radii
+
+    rng = np.random.default_rng(3)
+    real = np.maximum(rng.standard_normal((400, 16)), 0).astype(np.float32)
+    fake = np.maximum(rng.standard_normal((400, 16)) + 0.2, 0).astype(np.float32)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = {k: float(v) for k, v in compute_prdc(real, fake, nearest_k=5).items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert prdc(real, fake, 5) == ref == prdc(real, fake, 5, knn_radii(real, 5))
+    assert 0 < ref["precision"] < 1 and 0 < ref["coverage"] < 1
+
+
 def test_class_histogram_exact_values():
     u = class_histogram(np.array([0, 1, 0, 1]), 2)
     assert u["class_frac"] == [0.5, 0.5] and u["class_kl"] == 0.0 and u["class_tv"] == 0.0

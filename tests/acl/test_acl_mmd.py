@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from papers.acl.acl import CodeGAN
-from papers.acl.mmd import BANDWIDTH_FACTORS, fit_mmd_code_generator, median_distance, mmd2
+from papers.acl.mmd import BANDWIDTH_FACTORS, fit_mmd_code_generator, kernel_mean, median_distance, mmd2
 from common.errors import UserError
 from papers.acl.train import Hyper
 
@@ -27,6 +27,23 @@ def test_mmd2_is_zero_for_the_same_set_symmetric_and_grows_with_the_shift():
     assert float(mmd2(x, y, [1.0])) == pytest.approx(float(mmd2(y, x, [1.0])), abs=1e-7)
     shifts = [float(mmd2(x, x + s, [1.0])) for s in (0.1, 0.5, 2.0)]
     assert shifts == sorted(shifts) and shifts[0] > 0
+
+
+def test_the_one_exp_kernel_equals_the_five_exps_in_value_and_gradient():
+    """The bandwidths of BANDWIDTH_FACTORS at a float median take the one-exp path (`_GaussianSum`); tensor
+    bandwidths the plain sum. Both give the same values and gradients up to float rounding."""
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(64, 5, generator=g), torch.randn(48, 5, generator=g) + 0.3
+    bw = [median_distance(torch.cat([x, y])) * f for f in BANDWIDTH_FACTORS]
+    a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+    fast = kernel_mean(a, y, bw)
+    plain = kernel_mean(b, y, [torch.tensor(h) for h in bw])
+    fast.backward(), plain.backward()
+    assert float(fast.detach()) == pytest.approx(float(plain.detach()), rel=1e-5)
+    assert torch.allclose(a.grad, b.grad, rtol=1e-4, atol=1e-7) and float(a.grad.abs().max()) > 1e-4
+    assert float(mmd2(x, y, bw)) == pytest.approx(float(mmd2(x, y, [torch.tensor(h) for h in bw])), rel=1e-4)
+    odd = [1.0, 3.0]   # ratios that are no powers of two: the plain sum
+    assert float(kernel_mean(x, y, odd)) == pytest.approx(float(sum(torch.exp(-torch.cdist(x, y).pow(2) / (2 * h * h)) for h in odd).mean()))
 
 
 def test_median_distance_of_three_points():

@@ -157,3 +157,26 @@ def test_region_table_skips_replicates_scored_without_regions():
              "gan": [{"study": "gan", "replicate": 0, "regions": reg}, {"study": "aclganmmd", "replicate": 0}]}
     t = prior_regions.region_table(parts)
     assert list(t.study) == ["ae", "gan"] and list(t.fid) == [10.0, 10.0]
+
+
+def test_without_the_gan_study_notebook_04_trains_nothing_and_05_scores_the_autoencoder_alone(tmp_path, monkeypatch):
+    """quick (`gan_study=False`): notebook 04 returns its reason without training or scoring, notebook 05 reads
+    only notebook 02's replicates and logs no GAN region metric; smoke and full keep the GAN study."""
+    from papers.acl import config
+
+    assert config.get_config("quick").gan_study is False
+    assert config.get_config("smoke").gan_study is True and config.get_config("full").gan_study is True
+    cfg = SimpleNamespace(gan_study=False, gan_null=True)
+    assert gan_vs_acl_gan.studies(cfg) == []
+    assert gan_vs_acl_gan.studies(SimpleNamespace(gan_study=True, gan_null=False)) == ["gan", "aclgan"]
+    monkeypatch.setattr(gan_vs_acl_gan, "reference", lambda *a: pytest.fail("scored without a GAN study"))
+    out = gan_vs_acl_gan.measure(cfg, 0, tmp_path)
+    assert out["metrics"] == {"gan_study": False} and out["results"] == [] and "full" in out["why"]
+    parts = upstream_parts()
+    (tmp_path / "ae_results.json").write_text(json.dumps({"provenance": {}, "replicates": parts["ae"]}))
+    monkeypatch.setattr(prior_regions, "image_study", lambda *a: pytest.fail("trained a GAN for notebook 05"))
+    got = prior_regions.upstream(cfg, tmp_path, 5)
+    assert set(got) == {"ae"}
+    m = prior_regions.measure(cfg, upstream=got)["metrics"]
+    assert not [k for k in m if k.endswith("_gan") or k.endswith("_aclgan")]
+    assert m["region_density_ratio_acl_ae"] == [0.25, 0.25] and m["region_density_ratio_ae_gauss"] == [0.5, 0.5]

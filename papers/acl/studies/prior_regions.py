@@ -36,6 +36,8 @@ def upstream(cfg, run_dir, seed: int) -> dict:
     checkpoint cache, through the same `image_replicates.image_study` calls as those notebooks."""
     parts = {}
     for part, (fname, studies) in UPSTREAM.items():
+        if part == "gan" and not getattr(cfg, "gan_study", True):   # quick: notebook 04 trains no GAN
+            continue
         path = Path(run_dir) / fname
         if path.exists():
             parts[part] = json.loads(path.read_text())["replicates"]
@@ -52,10 +54,12 @@ def region_table(parts: dict) -> pd.DataFrame:
 
 
 def regions_per_sampler(parts: dict) -> dict:
-    """{sampler: [the regions of each replicate, by replicate]}: ACL-AE (`acl_ae`), ACL-GAN, the GAN, and
-    the fitted Gaussian's regions on ACL-AE's decoder (`ae_gauss`, the control of the ACL-AE claims)."""
+    """{sampler: [the regions of each replicate, by replicate]}: ACL-AE (`acl_ae`), ACL-GAN and the GAN (where
+    notebook 04 trained them), and the fitted Gaussian's regions on ACL-AE's decoder (`ae_gauss`, the control of
+    the ACL-AE claims)."""
     per = {name: sorted((r for p in parts.values() for r in p if r["study"] == study), key=lambda r: r["replicate"])
            for study, name in SAMPLERS}
+    per = {name: res for name, res in per.items() if res}   # the GANs only where notebook 04 trained them
     out = {name: [r["regions"] for r in res] for name, res in per.items()}
     ae = sorted((r for r in parts["ae"] if r["study"] == "ae"), key=lambda r: r["replicate"])
     out["ae_gauss"] = [r["regions_gauss"] for r in ae]
