@@ -182,3 +182,20 @@ def test_rule_metrics_measure_the_rule_against_the_gradient_and_its_asymmetry():
     assert r["sigma_nlm_abs_z"] == 0.5 and r["rev_asym_nlm"] == 0.001 and "other" not in r
     s = rule_and_spectrum.spectrum_metrics([0, 10], {0: np.array([1 + 1j, -0.5]), 10: np.array([3.0, 0.0])}, [0.1, 0.4])
     assert s == {"spectrum_updates": [0, 10], "spectrum_asymmetry": [0.1, 0.4], "spectrum_radius": [pytest.approx(math.sqrt(2)), 3.0]}
+
+
+def test_spread_starts_workers_from_a_kernel_whose_namespace_was_reset(monkeypatch):
+    """`workers.spread` is pmap (results in task order) and works where `__main__.__spec__` is gone, as after the
+    runner's `%reset -f` in a shared kernel (multiprocessing's spawn reads it)."""
+    import sys
+    import types
+
+    from papers.nlm import workers
+    from papers.nlm.sweep import binomial_se
+
+    main = types.ModuleType("__main__")
+    del main.__spec__                                                   # as IPython's %reset -f leaves it
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert not hasattr(sys.modules["__main__"], "__spec__")
+    out = workers.spread(binomial_se, [dict(fraction=0.5, n=4), dict(fraction=0.5, n=100)])
+    assert out == [0.25, 0.05] and sys.modules["__main__"].__spec__ is None

@@ -12,14 +12,13 @@ import math
 import numpy as np
 import torch
 
-from common.parallel import pmap
-
 from .. import encoding, metrics
 from ..mainmodel import main_model
 from ..model import phi
 from ..sampler import flow, langevin
 from ..train import compute_device
 from ..visits import EXPLORE_MODELS, count_transitions, visits, window_classes, window_images
+from ..workers import spread
 
 
 def chain_metrics(name: str, classes, dwell: int) -> dict:
@@ -196,8 +195,8 @@ def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
     The models share nothing (each its own training and generators): on the CPU, long chains (>=
     PARALLEL_MIN_STEPS) run one model a task in worker processes, with the same numbers as here."""
     tasks = [dict(cfg=cfg, seed=seed, r=r, run_dir=run_dir, device=device) for r in range(int(cfg.explore_models))]
-    spread = compute_device(device).type == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
-    out = pmap(explored_model, tasks, desc="explored models") if spread else [explored_model(**t) for t in tasks]
+    parallel = compute_device(device).type == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
+    out = spread(explored_model, tasks, desc="explored models") if parallel else [explored_model(**t) for t in tasks]
     runs = [explore_result(cfg, {**o["model"], "data": encoding.load(cfg.dataset, cfg.n_test, replicate_seed(seed, r))},
                            o["tasks"], o["states"]) for r, o in enumerate(out)]   # main_model's data, loaded here
     res = runs[0]

@@ -13,13 +13,12 @@ import math
 import numpy as np
 import torch
 
-from common.parallel import pmap
-
 from .. import encoding, metrics
 from ..generation import from_noise
 from ..model import init_couplings, phi
 from ..train import Trainer, compute_device, train_config
 from ..windows import ooe_snapshot_times, ooe_window_statistics
+from ..workers import spread
 
 
 def curve_metrics(times, k_rdm: int, R: int, curves: dict, u_rdm: int) -> dict:
@@ -86,8 +85,8 @@ def measure(cfg, *, seed: int, device=None) -> dict:
     tasks = [dict(part="rdm", updates=u_rdm, over={"mode": "rdm", "k": k_rdm}, **common),
              dict(part="pcd", updates=int(cfg.ooe_updates), over={}, **common),
              dict(part="untrained", updates=0, over={}, **common)]
-    spread = dev == "cpu" and int(cfg.ooe_gen_steps) >= PARALLEL_MIN_STEPS
-    rdm, pcd, null = pmap(ooe_run, tasks, desc="train, generate the null") if spread else [ooe_run(**t) for t in tasks]
+    parallel = dev == "cpu" and int(cfg.ooe_gen_steps) >= PARALLEL_MIN_STEPS
+    rdm, pcd, null = spread(ooe_run, tasks, desc="train, generate the null") if parallel else [ooe_run(**t) for t in tasks]
     models = {"pcd": (pcd["J"], pcd["b"]), "rdm": (rdm["J"], rdm["b"])}
     chains = {"pcd": pcd["chains"], "rdm": rdm["chains"]}
     J = torch.cat([models["pcd"][0], models["rdm"][0]]).to(dev); b = torch.cat([models["pcd"][1], models["rdm"][1]]).to(dev)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import torch
 
-from common.parallel import pmap
-
 from .. import metrics
 from ..generation import from_noise
 from ..mainmodel import main_model
 from ..model import phi
 from ..train import compute_device
+from ..workers import spread
 
 
 def age_metrics(prefix: str, steps, rows, pcd: dict, chain_abs_x: float) -> dict:
@@ -62,8 +61,8 @@ def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
     `"inputs"`). `"metrics"`: both runs' metrics. The two runs share nothing (each its own generators): on the CPU,
     long ones run in two worker processes (the same numbers)."""
     tasks = [dict(cfg=cfg, seed=seed, run_dir=run_dir, device=device, second=s) for s in ([False, True] if cfg.second_updates else [False])]
-    spread = len(tasks) > 1 and compute_device(device).type == "cpu" and int(cfg.gen_steps) >= PARALLEL_MIN_STEPS
-    runs = pmap(age_run, tasks, desc="main models, samples over age") if spread else [age_run(**t) for t in tasks]
+    parallel = len(tasks) > 1 and compute_device(device).type == "cpu" and int(cfg.gen_steps) >= PARALLEL_MIN_STEPS
+    runs = spread(age_run, tasks, desc="main models, samples over age") if parallel else [age_run(**t) for t in tasks]
     age = runs[0]["age"]
     out = {"age": age, "fashion": None, "inputs": [], "metrics": dict(age["metrics"])}
     if len(runs) > 1:
