@@ -126,7 +126,7 @@ def exec_in_process(calls: list):
     then the injected values, then the rest), recording (notebook name, parameters) in `calls`."""
     from common.runner.execute import NotebookFailed
 
-    def execute(nb, out, parameters, timeout, quiet):
+    def execute(nb, out, parameters, timeout, quiet, kernel=None):
         import shutil
 
         calls.append((nb.name, dict(parameters)))

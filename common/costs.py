@@ -2,8 +2,8 @@
 
     python -m common.costs <id> [--profile quick]     # the table of the paper's last complete run
 
-When the runner executes a notebook it adds one first cell (`with_sampler`, tagged `cost-sampler`) that
-starts `Sampler` in the notebook's kernel: a daemon thread that looks at the notebook's main thread every `INTERVAL` seconds (`sys._current_frames`) and
+The runner starts every notebook with a cell of its own (`common.runner.kernel.fresh`) that starts `Sampler`
+in the notebook's kernel: a daemon thread that looks at the notebook's main thread every `INTERVAL` seconds (`sys._current_frames`) and
 adds the wall time since its last look to the place the main thread is in. A place is the chain of the
 outermost `PLACE_DEPTH` functions of the paper's own code on the stack (`papers/<id>/...`), e.g.
 `studies.autoencoder_generator.measure > acl.train_acl`; with no paper frame, the outermost `common` function
@@ -34,7 +34,6 @@ from . import paths
 from .machine import describe_machine, machine
 from .io import atomic_write_json, read_json
 
-SAMPLER_TAG = "cost-sampler"
 INTERVAL = 0.02          # seconds between looks at the main thread
 FLUSH_S = 2.0            # seconds between writes of the record
 PLACE_DEPTH = 2          # paper functions kept in a place, from the outermost
@@ -113,13 +112,14 @@ class Sampler(threading.Thread):
         self.before_s = process_age_s()
         self.machine = machine()
         self.t0 = time.perf_counter()
-        self._stop = threading.Event()
+        self._halt = threading.Event()
+        self.stopped = False
         self._lock = threading.Lock()
         self._main = threading.main_thread().ident
 
     def run(self) -> None:
         last = last_flush = time.perf_counter()
-        while not self._stop.wait(self.interval):
+        while not self._halt.wait(self.interval):
             now = time.perf_counter()
             frame = sys._current_frames().get(self._main)
             where, figure = place(stack_of(frame)) if frame is not None else ("notebook", False)
@@ -140,31 +140,27 @@ class Sampler(threading.Thread):
                     "places": {k: round(v, 3) for k, v in places.items()}}
 
     def flush(self) -> None:
+        if self.stopped:
+            return
         try:
             atomic_write_json(self.path, self.record())
         except OSError:
             pass
 
     def stop(self) -> None:
-        self._stop.set()
+        """Stop looking and write the record one last time (later flushes do nothing: the runner may have
+        renamed the file already)."""
+        if self.stopped:
+            return
+        self._halt.set()
+        self.join(timeout=1.0)
         self.flush()
-
-
-def with_sampler(notebook: Path, run_dir: str):
-    """The notebook (an nbformat node) with a first cell that starts sampling its kernel into `run_dir/cost/`."""
-    import nbformat
-
-    nb = nbformat.read(str(notebook), as_version=4)
-    cell = nbformat.v4.new_code_cell(f'__import__("common.costs", fromlist=["start"]).start({str(run_dir)!r})  '
-                                     "# added by the runner: where this notebook's time goes (common.costs)")
-    cell.metadata["tags"] = [SAMPLER_TAG]
-    nb.cells.insert(0, cell)
-    return nb
+        self.stopped = True
 
 
 def start(run_dir: Path) -> Sampler | None:
-    """Start sampling this kernel into `run_dir/cost/` (the runner's first cell, `with_sampler`); a sampler
-    already running in this kernel (an earlier notebook in the same kernel) is stopped first."""
+    """Start sampling this kernel into `run_dir/cost/` (from the runner's first cell); a sampler already
+    running in this kernel (an earlier notebook in the same kernel) is stopped first."""
     global _active
     reused = _active is not None
     if reused:
@@ -178,6 +174,13 @@ def start(run_dir: Path) -> Sampler | None:
     atexit.register(_active.flush)    # the tail after the last periodic write, when the kernel exits normally
     _active.start()
     return _active
+
+
+def stop() -> None:
+    """End this kernel's sampling (the runner's last cell of every notebook), so that the record is complete
+    before the runner names it."""
+    if _active is not None:
+        _active.stop()
 
 
 def collect(run_dir: Path, notebook: str, seconds: float) -> dict | None:

@@ -12,6 +12,12 @@ import time
 from pathlib import Path
 
 from .. import costs, paths
+from .kernel import SharedKernel
+
+RUNNER_CELL_TAG = "runner-cell"
+# No kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client
+# sends on every shutdown.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 
 DEFAULT_CELL_TIMEOUT = {"smoke": 600, "quick": 1800, "full": 24 * 3600}   # seconds per cell, unless --timeout
 
@@ -29,25 +35,45 @@ class NotebookFailed(Exception):
         self.notebook, self.ename, self.evalue = notebook, ename, evalue
 
 
-def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2) -> float:
-    """Execute `nb` into `out` with `parameters` injected, and a first cell that samples where its time goes
-    (`common.costs`, into `parameters["run_dir"]`/cost/); its wall time in seconds, or `NotebookFailed`."""
+def with_first_cell(notebook: Path, run_dir: str):
+    """The notebook (an nbformat node) with the runner's first and last cells (tagged `RUNNER_CELL_TAG`): a clean
+    namespace in a shared kernel and the start of the sampler of where its time goes
+    (`common.runner.kernel.fresh`), and the sampler's stop (`common.costs.stop`)."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    cell = nbformat.v4.new_code_cell(f'__import__("common.runner.kernel", fromlist=["fresh"]).fresh({str(run_dir)!r})  '
+                                     "# added by the runner: a clean namespace, and where the time goes (common.costs)")
+    cell.metadata["tags"] = [RUNNER_CELL_TAG]
+    last = nbformat.v4.new_code_cell('__import__("common.costs", fromlist=["stop"]).stop()  # added by the runner')
+    last.metadata["tags"] = [RUNNER_CELL_TAG]
+    nb.cells = [cell, *nb.cells, last]
+    return nb
+
+
+def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2,
+                 kernel: SharedKernel | None = None) -> float:
+    """Execute `nb` into `out` with `parameters` injected; its wall time in seconds, or `NotebookFailed`.
+    With `parameters["run_dir"]`, the notebook starts with the runner's cell (`with_first_cell`); with a
+    `kernel`, it runs in that shared kernel (started by the first notebook that needs it)."""
     import papermill as pm
 
-    source = costs.with_sampler(nb, parameters["run_dir"]) if "run_dir" in parameters else str(nb)
+    source = with_first_cell(nb, parameters["run_dir"]) if "run_dir" in parameters else str(nb)
     start = time.perf_counter()
     for attempt in range(1, attempts + 1):
+        shared = {"km": kernel.manager()} if kernel is not None else {}
         try:
             pm.execute_notebook(
                 source, str(out), parameters=parameters, kernel_name="python3", language="python",
                 cwd=str(paths.REPO), execution_timeout=timeout, progress_bar=not quiet and sys.stderr.isatty(),
-                log_output=False, report_mode=False,
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client sends on every shutdown
+                log_output=False, report_mode=False, extra_arguments=KERNEL_ARGUMENTS, **shared,
             )
             break
         except pm.PapermillExecutionError as err:
             raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
         except Exception as err:  # dead kernel, timeout, ...
+            if kernel is not None:
+                kernel.drop()
             first = str(err).strip().splitlines()[0] if str(err).strip() else ""
             if attempt < attempts and isinstance(err, RuntimeError) and first.startswith(KERNEL_START_FAILURES):
                 print(f"{nb.name}: the kernel did not start ({first}); starting another", file=sys.stderr, flush=True)
@@ -63,20 +89,22 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
     declares, appending a record of each to `executed`; stops at the first failure, which it returns."""
     (out / "notebooks").mkdir(parents=True, exist_ok=True)
     executed = [] if executed is None else executed
-    for nb, own in declared.items():
-        injected = {k: v for k, v in params.items() if k in own}
-        injected.update(profile=profile, run_dir=str(out))
-        if device is not None and "device" in own:
-            injected["device"] = device
-        print(f"[{paper}/{profile}{label}] {nb.name} ...", file=sys.stderr, flush=True)
-        try:
-            secs = run_notebook(nb, out / "notebooks" / nb.name, injected, timeout, quiet)
-            costs.collect(out, nb.name, secs)
-            executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
-        except NotebookFailed as err:
-            executed.append({"notebook": nb.name, "parameters": injected, "status": "failed", "error": f"{err.ename}: {err.evalue}"})
-            return executed, err
-        except KeyboardInterrupt:
-            executed.append({"notebook": nb.name, "parameters": injected, "status": "interrupted"})
-            raise
+    with SharedKernel() as kernel:      # one kernel for the sequence (common/runner/kernel.py)
+        for nb, own in declared.items():
+            injected = {k: v for k, v in params.items() if k in own}
+            injected.update(profile=profile, run_dir=str(out))
+            if device is not None and "device" in own:
+                injected["device"] = device
+            print(f"[{paper}/{profile}{label}] {nb.name} ...", file=sys.stderr, flush=True)
+            try:
+                secs = run_notebook(nb, out / "notebooks" / nb.name, injected, timeout, quiet, kernel=kernel)
+                costs.collect(out, nb.name, secs)
+                executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
+            except NotebookFailed as err:
+                executed.append({"notebook": nb.name, "parameters": injected, "status": "failed",
+                                 "error": f"{err.ename}: {err.evalue}"})
+                return executed, err
+            except KeyboardInterrupt:
+                executed.append({"notebook": nb.name, "parameters": injected, "status": "interrupted"})
+                raise
     return executed, None

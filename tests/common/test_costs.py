@@ -43,8 +43,11 @@ def test_sampler_attributes_wall_time_to_the_function_the_main_thread_is_in(tmp_
 
 
 def test_runner_cell_starts_the_sampler_and_collect_names_the_record(tmp_path, monkeypatch):
-    nb = costs.with_sampler(paths.REPO / "notebooks" / "diffusion" / "01-fluctuation-theorems.ipynb", str(tmp_path))
-    assert nb.cells[0].metadata["tags"] == [costs.SAMPLER_TAG] and repr(str(tmp_path)) in nb.cells[0].source
+    from common.runner.execute import RUNNER_CELL_TAG, with_first_cell
+
+    nb = with_first_cell(paths.REPO / "notebooks" / "diffusion" / "01-fluctuation-theorems.ipynb", str(tmp_path))
+    assert nb.cells[0].metadata["tags"] == nb.cells[-1].metadata["tags"] == [RUNNER_CELL_TAG]
+    assert repr(str(tmp_path)) in nb.cells[0].source and "stop()" in nb.cells[-1].source
     tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1 and tagged[0] > 0                    # papermill still finds the parameters cell
     first = costs.start(tmp_path)

@@ -1,0 +1,69 @@
+"""One kernel for a paper's notebooks at one seed: started once, reset between notebooks.
+
+Starting a kernel and importing torch, matplotlib, seaborn and the paper's modules cost about 2.5 s per
+notebook on a 2-core machine (`common.costs` measures it as "kernel start + imports"), more than some
+notebooks compute. The runner therefore executes a paper's notebooks in name order in one kernel
+(`SharedKernel`), each starting with `fresh`: an empty user namespace (IPython's `%reset -f`), every figure
+closed, garbage collected, the GPU cache emptied. What survives is what a notebook cannot see by name: the
+imported modules (so imports are paid once) and the device's initialisation. Every notebook seeds
+everything itself (`Run.open`), so no random stream depends on the notebook before it; the test suite
+checks that a paper's numbers are the same either way. A notebook opened in JupyterLab runs in its own
+kernel as always.
+"""
+from __future__ import annotations
+
+import gc
+import sys
+
+
+def fresh(run_dir: str) -> None:
+    """The first cell of every notebook the runner executes: a clean namespace, then the time sampler."""
+    from .. import costs
+
+    ip = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    if ip is not None:
+        dunders = {k: v for k, v in ip.user_ns.items() if k.startswith("__") and k.endswith("__")}
+        ip.run_line_magic("reset", "-f")
+        for k, v in dunders.items():     # `__spec__`, `__name__`, ...: what multiprocessing's spawn reads of __main__
+            ip.user_ns.setdefault(k, v)
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+    costs.start(run_dir)
+
+
+class SharedKernel:
+    """The kernel manager that `run_notebook` hands to papermill for every notebook of one sequence;
+    `close` shuts the kernel down (also when a notebook failed)."""
+
+    def __init__(self):
+        self.km = None
+
+    def manager(self):
+        if self.km is None:
+            from jupyter_client.manager import KernelManager
+
+            self.km = KernelManager(kernel_name="python3")
+        return self.km
+
+    def drop(self) -> None:
+        """Forget a kernel that did not start (or died): the next notebook starts another."""
+        self.close()
+
+    def close(self) -> None:
+        km, self.km = self.km, None
+        if km is not None and km.has_kernel:
+            try:
+                km.shutdown_kernel(now=True)
+            except Exception:  # noqa: BLE001 (a dead kernel has nothing left to shut down)
+                pass
+
+    def __enter__(self) -> "SharedKernel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
