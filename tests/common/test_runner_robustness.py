@@ -222,3 +222,23 @@ def test_the_retried_messages_are_those_jupyter_client_raises_before_a_kernel_is
     whole = inspect.getsource(client)
     for prefix in execute.KERNEL_START_FAILURES:
         assert prefix in ready and whole.count(prefix) == ready.count(prefix), prefix
+
+
+def test_a_papers_notebooks_share_one_kernel_with_a_clean_namespace(tmp_path):
+    """run_notebooks: one kernel for the sequence (imports paid once), but no notebook sees another's names;
+    __main__ keeps its __spec__ (spawn pools read it); each notebook's time is recorded in cost/."""
+    from tests.common.conftest import make_notebook
+
+    probe = tmp_path / "probe.txt"
+    make_notebook(tmp_path / "01-a.ipynb", params="run_dir = None",
+                  body=f"import os\nleft_behind = 1\nopen({str(probe)!r}, 'a').write(str(os.getpid()) + '\\n')")
+    make_notebook(tmp_path / "02-b.ipynb", params="run_dir = None",
+                  body=f"import os, sys\nassert 'left_behind' not in dir()\nassert sys.modules['__main__'].__spec__ is None\n"
+                       f"open({str(probe)!r}, 'a').write(str(os.getpid()) + '\\n')")
+    declared = {tmp_path / "01-a.ipynb": {"run_dir": None}, tmp_path / "02-b.ipynb": {"run_dir": None}}
+    executed, failure = execute.run_notebooks("toy", "smoke", {}, declared, None, 120, True, tmp_path / "out")
+    assert failure is None, failure
+    pids = probe.read_text().split()
+    assert len(pids) == 2 and pids[0] == pids[1]                      # one kernel
+    assert sorted(p.name for p in (tmp_path / "out" / "cost").iterdir()) == ["01-a.json", "02-b.json"]
+    assert read_json(tmp_path / "out" / "cost" / "02-b.json")["kernel_start_s"] == 0.0
