@@ -119,12 +119,14 @@ class Run:
         return read_json(self.dir / "metrics.json", default={}) or {}
 
     def save_figure(self, fig, name: str, caption: str = "", claims: tuple[str, ...] | list[str] = (),
-                    vector: str = "svg") -> Path:
-        """PNG + vector copy in `figures/`; `caption` (what the figure shows) and the ids of the
-        `claims` it supports are recorded in `figures.json`, which the report prints under the image."""
+                    vector: str | None = "svg") -> Path:
+        """The PNG in `figures/`, and at the `full` profile a vector copy for print (`vector`; None: none); smoke
+        and quick runs write PNG only, which is what the report shows (a vector copy of a scatter plot costs more
+        than its PNG and weighs megabytes). `caption` (what the figure shows) and the ids of the `claims` it
+        supports are recorded in `figures.json`, which the report prints under the image."""
         from .plots import save_figure
 
-        png = save_figure(fig, name, self.dir / "figures", vector=vector)
+        png = save_figure(fig, name, self.dir / "figures", vector=vector if self.profile == "full" else None)
         path = self.dir / "figures.json"
         index = read_json(path, default={}) or {}
         index[name] = {"caption": caption, "claims": list(claims)}

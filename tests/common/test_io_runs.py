@@ -43,8 +43,11 @@ def test_run_records_metrics_figures_manifest(tmp_path):
     fig, ax = plt.subplots()
     ax.plot([1, 2])
     png = run.save_figure(fig, "fig1")
+    full = Run.open("toy", "full", run_dir=tmp_path / "f", seed=7, device="cpu")
+    print_copy = full.save_figure(fig, "fig1")
     plt.close(fig)
-    assert png.exists() and png.with_suffix(".svg").exists()
+    assert png.exists() and not png.with_suffix(".svg").exists()          # smoke and quick: the PNG only
+    assert print_copy.exists() and print_copy.with_suffix(".svg").exists()  # full: a vector copy for print
     run.log_inputs([{"path": "/x", "sha256": "00", "bytes": 1}])
     man = read_json(tmp_path / "r" / "manifest.json")
     assert man["parameters"] == {"n": 3} and man["seed"] == 7
