@@ -20,6 +20,10 @@ A block is a pair of HTML comments that Markdown does not show; what lies betwee
     <!-- /generated -->
     <!-- generated: tuned -->                 the paper's `config.TUNED`: each setting chosen on development
     <!-- /generated -->                       seeds, its value per profile, and the figures that chose it
+    <!-- generated: profiles -->              every profile key, what it sets and its values (`common.readme_config`)
+    <!-- /generated -->
+    <!-- generated: claimlist -->             every claim of claims.yaml: kind, nature, profiles, control
+    <!-- /generated -->
 
 Each block is stamped with the run's git revision, its claims file's sha256 and when it finished,
 and says so in bold when the code or the claims changed after the run (`common.stamp`). A block
@@ -39,6 +43,7 @@ from .claims import AGREEMENT, IDENTITY, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, 
     format_measured, headline, load_paper, read_claims_table, reproduced_of, summary
 from .errors import user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
+from .readme_config import render as render_declared
 from .runner.registry import papers as registered_papers
 from .stamp import changed_since, code_paths, stamp, staleness
 
@@ -324,6 +329,9 @@ def tuned_block(paper: str) -> list[str] | None:
 
 def render(spec: str, paper: str | None, old: str = "") -> list[str] | None:
     """The block's new lines, or None when its run is absent (the block is kept)."""
+    declared = render_declared(spec, paper)        # profiles, claimlist: from config.py and claims.yaml, no run
+    if declared is not None:
+        return declared
     if spec.split() == ["tuned"]:
         if paper is None:
             raise ValueError("a 'tuned' block belongs in papers/<id>/README.md")
