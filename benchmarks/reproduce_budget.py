@@ -1,13 +1,19 @@
 """The `make reproduce` budget: what `make reproduce` does, timed end to end on this machine.
 
-    make budget                      # or: python benchmarks/reproduce_budget.py [--keep DIR] [--budget-min 30]
+    make budget        # or: python benchmarks/reproduce_budget.py [--keep DIR] [--no-setup] [--budget-min 30]
 
-Runs the three steps of `make reproduce` (data, every paper at the quick profile, the report) as
-subprocesses, in a fresh results folder (a temporary one unless `--keep DIR`), so `results/` is not
-touched. Writes `results/bench/reproduce.json`: the wall time of each step and in all against the
-budget (30 minutes on an idle 2-core machine), each paper's own wall time and verdict counts from its
-run's manifest, and the load average before and after. A timing on a loaded machine is not a result:
-run it alone. Not part of `make bench`: it takes as long as `make reproduce`.
+Times the set-up (a fresh virtual environment in a temporary folder, the pinned requirements installed by
+pip as `make setup` does, with whatever pip cache this machine has; `--no-setup` skips it), then the three
+steps of `make reproduce` (data, every paper at the quick profile, the report) as subprocesses, in a fresh
+results folder (a temporary one unless `--keep DIR`), so `results/` is not touched. Writes
+`results/bench/reproduce.json`: the wall time of each step and in all against the budget (30 minutes on an
+idle 2-core machine), each paper's own wall time and verdict counts from its run's manifest, the load
+average before and after, and the goal of the front door: set-up included, at most `GOAL_ZEN3_S` seconds on
+a 2-core machine without AVX-512 (the Zen 3 class). On a machine of that class `total_s` is judged against
+it directly; on another class only through this machine's measured speed against Zen 3 on the same code
+(`benchmarks/speed_vs_zen3.py`, `results/bench/speed_vs_zen3.json`): `zen3_equivalent_s` is the total times
+the measured ratios (their range), judged at the larger. A figure from one class is never presented as the
+other's. A timing on a loaded machine is not a result: run it alone. Not part of `make bench`.
 """
 from __future__ import annotations
 
@@ -23,6 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.bench import write_benchmark  # noqa: E402
+from common.io import read_json  # noqa: E402
+from common.machine import machine  # noqa: E402
+from common.paths import REPO, results_root  # noqa: E402
+
+GOAL_ZEN3_S = 1200.0   # the front door: set-up included, on a 2-core machine without AVX-512
 
 STEPS = (("data", ["-m", "common.download"]), ("papers", ["-m", "common.reproduce", "all", "--profile", "quick"]),
          ("report", ["-m", "common.report"]))
@@ -48,10 +59,44 @@ def summarize(results: Path, step_s: dict, budget_s: float, profile: str = "quic
             "outside_papers_s": round(total - papers_s, 2), "within_budget": complete and total <= budget_s}
 
 
+def machine_class(rec: dict) -> str:
+    """"avx512" when the CPU has AVX-512 (the faster class the quick profiles were once sized for), else "zen3"."""
+    return "avx512" if "avx512f" in (rec.get("simd") or []) else "zen3"
+
+
+def goal(total_s: float, rec: dict, speed: dict | None) -> dict:
+    """The front-door goal for a run of `total_s` seconds on machine `rec`: judged directly on the Zen 3 class;
+    on the AVX-512 class through `speed` (speed_vs_zen3.json of this same CPU model), else not judged."""
+    cls = machine_class(rec)
+    out = {"goal_zen3_s": GOAL_ZEN3_S, "machine_class": cls}
+    if cls == "zen3":
+        return out | {"zen3_equivalent_s": [round(total_s, 1)] * 2, "within_goal": total_s <= GOAL_ZEN3_S}
+    res = (speed or {}).get("results") or {}
+    same = speed and (speed.get("machine") or {}).get("model") == rec.get("model") and res.get("ratio_min")
+    if not same:
+        return out | {"zen3_equivalent_s": None, "within_goal": None,
+                      "why": "no speed_vs_zen3.json for this CPU model: run benchmarks/speed_vs_zen3.py"}
+    lo, hi = res["ratio_min"], res["ratio_max"]
+    return out | {"speed_vs_zen3": [lo, hi], "zen3_equivalent_s": [round(total_s * lo, 1), round(total_s * hi, 1)],
+                  "within_goal": total_s * hi <= GOAL_ZEN3_S}
+
+
+def time_setup() -> float:
+    """Seconds to build a fresh venv with the pinned requirements (as `make setup`), in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="budget-venv-") as tmp:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "venv", tmp], check=True)
+        pip = [str(Path(tmp) / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        subprocess.run([*pip, "-r", str(REPO / "requirements.txt")], check=True)
+        subprocess.run([*pip, "--no-deps", "-e", str(REPO)], check=True, cwd=tmp)
+        return time.perf_counter() - t0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python benchmarks/reproduce_budget.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", metavar="DIR", help="results folder to run into and keep (must not exist)")
     ap.add_argument("--budget-min", type=float, default=30.0, help="the budget in minutes (default 30)")
+    ap.add_argument("--no-setup", action="store_true", help="do not time the set-up (a fresh venv with the pinned requirements)")
     args = ap.parse_args(argv)
     if args.keep and Path(args.keep).exists():
         print(f"error: {args.keep} exists; name a new folder for --keep", file=sys.stderr)
@@ -62,6 +107,8 @@ def main(argv=None) -> int:
     load_before = list(os.getloadavg())
     step_s, codes = {}, {}
     try:
+        if not args.no_setup:
+            step_s["setup"] = round(time_setup(), 2)
         for name, cmd in STEPS:
             t0 = time.perf_counter()
             codes[name] = subprocess.run([sys.executable, *cmd], env=env).returncode
@@ -72,10 +119,14 @@ def main(argv=None) -> int:
             shutil.rmtree(folder, ignore_errors=True)
     res |= {"exit_codes": codes, "load_average_before": load_before, "load_average_after": list(os.getloadavg()),
             "cpu_count": os.cpu_count()}
+    res |= goal(res["total_s"], machine(), read_json(results_root() / "bench" / "speed_vs_zen3.json", default=None))
     write_benchmark("reproduce", res)
     print(f"make reproduce: {res['total_s'] / 60:.1f} min against a budget of {args.budget_min:g} "
           f"({'within' if res['within_budget'] else 'over, or a paper did not complete'}); "
           f"load average before {load_before[0]:.2f}")
+    eq = res.get("zen3_equivalent_s")
+    print(f"front door ({res['machine_class']} class): " + (f"{eq[0] / 60:.1f}-{eq[1] / 60:.1f} min on Zen 3 against "
+          f"{GOAL_ZEN3_S / 60:.0f} ({'within' if res['within_goal'] else 'over'})" if eq else res.get("why", "")))
     return codes.get("papers", 1)   # as `make reproduce`: 1 when a paper's run failed, 2 on a user error
 
 
