@@ -83,3 +83,19 @@ def test_on_a_gpu_the_smoke_notebooks_use_it_and_give_the_cpus_numbers(tmp_path,
     same = [k for k in cpu if not k.startswith("learned_") or k in DATA_ONLY]
     assert same and all(gpu[k] == cpu[k] for k in same if cpu[k] == cpu[k])
     assert gpu["learned_final_loss"] == pytest.approx(cpu["learned_final_loss"], rel=1e-3)
+
+
+def test_the_score_trained_in_another_thread_gives_the_learned_section_bit_for_bit():
+    """`measure` trains the score network in a second thread while the NumPy sections run: the learned
+    section must come out as when it trains in line (own generators, one torch thread either way)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cfg = get_config("smoke", **TINY)
+    inline = high_dimension.learned_speciation(cfg, seed=1)
+    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        training = pool.submit(high_dimension.train, cfg, data, 1, "cpu")
+        high_dimension.collapse(cfg, seed=1)                          # NumPy work meanwhile, as in `measure`
+        threaded = high_dimension.learned_speciation(cfg, seed=1, data=data, training=training)
+    assert threaded["metrics"] == inline["metrics"]
+    assert np.array_equal(threaded["losses"], inline["losses"]) and np.array_equal(threaded["prob"], inline["prob"])

@@ -8,6 +8,7 @@ a score learned by denoising score matching speciates near ½ ln Λ of its data.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -19,9 +20,17 @@ COLLAPSE_MIN_DIM = 32        # the collapse claim covers d >= 32
 
 def measure(cfg, seed: int = 0, device="cpu") -> dict:
     """Notebook 05: cloning (Fig. 12), collapse (Fig. 13) and the learned score (Fig. 14, on `device`);
-    `provenance` is the learned score's dataset provenance (for `run.log_inputs`)."""
-    out = {"cloning": cloning(cfg, seed), "collapse": collapse(cfg, seed),
-           "learned": learned_speciation(cfg, seed, device=device)}
+    `provenance` is the learned score's dataset provenance (for `run.log_inputs`).
+
+    The score network trains (one torch thread, `learned.train_score`) in a second thread while this one
+    computes the sections that need no network (cloning, collapse, the empirical-score curves: NumPy), so
+    both cores work; every section draws from its own seeded generator, so the numbers are those of the
+    sections run one after another, bit for bit."""
+    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        training = pool.submit(train, cfg, data, seed, device)
+        out = {"cloning": cloning(cfg, seed), "collapse": collapse(cfg, seed),
+               "learned": learned_speciation(cfg, seed, device=device, data=data, training=training)}
     out["provenance"] = out["learned"]["provenance"]
     out["metrics"] = {**out["cloning"]["metrics"], **out["collapse"]["metrics"], **out["learned"]["metrics"]}
     return out
@@ -170,17 +179,23 @@ def collapse(cfg, seed: int = 0) -> dict:
     return {"curves": out, "metrics": m}
 
 
-def learned_speciation(cfg, seed: int = 0, device="cpu") -> dict:
+def train(cfg, data, seed: int = 0, device="cpu"):
+    """The score network of the learned-score section: (model, losses) of `learned.train_score` with the
+    profile's settings."""
+    return learned.train_score(data, cfg.learned_steps, seed, batch=cfg.learned_batch, lr=cfg.learned_lr,
+                               hidden=cfg.learned_hidden, show_progress=True, device=device)
+
+
+def learned_speciation(cfg, seed: int = 0, device="cpu", data=None, training=None) -> dict:
     """Train ε_θ by denoising score matching on two classes, measure cloning: its crossing of the
     speciation value against ½ ln Λ, and past speciation (the grid's last time, 2.5 × ½ ln Λ) whether the
     clones forgot their start (agreement Σ_c w_c², as two independent draws from the data).
 
     Nulls: the network at its initialisation (learned nothing); the exact empirical score with the
-    training labels shuffled."""
-    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
-    model, losses = learned.train_score(data, cfg.learned_steps, seed, batch=cfg.learned_batch,
-                                       lr=cfg.learned_lr, hidden=cfg.learned_hidden, show_progress=True,
-                                       device=device)
+    training labels shuffled. `data` (default: loaded here) and `training` (a future of `train`'s result,
+    default: trained here) let `measure` train in another thread; the curves that need no network come first."""
+    if data is None:
+        data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
     lam = data.top_eigenvalue()
     t_s = data.speciation_time()
     ts = np.linspace(0.15, 2.5 * max(t_s, 0.5), int(cfg.learned_times))
@@ -189,12 +204,13 @@ def learned_speciation(cfg, seed: int = 0, device="cpu") -> dict:
 
     def crossing(prob, se):
         return learned.crossing_time(ts, prob, level), learned.crossing_time_se(ts, prob, se, level)
-    prob, se = learned.cloning_curve(model, data, ts, starts, steps, seed)
     emp, emp_se = learned.empirical_cloning_curve(data, ts, starts, seed, n_noise=noise, return_se=True)
-    null_prob, null_se = learned.cloning_curve(learned.untrained_score(data, seed, cfg.learned_hidden, device), data, ts,
-                                               starts, steps, seed)
     sh_prob, sh_se = learned.empirical_cloning_curve(learned.shuffled_labels(data, seed), ts, starts, seed,
                                                      n_noise=noise, return_se=True)
+    model, losses = training.result() if training is not None else train(cfg, data, seed, device)
+    prob, se = learned.cloning_curve(model, data, ts, starts, steps, seed)
+    null_prob, null_se = learned.cloning_curve(learned.untrained_score(data, seed, cfg.learned_hidden, device), data, ts,
+                                               starts, steps, seed)
     crossings = {"learned": crossing(prob, se), "empirical": crossing(emp, emp_se),
                  "untrained": crossing(null_prob, null_se), "empirical_shuffled": crossing(sh_prob, sh_se)}
     m = learned_metrics(t_s, lam, crossings, losses, data.x_train.shape[0], data.dim)
