@@ -179,8 +179,24 @@ def stratified_indices(y: np.ndarray, n: int | None, seed: int) -> np.ndarray:
     return np.sort(np.concatenate(picks))
 
 
+_LOADED: dict = {}   # the last load of this process (the runner runs a seed's notebooks in one kernel)
+
+
 def load(name: str, n_train: int | None = None, n_test: int | None = None, seed: int = 0):
-    """(train, test, info): normalised splits of dataset `name` and a small provenance dict."""
+    """(train, test, info): normalised splits of dataset `name` and a small provenance dict. The splits are
+    read-only for every caller, so the last load is kept and handed out again for the same arguments and data
+    location ($REPRO_DATA): the notebooks of one run share one copy instead of reading the files four times."""
+    import os
+
+    key = (name, n_train, n_test, seed, os.environ.get("REPRO_DATA", ""), os.getcwd())
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = _load(name, n_train, n_test, seed)
+    train, test, info = _LOADED[key]
+    return train, test, dict(info)
+
+
+def _load(name: str, n_train: int | None, n_test: int | None, seed: int):
     from common.data import load_dataset
 
     tr, te = load_dataset(name, "train"), load_dataset(name, "test")

@@ -99,7 +99,12 @@ class LSQFunction(torch.autograd.Function):
 
 def lsq_quantize(x, s, qn, qp, grad_scale, beta=None):
     """Fake-quantize x with step s (and per-sample factor beta for ASQ): `LSQFunction` (official code
-    `asq.py: LSQFakeQuant`)."""
+    `asq.py: LSQFakeQuant`). Where no gradient is recorded (evaluation), the forward's own operations in
+    its order, without what only the backward reads: the same output bit for bit, in fewer passes."""
+    if not torch.is_grad_enabled():
+        step = s if beta is None else s * beta                         # s_a = s * beta
+        q = torch.clamp(x / step, float(qn), float(qp)).round_()       # x_int = round(clamp(x/s_a))
+        return q * step                                                # x_hat = x_int * s_a
     return LSQFunction.apply(x, s, beta, float(qn), float(qp), float(grad_scale))
 
 
@@ -304,6 +309,8 @@ class WeightQuantizer(nn.Module):
         scale = self.scale.to(w.dtype)
         if self.grid == "uniform":
             return lsq_quantize(w, scale, self.qn, self.qp, 1.0 / math.sqrt(self.qp * per_channel))
+        if not torch.is_grad_enabled():   # evaluation: `GridFunction.forward`'s output alone, bit for bit
+            return project(torch.clamp(w / scale, -1.0, 1.0), self.levels.to(w.dtype), self.levels_key) * scale
         return GridFunction.apply(w, scale, self.levels, 1.0 / math.sqrt(per_channel), self.levels_key)
 
     @torch.no_grad()

@@ -121,3 +121,41 @@ def test_act_quantizer_bits32_is_identity_and_signed_detection():
 def test_act_quantizer_bad_input(kwargs):
     with pytest.raises(UserError):
         ActQuantizer(channels=4, **kwargs)
+
+
+@pytest.mark.parametrize("method,grid", [("lsq", "uniform"), ("asq", "uniform"), ("sbeta", "uniform"), ("asq", "post"),
+                                         ("asq", "pot")])
+def test_evaluation_without_autograd_gives_the_training_forward_bit_for_bit(method, grid):
+    """Without autograd (`torch.no_grad`, evaluation) the quantizers skip what only the backward reads; the
+    output must be the training forward's own, bit for bit (activations and weights), in float32 and float64."""
+    from papers.asq.layers import QConv2d
+
+    g = torch.Generator().manual_seed(3)
+    for dtype in (torch.float32, torch.float64):
+        conv = torch.nn.Conv2d(8, 16, 3, padding=1, bias=False)
+        with torch.no_grad():
+            conv.weight.copy_(torch.randn(conv.weight.shape, generator=g) * 0.2)
+        q = QConv2d.from_float(conv, method, 4, 4, grid, generator=torch.Generator().manual_seed(0)).to(dtype)
+        x = torch.randn(5, 8, 6, 6, generator=g, dtype=torch.float64).abs().to(dtype)
+        q.act_q.init_from(x)
+        with torch.no_grad():
+            fast_w, fast = q.quantized_weight(), q(x)
+        with torch.enable_grad():
+            slow_w, slow = q.quantized_weight().detach(), q(x).detach()
+        assert torch.equal(fast_w, slow_w) and torch.equal(fast, slow)
+        assert not torch.equal(fast, conv.to(dtype)(x))     # it did quantize
+
+
+def test_lsq_quantize_without_autograd_keeps_ties_and_clamps_of_the_training_forward():
+    """Values on and next to the half-steps (where x/s and x*(1/s) round apart) and beyond the range."""
+    g = torch.Generator().manual_seed(5)
+    for dtype in (torch.float32, torch.float64):
+        s = torch.tensor([0.0731], dtype=dtype)
+        half = (torch.arange(-40, 40, dtype=dtype) + 0.5) * s
+        x = torch.cat([half, torch.nextafter(half, half + 1), torch.randn(20000, generator=g, dtype=dtype)])
+        beta = 0.5 + torch.rand(x.shape, generator=g, dtype=dtype)
+        for b in (None, beta):
+            with torch.no_grad():
+                fast = lsq_quantize(x, s, -8, 7, 0.1, b)
+            slow = lsq_quantize(x, s.clone().requires_grad_(), -8, 7, 0.1, b).detach()
+            assert torch.equal(fast, slow)
