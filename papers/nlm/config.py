@@ -71,7 +71,10 @@ PROFILES = {
         "noise_threads": 2,
         "main_p": 240, "main_updates": 2000, "n_ages": 6, "n_gen": 150, "gen_steps": 3000,
         "second_updates": 1000, "second_p": 2000,
-        "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 2, "sweep_updates": 2000,
+        # 3 replicates (own training lists and initial J) per P: memorization-small-p's SE is mostly the resampling of
+        # the 5 training images of each replicate; with 2, development seed 100's gap lay 2.5 SEs below 0, within one
+        # SE of the one-sided bound's edge (1.645)
+        "sweep_sizes": [5, 10, 20, 40, 80, 160, 240], "sweep_replicates": 3, "sweep_updates": 2000,
         "sweep_lr": 2e-3,  # 5e-3 grows ||J|| at P = 5 past the Euler limit dt(1+||J||)^2 < 2 by 2000 updates
         "sweep_gen": 150, "sweep_gen_steps": 3000,
         # Rdm-100 for 2400 updates (12x the PCD run's Langevin budget; chosen on development seeds: TUNED)
