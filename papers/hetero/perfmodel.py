@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -98,24 +99,43 @@ def pipeline_time(forward: list[float], backward: list[float], c: float, m: int,
     j on stage s starts once stage s is free and F j of stage s-1 finished c earlier (its activation
     arrived), B j once B j of stage s+1 finished c earlier; sends do not block their sender."""
     n = len(forward)
-    ops = [schedule_order(schedule, s, n, m) for s in range(n)]
+    ops = _plan(schedule, n, m)
     done, free, pos = {}, [0.0] * n, [0] * n
-    while any(pos[s] < len(ops[s]) for s in range(n)):
+    todo = [s for s in range(n) if ops[s]]
+    while todo:
         moved = False
-        for s in range(n):
-            while pos[s] < len(ops[s]):
-                op, j = ops[s][pos[s]]
-                dep = (s - 1, "F", j) if op == "F" and s > 0 else (s + 1, "B", j) if op == "B" and s < n - 1 else None
-                if dep is not None and dep not in done:
+        for s in todo:
+            seq, p, t_f, t_b = ops[s], pos[s], forward[s], backward[s]
+            while p < len(seq):
+                key, dep, is_f = seq[p]
+                if dep is None:
+                    ready = 0.0
+                elif dep in done:
+                    ready = done[dep] + c
+                else:
                     break
-                ready = done[dep] + c if dep is not None else 0.0
-                free[s] = max(free[s], ready) + (forward[s] if op == "F" else backward[s])
-                done[s, op, j] = free[s]
-                pos[s] += 1
+                free[s] = max(free[s], ready) + (t_f if is_f else t_b)
+                done[key] = free[s]
+                p += 1
                 moved = True
+            pos[s] = p
         if not moved:
             raise ValueError("schedule deadlocks")
+        todo = [s for s in todo if pos[s] < len(ops[s])]
     return max(free)
+
+
+@lru_cache(maxsize=64)
+def _plan(schedule: str, n: int, m: int) -> tuple:
+    """Per stage, the `schedule.order` of its operations as (key, the key it waits for or None, is forward)."""
+    out = []
+    for s in range(n):
+        seq = []
+        for op, j in schedule_order(schedule, s, n, m):
+            dep = (s - 1, "F", j) if op == "F" and s > 0 else (s + 1, "B", j) if op == "B" and s < n - 1 else None
+            seq.append(((s, op, j), dep, op == "F"))
+        out.append(tuple(seq))
+    return tuple(out)
 
 
 def best_split(cfg: ModelConfig, vendors: tuple[str, str], link: str, a: Assumptions, k: int = 1) -> dict:

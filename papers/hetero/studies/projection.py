@@ -45,8 +45,9 @@ def rho_ranges(models) -> dict:
     """The assumed AMD/NVIDIA speeds (of `RHO_SCAN`) for which device-direct lands in the paper's ranges on
     every model (it follows the input): proj_rho_<range>_low / _high, None where none does."""
     metrics = {}
+    dd = {rho: [perfmodel.project(m, replace(perfmodel.ASSUMPTIONS, amd_over_nv=rho), ks=(1,))["ratios"]["device_direct"]
+                for m in models] for rho in RHO_SCAN}   # each projection once, read by every range
     for name, ok in PAPER_RANGES:
-        hit = [rho for rho in RHO_SCAN if all(ok(perfmodel.project(m, replace(perfmodel.ASSUMPTIONS, amd_over_nv=rho), ks=(1,))
-                                                  ["ratios"]["device_direct"]) for m in models)]
+        hit = [rho for rho in RHO_SCAN if all(ok(r) for r in dd[rho])]
         metrics[f"proj_rho_{name}_low"], metrics[f"proj_rho_{name}_high"] = (min(hit), max(hit)) if hit else (None, None)
     return metrics
