@@ -4,8 +4,12 @@ Starting a kernel and importing torch, matplotlib, seaborn and the paper's modul
 notebook on a 2-core machine (`common.costs` measures it as "kernel start + imports"), more than some
 notebooks compute. The runner therefore executes a paper's notebooks in name order in one kernel
 (`SharedKernel`), each starting with `fresh`: an empty user namespace (IPython's `%reset -f`), every figure
-closed, garbage collected, the GPU cache emptied. What survives is what a notebook cannot see by name: the
-imported modules (so imports are paid once) and the device's initialisation. Every notebook seeds
+closed, garbage collected, the GPU cache emptied, and the process state a notebook may change without
+naming it put back as the kernel started (`KernelState`: torch's thread count, default dtype and grad mode,
+the warning filters, numpy's error handling and the environment variables; a notebook that leaves torch on
+one thread would otherwise slow, and change the float rounding of, the next one). What survives is what a
+notebook cannot see by name: the imported modules (so imports are paid once) and the device's
+initialisation. Every notebook seeds
 everything itself (`Run.open`), so no random stream depends on the notebook before it; the test suite
 checks that a paper's numbers are the same either way. A notebook opened in JupyterLab runs in its own
 kernel as always.
@@ -16,8 +20,44 @@ import gc
 import sys
 
 
+class KernelState:
+    """What a notebook can change in its process without naming it, as the kernel's first notebook found it."""
+
+    def __init__(self):
+        import os
+        import warnings
+
+        import numpy as np
+        import torch
+
+        self.threads, self.dtype = torch.get_num_threads(), torch.get_default_dtype()
+        self.filters, self.np_err = list(warnings.filters), np.geterr()
+        self.environ = dict(os.environ)
+
+    def restore(self) -> None:
+        import os
+        import warnings
+
+        import numpy as np
+        import torch
+
+        torch.set_num_threads(self.threads)
+        torch.set_default_dtype(self.dtype)
+        torch.set_grad_enabled(True)
+        warnings.filters[:] = self.filters
+        np.seterr(**self.np_err)
+        for k in set(os.environ) - set(self.environ):
+            del os.environ[k]
+        os.environ.update(self.environ)
+
+
+_state: KernelState | None = None
+
+
 def fresh(run_dir: str) -> None:
-    """The first cell of every notebook the runner executes: a clean namespace, then the time sampler."""
+    """The first cell of every notebook the runner executes: a clean namespace and process state, then the
+    time sampler."""
+    global _state
     from .. import costs
 
     ip = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
@@ -33,6 +73,10 @@ def fresh(run_dir: str) -> None:
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.empty_cache()
+    if _state is None:
+        _state = KernelState()
+    else:
+        _state.restore()
     costs.start(run_dir)
 
 
