@@ -7,7 +7,9 @@ The development run lies in `<results>/development/<id>/<profile>/` (never among
 profile lists is judged there with the current `claims.yaml`, and checked for what makes a claim undecidable:
 
 - `control`: the control fails at every development seed (a control that passes, or cannot be excluded, cannot
-  tell the paper's effect from the null);
+  tell the paper's effect from the null); a comparison is checked, as the reported run judges it, on the paired
+  differences pooled over the development seeds, so a development run with as many seeds as the reported one
+  checks it at the reported sample;
 - `resolution` (agreements): the near miss lies outside the accepted region by at least two of its standard errors
   (`MIN_SE`), so the check resolves a miss of that size at this n;
 - `fixed criterion`: every metric the criterion reads (value, tolerance, interval) is the same at every development
@@ -28,7 +30,7 @@ import math
 
 from . import paths
 from .claims import (IDENTITY, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Claim, accepted_region, combine_seeds, evaluate,
-                     load_paper)
+                     load_paper, pooled_metrics)
 from .decide import inside
 from .devseeds import result_path
 from .errors import UserError, user_errors_exit
@@ -49,9 +51,15 @@ def _finite(x):
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def check_claim(claim: Claim, rows: dict, metrics: dict) -> dict:
-    """The checks of one claim over the development seeds: {check: 'ok' | 'fails: why' | 'n/a: why'}."""
+def check_claim(claim: Claim, rows: dict, metrics: dict, pooled: dict | None = None) -> dict:
+    """The checks of one claim over the development seeds: {check: 'ok' | 'fails: why' | 'n/a: why'}. `rows`
+    and `metrics` are each seed's table row and metrics; `pooled`, for a comparison, is the row of the paired
+    differences pooled over the seeds (`claims.pooled_metrics`), which is how the reported run judges it: its
+    control, tie and verdict are checked there, at the sample the reported run pools."""
     seeds = sorted(rows)
+    fixed_seeds, fixed_metrics = seeds, metrics
+    if pooled is not None:
+        rows, metrics, seeds = {"pooled": pooled}, {"pooled": metrics[seeds[0]]}, ["pooled"]
     out = {}
     controls = [rows[s]["control_verdict"] for s in seeds]
     if not claim.controlled:
@@ -77,10 +85,10 @@ def check_claim(claim: Claim, rows: dict, metrics: dict) -> dict:
         out["resolution"] = ("n/a: the near miss was not measured" if worst is None else "ok" if worst >= MIN_SE
                              else f"fails: the near miss lies {worst:.2g} SE outside the accepted region (< {MIN_SE:g})")
     refs = _referenced(claim)
-    varying = [r for r in refs if len({repr(metrics[s].get(r)) for s in seeds}) > 1]
+    varying = [r for r in refs if len({repr(fixed_metrics[s].get(r)) for s in fixed_seeds}) > 1]
     if not refs:
         out["fixed criterion"] = "ok"
-    elif len(seeds) < 2:
+    elif len(fixed_seeds) < 2:
         out["fixed criterion"] = f"n/a: one development seed cannot show whether {', '.join(refs)} is fixed"
     else:
         out["fixed criterion"] = ("ok" if not varying else
@@ -93,6 +101,9 @@ def check_claim(claim: Claim, rows: dict, metrics: dict) -> dict:
     else:
         out["no tie"] = "n/a: not a comparison against margin 0"
     verdicts = {rows[s]["verdict"] for s in seeds}
+    if pooled is not None:
+        out["stable"] = "n/a: judged on the differences pooled over the seeds, as the reported run judges it"
+        return out
     out["stable"] = "ok" if len(verdicts) == 1 else "fails: " + ", ".join(f"{rows[s]['verdict']} at seed {s}" for s in seeds)
     return out
 
@@ -120,7 +131,9 @@ def check(paper: str, profile: str = "quick") -> dict:
         if claim.nature == IDENTITY:
             entry.update(checks={}, decidable=None, note="an identity: shown, never counted, so not checked")
         else:
-            checks = check_claim(claim, per, metrics)
+            pooled = (evaluate([claim], pooled_metrics(claim, [metrics[s] for s in seeds]), profile).iloc[0]
+                      if claim.kind == "comparison" else None)
+            checks = check_claim(claim, per, metrics, pooled)
             entry.update(checks=checks, decidable=not any(v.startswith("fails") for v in checks.values()))
         decide = combined.iloc[i].get("decide")
         entry["decide"] = decide if isinstance(decide, str) else ""

@@ -53,6 +53,22 @@ def test_a_tie_against_margin_zero_and_an_unstable_verdict_fail():
     assert out["stable"] == "fails: inconclusive at this scale at seed 100, reproduced at seed 101"
 
 
+def test_a_comparison_is_checked_on_the_differences_pooled_over_the_seeds():
+    """Two replicates per seed cannot exclude the control alone (t with 1 degree of freedom); pooled over three
+    seeds, as the reported run judges it, six can."""
+    from common.claims import pooled_metrics
+
+    c = claim(kind="comparison", nature="phenomenon", metric="d", se=None, compare="at_least", value=1.0, tolerance=None,
+              control="dc", control_se=None)
+    per_seed = {s: {"d": [2.0 + e, 2.1 - e], "dc": [0.2 + e, 0.5 - e]} for s, e in ((100, 0.0), (101, 0.1), (102, -0.1))}
+    alone = checks(c, per_seed)
+    assert alone["control"].startswith("fails: the control inconclusive at this scale at seed 100")
+    pooled = evaluate([c], pooled_metrics(c, list(per_seed.values())), "quick").iloc[0]
+    assert pooled["n"] == 6
+    out = check_claim(c, {s: evaluate([c], m, "quick").iloc[0] for s, m in per_seed.items()}, per_seed, pooled)
+    assert out["control"] == "ok" and out["stable"].startswith("n/a: judged on the differences pooled")
+
+
 @pytest.mark.parametrize("argv,message", [
     (["diffusion", "--development"], "--development needs --seeds"),
     (["diffusion", "--development", "--seeds", "0"], "reported seed"),
