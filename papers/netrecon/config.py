@@ -51,7 +51,8 @@ _FULL = {
     # development seed 101 (0.39 +- 0.04 against 0.35)
     "ctrl_dg_rel_tr": 0.15,
     "ctrl_dg_sub": 0.1, "ctrl_sub_seeds": 3,   # the g < 1 exponent's near miss: networks at g + 0.1
-    "ds_N": 300, "ds_g": 3.0, "ds_seeds": 4, "ds_n_trajs": [8, 16, 32, 64, 128, 256], "ds_n_steps": 500,
+    # 48 networks: data-horizon-logarithmic (full only) needs ~12x quick's 4 (development seeds 100, 101)
+    "ds_N": 300, "ds_g": 3.0, "ds_seeds": 48, "ds_n_trajs": [8, 16, 32, 64, 128, 256], "ds_n_steps": 500,
     "ds_noise": 1e-3, "ds_ridge": 1e-5, "ds_n_x0": 8, "ds_t_max": 300.0, "ds_min_r": 0.99,
     # 04 DMFT
     "st_gs": [2.0, 3.0], "st_N": 1000, "st_seeds": 8, "st_n_traj": 2, "st_t_transient": 50.0, "st_t_align": 20.0,
@@ -88,11 +89,14 @@ _QUICK = dict(_FULL) | {
     "q_N": 500, "q_seeds": 1, "q_n_x0": 4,
     # data size: 5 sizes with r(W, J) > 0.99 on 4 networks x 8 states (the slope is fitted per network)
     "ds_N": 300, "ds_seeds": 4, "ds_n_trajs": [32, 48, 64, 96, 128], "ds_n_x0": 8, "ds_t_max": 200.0,
-    # many networks, one state each: network-to-network fluctuations of Delta dominate at N = 1000
-    # 16 networks averaged over 300 and 5 networks x 8 states for the two-replica runs (at 8 x 150 and 2 x 4
+    # many networks: network-to-network fluctuations of Delta dominate at N = 1000
+    # 16 networks and 5 networks x 8 states for the two-replica runs (at 8 x 150 and 2 x 4
     # the standard errors of dmft-delta-curve-g2 and two-replica-* straddled their bounds; on development seeds
-    # 8 networks x 600 still left dmft-delta-curve-g2's at 0.02-0.06: the spread is between networks)
-    "st_seeds": 16, "st_n_traj": 1, "st_t_transient": 20.0, "st_t_average": 300.0,
+    # 8 networks x 600 still left dmft-delta-curve-g2's at 0.02-0.06: the spread is between networks).
+    # Each network's 300 state-time units as 8 states x 37.5 rather than 1 x 300: one pass over J serves
+    # 16 rows (8 states and their tangents; 2.8x the cost of a step with 2 rows), so the same state-time
+    # costs 7750 steps instead of 34000 (issue 43: 04 took 165 s of the 290 s quick seed)
+    "st_seeds": 16, "st_n_traj": 8, "st_t_transient": 20.0, "st_t_average": 37.5,
     "tr_dt": 0.02, "tr_nodes": 41, "tr_seeds": 5, "tr_n_x0": 8, "sat_dt": 0.05,
     "ly_gs_dmft": [1.1, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0],
     "os_N": 200, "os_seeds": 2, "os_t_total": 40.0, "os_t_discard": 12.0, "qr_k": 20, "qr_t_average": 200.0,

@@ -63,7 +63,8 @@ def stationary_tasks(cfg, seed: int) -> list[dict]:
     (notebooks 04 and 05 share them through the cache)."""
     return [dict(N=cfg.st_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.st_n_traj, t_transient=cfg.st_t_transient,
                  t_average=cfg.st_t_average, t_align=cfg.st_t_align, dt=cfg.dt, record_dt=cfg.st_record_dt,
-                 max_lag_time=cfg.st_max_lag, method="tangent", dtype=cfg.st_dtype)
+                 max_lag_time=cfg.st_max_lag, method="tangent", dtype=cfg.st_dtype,
+                 fused=cfg.st_n_traj == 1)   # more rows: BLAS's blocked product reads J once for all of them
             for g in cfg.st_gs for s in range(cfg.st_seeds)]
 
 
@@ -177,13 +178,18 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
     return out
 
 
-def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: float, dt: float = rnn.DT) -> dict:
+def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: float, dt: float = rnn.DT,
+                       dtype: str = "float64") -> dict:
     """Simulated D(t) for teacher J and student sqrt(1-eta^2) J + eta J' from x0 ~ N(0, I).
+
+    `dtype="float32"` runs the pair in single precision (`predict.run_pair`): at eta >= 0.1 the
+    students' one-step difference is 1e4 times the rounding.
 
     Paper: the two-replica DMFT against simulation figure (README maths (M6))."""
     J, rng = network(N, g, seed, "pair", float(eta))
     JS = rnn.perturb(J, eta, g, rng)
-    res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=T, dt=dt, record_every=5)
+    res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=T, dt=dt, record_every=5,
+                           dtype=np.dtype(dtype))
     return {"t": res["t"], "D": res["D"].mean(axis=1), "D_each": res["D"], "g": g, "eta": eta, "seed": seed}
 
 

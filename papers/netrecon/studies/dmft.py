@@ -247,11 +247,13 @@ def theory_results(specs: list[tuple], groups: list[dict], results: list[list[di
 
 
 def sim_tasks(cfg, seed: int) -> list[dict]:
-    """`pair_distance_task` arguments of notebook 04 (the saturating chaotic cases run to sat_T)."""
+    """`pair_distance_task` arguments of notebook 04 (the saturating chaotic cases run to sat_T), in single
+    precision: the students' eta (0.1, 0.3) puts their difference far above float32 rounding."""
     cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
     sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
     return [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
-                                                 T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt))
+                                                 T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt,
+                                                 dtype="float32" if e >= 0.01 else "float64"))
             for g, e in cases for s in range(cfg.tr_seeds)]
 
 
