@@ -333,8 +333,9 @@ def test_models_needed_hand_cases():
     assert devtune.models_needed([7.875, 11.625, 1.625]) == 5
     assert devtune.models_needed([4.0, 6.0]) == 2          # (1.645 * 1.414 / 2)^2 = 1.35 -> at least 2
     assert devtune.models_needed([2.0, 3.0]) is None       # mean 2.5 is not above 3: no K decides it
-    assert devtune.chosen_models({"100": {"models_needed": 5}, "101": {"models_needed": 3}}) == 5
-    assert devtune.chosen_models({"100": {"models_needed": 5}, "101": {"models_needed": None}}) is None
+    assert devtune.chosen_models({"100": {"models_needed_first3": 5}, "101": {"models_needed_first3": 3}}) == 5
+    assert devtune.chosen_models({"100": {"models_needed_first3": 5}, "101": {"models_needed_first3": None}}) is None
+    assert devtune.chosen_models({"100": {"models_needed": 2}, "101": {"models_needed": 3}}, "models_needed") == 3
     n = devtune.model_numbers([4.0, 6.0])
     assert n["mean"] == 5.0 and abs(n["se"] - 1.0) < 1e-12 and abs(n["margin_se"] - 2.0) < 1e-12
 
@@ -357,6 +358,7 @@ def test_models_and_memorization_read_the_development_run(tmp_path, monkeypatch)
     (run / "metrics.json").write_text(json.dumps(m))
     out = devtune.tune_models(100)
     assert out["all"]["models"] == 4 and out["first3"]["models"] == 3 and out["models_needed"] == 2
+    assert out["models_needed_first3"] == 2          # 4, 6, 5: mean 5, sd 1 -> (1.645 / 2)^2 < 2
     mem = devtune.tune_memorization(100)
     assert mem["memorization-small-p"]["margin_se"] == pytest.approx(2.0) and mem["memorization-small-p"]["control"]["margin_se"] == pytest.approx(-5.0)
     assert mem["transition-in-range"] == {"value": 1.0, "control": 0.1, "threshold": 0.95}
