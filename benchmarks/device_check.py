@@ -227,7 +227,7 @@ def run_children(specs: list[tuple[str, list[str]]], limit: float, jobs: int, en
         time.sleep(0.2)
 
 
-def _outcomes(text: str) -> dict[str, str]:
+def parse_outcomes(text: str) -> dict[str, str]:
     """Per test id its outcome, from pytest's verbose lines (plain and pytest-xdist's)."""
     out = {}
     for m in re.finditer(r"^(?:\[gw\d+\] \[ *\d+%\] )?(PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS) (\S+::\S+)"
@@ -261,7 +261,7 @@ def cuda_tests(device: str, limit: float, log: Path | None) -> dict:
         text = f.read()
     if log:
         log.write_text(text)
-    outcomes = _outcomes(text)
+    outcomes = parse_outcomes(text)
     counts: dict = {}
     for v in outcomes.values():
         counts[v] = counts.get(v, 0) + 1

@@ -121,6 +121,11 @@ def test_no_private_name_crosses_a_module_boundary():
                 for a in node.names:
                     if a.name in known:
                         aliases[a.asname or a.name.split(".")[0]] = a.name
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)   # x = load_benchmark("name")
+                    and getattr(node.value.func, "id", getattr(node.value.func, "attr", None)) == "load_benchmark"
+                    and node.value.args and isinstance(node.value.args[0], ast.Constant)):
+                aliases.update({tg.id: f"benchmarks.{node.value.args[0].value}" for tg in node.targets
+                                if isinstance(tg, ast.Name)})
         for mod, names, line in imports_of(name, f, known):
             found += [f"{f.relative_to(paths.REPO)}:{line}: from {mod} import {n}" for n in names
                       if n.startswith("_") and not n.startswith("__")]

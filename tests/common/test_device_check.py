@@ -108,7 +108,7 @@ def test_a_cut_short_pytest_log_still_gives_each_tests_outcome():
              "tests/a/test_x_device.py::test_three SKIPPED (no GPU)     [100%]\n")
     xdist = ("[gw1] [ 50%] PASSED tests/b/test_y.py::test_four \n"
              "[gw0] [100%] ERROR tests/b/test_y.py::test_five \n")
-    assert dc._outcomes(plain + xdist) == {"tests/a/test_x_device.py::test_one": "passed",
+    assert dc.parse_outcomes(plain + xdist) == {"tests/a/test_x_device.py::test_one": "passed",
                                            "tests/a/test_x_device.py::test_two[cuda]": "failed",
                                            "tests/a/test_x_device.py::test_three": "skipped",
                                            "tests/b/test_y.py::test_four": "passed", "tests/b/test_y.py::test_five": "error"}

@@ -1,30 +1,21 @@
 """benchmarks/full_cost.py and common.costmodel: the arithmetic on hand-computable cases, every registered paper's
 cost model (`papers/<id>/cost.py: estimate(cfg)`, the contract) giving a finite positive estimate of its full
 profile, full_cost.py naming no paper, and the device check's projection taking precedence when its summary exists."""
-import importlib.util
 import inspect
 import json
 import math
 import re
-import sys
 from types import SimpleNamespace
 
 import pytest
 
 from common import costmodel as cm
 from common import paths
+from common.bench import load_benchmark
 from common.runner.registry import papers as registered_papers
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("full_cost", paths.REPO / "benchmarks" / "full_cost.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod          # dataclasses look their module up while the file executes
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fc = _load()
+fc = load_benchmark("full_cost")
 
 
 @pytest.fixture(scope="module")
