@@ -14,7 +14,7 @@ time).
 
 Sampling costs one look every 20 ms (tens of microseconds each), well under 1 % of the run, and changes no
 computation: the numbers a run measures are the same with or without it. The record is flushed to
-`<run_dir>/cost/sampling-<pid>-<k>.json` every `FLUSH_S` seconds and when the kernel exits; the runner
+`<run_dir>/cost/sampling-<pid>.json` every `FLUSH_S` seconds and when the kernel exits; the runner
 renames it after the notebook it belongs to (`collect`). Nothing runs it outside the runner: a notebook opened
 in JupyterLab is not sampled. The figures are
 wall-clock seconds of one machine: the stamp names its CPU.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import functools
 import os
 import sys
 import threading
@@ -46,9 +47,15 @@ _active: "Sampler | None" = None
 
 def module_of(filename: str) -> tuple[str, str] | None:
     """("papers"|"common", dotted module below the top package) of a source file of this repository, else None:
-    `.../papers/acl/studies/fid.py` -> ("papers", "studies.fid"); the paper's id is dropped (one paper per run)."""
+    `.../papers/acl/studies/fid.py` -> ("papers", "studies.fid"); the paper's id is dropped (one paper per run).
+    Cached per file: the sampler asks for every frame of the stack 50 times a second."""
+    return _module_of(filename, paths.REPO)
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_of(filename: str, repo: Path) -> tuple[str, str] | None:
     try:
-        rel = Path(filename).resolve().relative_to(paths.REPO)
+        rel = Path(filename).resolve().relative_to(repo)
     except (ValueError, OSError):
         return None
     parts = rel.with_suffix("").parts
@@ -167,20 +174,21 @@ def start(run_dir: Path) -> Sampler | None:
         _active.stop()
     folder = Path(run_dir) / "cost"
     folder.mkdir(parents=True, exist_ok=True)
-    k = len(list(folder.glob(f"{SAMPLING}{os.getpid()}-*.json")))
-    _active = Sampler(folder / f"{SAMPLING}{os.getpid()}-{k}.json")
+    _active = Sampler(folder / f"{SAMPLING}{os.getpid()}.json")
     if reused:
         _active.before_s = 0.0          # the kernel and its imports were counted with its first notebook
-    atexit.register(_active.flush)    # the tail after the last periodic write, when the kernel exits normally
     _active.start()
     return _active
 
 
 def stop() -> None:
     """End this kernel's sampling (the runner's last cell of every notebook), so that the record is complete
-    before the runner names it."""
+    before the runner names it; also at the kernel's exit, for a notebook that stopped early."""
     if _active is not None:
         _active.stop()
+
+
+atexit.register(stop)
 
 
 def collect(run_dir: Path, notebook: str, seconds: float) -> dict | None:

@@ -35,7 +35,7 @@ class NotebookFailed(Exception):
         self.notebook, self.ename, self.evalue = notebook, ename, evalue
 
 
-def with_first_cell(notebook: Path, run_dir: str):
+def with_runner_cells(notebook: Path, run_dir: str):
     """The notebook (an nbformat node) with the runner's first and last cells (tagged `RUNNER_CELL_TAG`): a clean
     namespace in a shared kernel and the start of the sampler of where its time goes
     (`common.runner.kernel.fresh`), and the sampler's stop (`common.costs.stop`)."""
@@ -54,11 +54,11 @@ def with_first_cell(notebook: Path, run_dir: str):
 def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2,
                  kernel: SharedKernel | None = None) -> float:
     """Execute `nb` into `out` with `parameters` injected; its wall time in seconds, or `NotebookFailed`.
-    With `parameters["run_dir"]`, the notebook starts with the runner's cell (`with_first_cell`); with a
+    With `parameters["run_dir"]`, the notebook starts with the runner's cell (`with_runner_cells`); with a
     `kernel`, it runs in that shared kernel (started by the first notebook that needs it)."""
     import papermill as pm
 
-    source = with_first_cell(nb, parameters["run_dir"]) if "run_dir" in parameters else str(nb)
+    source = with_runner_cells(nb, parameters["run_dir"]) if "run_dir" in parameters else str(nb)
     start = time.perf_counter()
     for attempt in range(1, attempts + 1):
         shared = {"km": kernel.manager()} if kernel is not None else {}
@@ -73,7 +73,7 @@ def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: boo
             raise NotebookFailed(nb, err.ename, str(err.evalue).strip().splitlines()[-1] if str(err.evalue).strip() else "") from None
         except Exception as err:  # dead kernel, timeout, ...
             if kernel is not None:
-                kernel.drop()
+                kernel.close()
             first = str(err).strip().splitlines()[0] if str(err).strip() else ""
             if attempt < attempts and isinstance(err, RuntimeError) and first.startswith(KERNEL_START_FAILURES):
                 print(f"{nb.name}: the kernel did not start ({first}); starting another", file=sys.stderr, flush=True)

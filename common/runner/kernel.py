@@ -94,11 +94,9 @@ class SharedKernel:
             self.km = KernelManager(kernel_name="python3")
         return self.km
 
-    def drop(self) -> None:
-        """Forget a kernel that did not start (or died): the next notebook starts another."""
-        self.close()
-
     def close(self) -> None:
+        """Shut the kernel down and forget it (also one that did not start or died): the next notebook starts
+        another."""
         km, self.km = self.km, None
         if km is not None and km.has_kernel:
             try:

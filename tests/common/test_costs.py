@@ -43,9 +43,9 @@ def test_sampler_attributes_wall_time_to_the_function_the_main_thread_is_in(tmp_
 
 
 def test_runner_cell_starts_the_sampler_and_collect_names_the_record(tmp_path, monkeypatch):
-    from common.runner.execute import RUNNER_CELL_TAG, with_first_cell
+    from common.runner.execute import RUNNER_CELL_TAG, with_runner_cells
 
-    nb = with_first_cell(paths.REPO / "notebooks" / "diffusion" / "01-fluctuation-theorems.ipynb", str(tmp_path))
+    nb = with_runner_cells(paths.REPO / "notebooks" / "diffusion" / "01-fluctuation-theorems.ipynb", str(tmp_path))
     assert nb.cells[0].metadata["tags"] == nb.cells[-1].metadata["tags"] == [RUNNER_CELL_TAG]
     assert repr(str(tmp_path)) in nb.cells[0].source and "stop()" in nb.cells[-1].source
     tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
