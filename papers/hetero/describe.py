@@ -17,6 +17,7 @@ DESCRIPTIONS = {
     "correctness_corpus": "text of the link comparison (`stdlib`: bytes of the Python standard library's sources)",
     "correctness_links": "links whose training is compared with the direct reference, step by step",
     "correctness_steps": "training steps of each link in the comparison",
+    "control_steps": "training steps of the counting controls (staging proxy, reassembly copy, no dp mean; the bf16 control runs `correctness_steps`)",
     "control_links": "deliberately broken variants run beside the links (lossy bf16, staged proxy, reassembly copy, no dp mean)",
     "ref_tolerance": "declared tolerance of a link against the direct reference (the claims carry their own criteria)",
     "corpus": "stability corpus (`markov`: a Markov chain with a known entropy rate, the loss floor)",

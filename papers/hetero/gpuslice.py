@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import torch
 
+from .config import variant_steps
 from .model import CONFIGS, LLAMA3_8B, Block, Decoder, flops_per_token, lm_loss, rope_tables
 from .perfmodel import pipeline_time
 
@@ -25,7 +26,8 @@ from .perfmodel import pipeline_time
 def full_step_counts(cfg) -> dict:
     """Optimizer steps of the pipeline per section of the profile `cfg` (the notebooks' launches),
     each run by every rank of the section's launch: {section: (steps, ranks)}."""
-    correct = (len(cfg.correctness_links) + len(cfg.control_links)) * int(cfg.correctness_steps)
+    short = variant_steps(cfg)
+    correct = sum(short.get(spec, int(cfg.correctness_steps)) for spec in list(cfg.correctness_links) + list(cfg.control_links))
     tput = len(cfg.throughput_links) * (int(cfg.tput_windows) * int(cfg.tput_window_steps) + int(cfg.tput_warmup))
     from .clusterbench import speed_variants
 

@@ -35,6 +35,7 @@ class Job:
     n_micro: int = 4
     micro_size: int = 2
     steps: int = 10
+    variant_steps: dict | None = None    # train: {variant: steps} for variants that stop earlier (at most `steps`)
     lr: float = 3e-3
     clip: float = 0.5
     seed: int = 0
@@ -115,6 +116,9 @@ def validate(job: Job, world: int, vendors=None):
     for name in ("n_micro", "micro_size", "steps"):
         if int(getattr(job, name)) < 1:
             raise UserError(f"{name} must be >= 1, got {getattr(job, name)}")
+    for spec, n in (job.variant_steps or {}).items():
+        if spec not in job.links or int(n) < 1:
+            raise UserError(f"variant_steps: {spec!r}: {n} steps; give variants of the job's links and steps >= 1")
     if job.timeout_s <= 0:
         raise UserError(f"timeout_s must be > 0, got {job.timeout_s}")
     if world < 2:

@@ -48,7 +48,7 @@ def run_train(me: Rank) -> dict:
                 _, extra = load_checkpoint(me.checkpoint_path(label, start), model=mod, optimizer=opt)
                 losses, norms = list(extra["losses"]), list(extra["grad_norms"])
         t0 = time.perf_counter()
-        for step in range(start, j.steps):
+        for step in range(start, min(j.steps, (j.variant_steps or {}).get(variant, j.steps))):
             maybe_fail(j, me.rank, step)
             loss, norm, local = me.step(mod, opt, step, prev, nxt, dp_average=not nodp)
             losses.append(loss)

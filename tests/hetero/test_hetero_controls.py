@@ -78,12 +78,13 @@ def _slice_module():
 
 
 def test_step_counts_and_the_projection_arithmetic():
-    cfg = SimpleNamespace(correctness_links=["a", "b"], control_links=["c"], correctness_steps=10, processes=4,
+    cfg = SimpleNamespace(correctness_links=["a", "b"], control_links=["c", "cpu_forward_bf16:2"], correctness_steps=10, control_steps=3, processes=4,
                           stability_steps=7, throughput_links=["a", "b"], tput_windows=3, tput_window_steps=5, tput_warmup=1,
                           tput_processes=2, cluster_windows=2, cluster_window_steps=1, cluster_warmup=1, cluster_rho=0.7)
     counts = gpuslice.full_step_counts(cfg)  # 7 speed variants (the staging link's included) x 3 steps
-    assert counts == {"correctness": (30, 4), "stability": (7, 4), "throughput": (32, 2), "cluster": (21, 2)}
-    assert gpuslice.projected_gpu_hours(counts, 0.5) == pytest.approx((120 + 28 + 64 + 42) * 0.5 / 3600)
+    # the counting control "c" stops after control_steps, the bf16 one runs every step
+    assert counts == {"correctness": (33, 4), "stability": (7, 4), "throughput": (32, 2), "cluster": (21, 2)}
+    assert gpuslice.projected_gpu_hours(counts, 0.5) == pytest.approx((132 + 28 + 64 + 42) * 0.5 / 3600)
     times = {"forward": [1.0, 2.0], "backward": [2.0, 4.0], "optimizer": [0.1, 0.3]}
     assert gpuslice.pipeline_step_s(times, 4) == pytest.approx(perfmodel.pipeline_time([1.0, 2.0], [2.0, 4.0], 0.0, 4) + 0.3)
 
@@ -93,7 +94,7 @@ def test_the_gpu_slice_dry_run_on_the_cpu():
     assert res["ok"] and res["seconds"] > 0 and res["peak_mem_gb"] is None
     assert set(res) >= {"ok", "seconds", "projected_gpu_hours", "basis", "peak_mem_gb", "notes"}
     # the projection is the profile's counts x the timed pipeline step
-    assert tuple(res["counts"]["correctness"]) == (450, 8)  # full: 9 variants x 50 steps, 8 ranks
+    assert tuple(res["counts"]["correctness"]) == (315, 8)  # full: 6 variants x 50 steps + 3 counting controls x 5, 8 ranks
     total = sum(s * r for s, r in res["counts"].values())
     assert res["projected_gpu_hours"] == pytest.approx(total * res["step_s"] / 3600)
     assert res["step_s"] >= max(f + b for f, b in zip(res["stage_times"]["forward"], res["stage_times"]["backward"]))

@@ -61,12 +61,20 @@ def test_groups_plan_counts_and_invariant():
     (dict(vendors="nv,amd,nv,amd"), 4, "mixes vendors"),
     (dict(links=["device_direct:2"]), 2, "only cpu_forward"),
     (dict(vendors="nv,intel"), 2, "unknown vendor"),
+    (dict(variant_steps={"direct": 2}), 2, "variants of the job's links"),
+    (dict(links=["direct"], variant_steps={"direct": 0}), 2, "steps >= 1"),
 ])
 def test_bad_input_is_one_line_user_error(kw, world, match):
     job = Job(**dict(dict(vendors="nv,amd" if world == 2 else "nv:2,amd:2"), **kw))
     with pytest.raises(UserError, match=match) as err:
         validate(job, world)
     assert "\n" not in str(err.value)
+
+
+def test_counting_controls_stop_early_and_the_lossy_one_runs_every_step():
+    short = config.variant_steps(config.get_config("quick"))
+    assert short == {"device_direct_staged": 5, "cpu_forward_reassemble:2": 5, "direct/nodp": 5}
+    assert config.variant_steps(config.get_config("quick", correctness_steps=3))["direct/nodp"] == 3
 
 
 @pytest.mark.parametrize("params,match", [

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..config import job_for
+from ..config import job_for, variant_steps
 from ..groups import live_audit
 from ..launch import launch, run_deadline
 from ..links import parse_link, parse_variant
@@ -139,14 +138,12 @@ def correctness(cfg, seed: int, workdir=None) -> dict:
     work = Path(workdir or tempfile.mkdtemp(prefix="hetero-correct-"))
     controls = list(getattr(cfg, "control_links", []) or [])
     job = job_for(cfg, links=list(cfg.correctness_links) + controls, steps=cfg.correctness_steps, seed=seed,
-                  save_params=True, corpus=cfg.correctness_corpus, audit_control=True)
+                  save_params=True, corpus=cfg.correctness_corpus, audit_control=True, variant_steps=variant_steps(cfg))  # counting controls: fewer steps
+    t0 = time.perf_counter()
+    ranks = launch(job, cfg.processes, workdir=work, deadline_s=run_deadline(job.steps, len(job.links)))
+    wall = time.perf_counter() - t0
     topo = build_topology(parse_vendors(cfg.vendors, cfg.processes), cfg.stages, cfg.partition, CONFIGS[cfg.model].n_layers)
-    with ThreadPoolExecutor(max_workers=1) as pool:   # the reference (one torch thread) while the ranks run
-        reference = pool.submit(reference_run, job, dp=topo.dp)
-        t0 = time.perf_counter()
-        ranks = launch(job, cfg.processes, workdir=work, deadline_s=run_deadline(job.steps, len(job.links)))
-        wall = time.perf_counter() - t0
-        ref = reference.result()
+    ref = reference_run(job, dp=topo.dp)
     variants = ranks[-1]["variants"]
     genuine = [variant_label(s) for s in cfg.correctness_links]
     ctl = control_labels(controls)
@@ -223,19 +220,13 @@ def stability(cfg, seed: int, workdir=None) -> dict:
     if not cfg.stability_steps:  # not run at this profile
         return {"metrics": {}, "losses": [], "floor": None}
     job = job_for(cfg, links=[cfg.stability_link], steps=cfg.stability_steps, seed=seed)
+    ranks = launch(job, cfg.processes, workdir=workdir, deadline_s=run_deadline(job.steps))
+    v = next(iter(ranks[-1]["variants"].values()))
+    losses = np.array(v["losses"])
     dp = cfg.processes // cfg.stages
-
-    def nulls(n):   # the two nulls, in one process on one torch thread (`reference`)
-        frozen = untrained_losses(job, dp, list(range(STABILITY_HEAD)) + list(range(n - STABILITY_TAIL, n)))
-        return frozen, reference_run(replace(job, lr=job.lr * 100, clip=0.0), dp=dp, steps=cfg.stability_control_steps)["losses"]
-
-    with ThreadPoolExecutor(max_workers=1) as pool:   # the nulls while the ranks run
-        expected = pool.submit(nulls, job.steps)
-        ranks = launch(job, cfg.processes, workdir=workdir, deadline_s=run_deadline(job.steps))
-        v = next(iter(ranks[-1]["variants"].values()))
-        losses = np.array(v["losses"])
-        n = len(losses)
-        frozen, wild = expected.result() if n == job.steps else nulls(n)
+    n = len(losses)
+    frozen = untrained_losses(job, dp, list(range(STABILITY_HEAD)) + list(range(n - STABILITY_TAIL, n)))
+    wild = reference_run(replace(job, lr=job.lr * 100, clip=0.0), dp=dp, steps=cfg.stability_control_steps)["losses"]
     floor = ranks[-1]["corpus"]["entropy_rate"]
     tokens = job.n_micro * job.micro_size * CONFIGS[cfg.model].seq_len * dp
     metrics = stability_metrics(losses, frozen, wild, floor, tokens, v["wall_s"])
