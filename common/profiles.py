@@ -75,3 +75,37 @@ def check_overrides(profiles: dict[str, dict], profile: str, overrides: dict) ->
         if all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts) and value < 1:
             raise UserError(f"parameter {key!r} counts something and must be >= 1 "
                             f"(the profiles use {min(counts)}..{max(counts)}), got {value!r}")
+
+
+BOUND_KINDS = ("min", "max", "above", "below", "choices")
+
+
+def check_bounds(bounds: dict[str, dict], cfg) -> None:
+    """Each key of `bounds` ({key: {"min"|"max"|"above"|"below": number, "choices": [...]}}, a paper's
+    `config.BOUNDS`) holds in `cfg`: a value outside is a `UserError` naming the key, the bound and the value.
+    A list or tuple value is checked element by element; None (the profile's "not set") is never checked."""
+    for key, spec in bounds.items():
+        unknown = set(spec) - set(BOUND_KINDS)
+        if unknown or not hasattr(cfg, key):
+            raise KeyError(f"BOUNDS[{key!r}]: " + (f"unknown bound {sorted(unknown)}; use {BOUND_KINDS}" if unknown
+                                                  else "not a key of the profiles"))
+        value = getattr(cfg, key)
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            if v is None:
+                continue
+            broken = ("choices" in spec and v not in spec["choices"] and f"one of {', '.join(map(repr, spec['choices']))}") \
+                or ("min" in spec and v < spec["min"] and f">= {spec['min']}") \
+                or ("max" in spec and v > spec["max"] and f"<= {spec['max']}") \
+                or ("above" in spec and not v > spec["above"] and f"> {spec['above']}") \
+                or ("below" in spec and not v < spec["below"] and f"< {spec['below']}")
+            if broken:
+                raise UserError(f"parameter {key!r} must be {broken}, got {value!r}")
+
+
+def configure(config, profile: str, **overrides) -> SimpleNamespace:
+    """The one `get_config` of every paper: `config`'s profile `profile` (`config.PROFILES`) with the non-None
+    `overrides` applied (`resolve`: unknown keys and wrong types refused) and checked against the paper's
+    declared `config.BOUNDS` (`check_bounds`). `config` is the paper's config module."""
+    cfg = resolve(config.PROFILES, profile, **overrides)
+    check_bounds(getattr(config, "BOUNDS", {}), cfg)
+    return cfg

@@ -54,8 +54,20 @@ class Run:
     """A handle on one run directory, used by the notebooks."""
 
     def __init__(self, paper: str, profile: str, directory: Path, device_info=None, seed=None):
+        from .seed import Streams
+
         self.paper, self.profile, self.dir = paper, profile, Path(directory)
         self.device_info, self.seed = device_info, seed
+        self.streams = Streams(0 if seed is None else seed)
+
+    # -- random streams (common.seed.Streams): every draw of a study comes from (seed, *keys) ----------------
+    def rng(self, *keys):
+        """The numpy Generator of the run's stream `keys`, e.g. `run.rng("codes", replicate)`."""
+        return self.streams.rng(*keys)
+
+    def torch_generator(self, *keys, device=None):
+        """The torch.Generator of the run's stream `keys`, on `device` (default: the run's device)."""
+        return self.streams.torch_generator(*keys, device=self.device if device is None else device)
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
@@ -113,7 +125,15 @@ class Run:
         merged = read_json(path, default={}) or {}
         merged.update(jsonable(metrics))
         atomic_write_json(path, merged)
+        self.record_streams()
         return merged
+
+    def record_streams(self) -> None:
+        """Add the stream keys this process drew (`run.streams.drawn()`) to the manifest's `streams`."""
+        drawn = self.streams.drawn()
+        if drawn:
+            man = read_json(self.dir / "manifest.json", default={}) or {}
+            self.update_manifest(streams=sorted(set(man.get("streams", [])) | set(drawn)))
 
     def metrics(self) -> dict:
         return read_json(self.dir / "metrics.json", default={}) or {}

@@ -42,13 +42,13 @@ def limit_threads():
 @contextmanager
 def one_thread():
     """Run the enclosed code with one BLAS thread (and one torch thread), then restore."""
+    torch = sys.modules.get("torch")
+    old = torch.get_num_threads() if torch is not None else None   # before threadpoolctl, which limits torch's pool too
     try:
         from threadpoolctl import threadpool_limits
         limits = threadpool_limits(1)
     except ImportError:  # pragma: no cover
         limits = None
-    torch = sys.modules.get("torch")
-    old = torch.get_num_threads() if torch is not None else None
     if torch is not None:
         torch.set_num_threads(1)
     try:

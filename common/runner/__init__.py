@@ -1,7 +1,7 @@
 """The runner: `python -m common.reproduce` (see common/README.md, "The runner"), one job per module.
 
 - `registry`: the papers and their notebooks, each paper's `config.py` (the contract: PROFILES,
-  get_config, preflight) and the configuration a run resolves to.
+  BOUNDS, preflight) and the configuration a run resolves to.
 - `params`: `-p key=value` parsed and checked (names against the notebooks' parameters cells, values
   against the profiles, seeds against the development range, the device), the paper's preflight, and
   the rerun command written back.

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 from .. import costs, paths
+from . import registry
 from .kernel import SharedKernel
+from .params import OVERRIDES
 
 RUNNER_CELL_TAG = "runner-cell"
 # No kernel log chatter: start-up, and "KeyboardInterrupt caught in kernel" from the SIGINT that jupyter_client
@@ -92,6 +94,9 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
     with SharedKernel() as kernel:      # one kernel for the sequence (common/runner/kernel.py)
         for nb, own in declared.items():
             injected = {k: v for k, v in params.items() if k in own}
+            if OVERRIDES in own:       # the template's dict of profile keys (common/study.py)
+                keys = set().union(*(set(p) for p in registry.config(paper).PROFILES.values()))
+                injected[OVERRIDES] = {k: v for k, v in params.items() if k in keys and k not in own}
             injected.update(profile=profile, run_dir=str(out))
             if device is not None and "device" in own:
                 injected["device"] = device

@@ -18,6 +18,7 @@ from ..errors import UserError
 from ..profiles import check_overrides, coerce
 
 RESERVED = ("profile", "run_dir")   # set by the runner itself (--profile, --results)
+OVERRIDES = "overrides"             # the notebooks' dict of profile keys to change (common/study.py), filled from -p
 
 
 def notebook_parameters(nb: Path) -> dict:
@@ -91,9 +92,14 @@ def check_seeds(params: dict, seeds: list[int] | None, development: bool = False
 
 
 def check_params(papers: list[str], params: dict) -> dict[str, dict[Path, dict]]:
-    """Per paper, each notebook's parameters; a name no notebook accepts is a UserError."""
+    """Per paper, each notebook's parameters; a name no notebook accepts is a UserError. A notebook whose
+    parameters cell has `overrides` (the study template) accepts every key of the paper's profiles."""
     declared = {p: {nb: notebook_parameters(nb) for nb in registry.notebooks(p)} for p in papers}
     names = set().union(*(set(nbp) for per_nb in declared.values() for nbp in per_nb.values()))
+    for p, per_nb in declared.items():     # a notebook with an `overrides` dict takes any key of the profiles
+        if any(OVERRIDES in nbp for nbp in per_nb.values()):
+            names |= set().union(*(set(prof) for prof in registry.config(p).PROFILES.values()))
+    names.discard(OVERRIDES)
     for key in params:
         if key in RESERVED:
             raise UserError(f"parameter {key!r} is set by the runner; use {'--profile' if key == 'profile' else '--results DIR'} instead")

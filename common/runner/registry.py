@@ -5,7 +5,7 @@ A paper is a folder `papers/<id>/` holding `claims.yaml` and `config.py`, with n
 with the runner (common/README.md, "A paper, as the runner sees it"):
 
     PROFILES: dict[str, dict]                       # smoke, quick, full: small configs of plain values
-    get_config(profile: str, **params) -> SimpleNamespace   # the resolved profile, bad values a UserError
+    BOUNDS: dict[str, dict]                         # optional: {key: {"min"|"max"|"above"|"below"|"choices": ...}}
     preflight(cfg) -> None                          # missing data etc. as a UserError, before anything runs
     TUNED: dict                                     # settings chosen on development seeds ({} when none)
 
@@ -21,9 +21,9 @@ from types import ModuleType
 
 from .. import paths
 from ..errors import UserError
-from ..profiles import PROFILE_NAMES
+from ..profiles import PROFILE_NAMES, configure
 
-CONTRACT = ("PROFILES", "get_config", "preflight", "TUNED")
+CONTRACT = ("PROFILES", "preflight", "TUNED")   # and optionally BOUNDS (common.profiles.check_bounds)
 
 
 def papers() -> list[str]:
@@ -49,8 +49,8 @@ def config(paper: str) -> ModuleType:
         return importlib.import_module(f"papers.{paper}.config")
     except ModuleNotFoundError as err:
         if err.name in ("papers", f"papers.{paper}", f"papers.{paper}.config"):
-            raise UserError(f"papers/{paper}/config.py is missing: every paper defines PROFILES, get_config and "
-                            "preflight there (common/README.md)") from None
+            raise UserError(f"papers/{paper}/config.py is missing: every paper defines PROFILES, preflight and TUNED "
+                            "there (common/README.md)") from None
         raise
 
 
@@ -61,8 +61,9 @@ def profile_params(paper: str, profile: str, params: dict) -> dict:
 
 
 def resolved(paper: str, profile: str, params: dict):
-    """`get_config(profile, **the profile's keys among params)`: the configuration a run will use."""
-    return config(paper).get_config(profile, **profile_params(paper, profile, params))
+    """The configuration a run will use: the profile with the profile's keys among `params` applied and checked
+    (`common.profiles.configure`: types and the paper's declared `BOUNDS`), as `common.study.open_run` resolves it."""
+    return configure(config(paper), profile, **profile_params(paper, profile, params))
 
 
 def contract_problems(paper: str) -> list[str]:
@@ -75,6 +76,10 @@ def contract_problems(paper: str) -> list[str]:
     profiles = getattr(cfg, "PROFILES", None)
     if not isinstance(profiles, dict) or set(profiles) != set(PROFILE_NAMES):
         out.append(f"config.PROFILES must be a dict with exactly the profiles {', '.join(PROFILE_NAMES)}")
+    keys = set().union(*map(set, profiles.values())) if isinstance(profiles, dict) else set()
+    stray = sorted(set(getattr(cfg, "BOUNDS", {})) - keys)
+    if stray:
+        out.append(f"config.BOUNDS names {', '.join(stray)}, which no profile holds")
     studies = paths.PAPERS / paper / "studies"
     for nb in notebooks(paper):
         if not (studies / f"{study_name(nb)}.py").exists():

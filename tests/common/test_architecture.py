@@ -204,10 +204,12 @@ def test_the_contract_check_names_what_a_paper_lacks(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
     monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path / "notebooks")
     import types
-    monkeypatch.setattr(registry, "config", lambda paper: types.SimpleNamespace(PROFILES={"smoke": {}, "quick": {}}))
+    monkeypatch.setattr(registry, "config", lambda paper: types.SimpleNamespace(PROFILES={"smoke": {}, "quick": {}},
+                                                                                 BOUNDS={"n": {"min": 1}}))
     assert registry.contract_problems("toy") == [
-        "config.py does not define get_config", "config.py does not define preflight", "config.py does not define TUNED",
+        "config.py does not define preflight", "config.py does not define TUNED",
         "config.PROFILES must be a dict with exactly the profiles smoke, quick, full",
+        "config.BOUNDS names n, which no profile holds",
         "notebook 01-some-topic.ipynb has no study module papers/toy/studies/some_topic.py"]
 
 
