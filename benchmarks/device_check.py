@@ -8,8 +8,9 @@
 Steps, most valuable first, none stopping at another's failure (each in its own process group, killed at its
 limit), the summary written after every step, so that a check cut short keeps what it measured:
 
-1. **smoke on the device** (one phase, papers side by side on the machine's cores): every notebook of each
-   paper at the smoke profile, its code executed in a process with `device` set (no papermill or kernel),
+1. **smoke on the device** (one phase, papers side by side on the machine's cores): every study of each
+   paper at the smoke profile, called as its notebook calls it (`common.study.run_all`: `open_run`,
+   `measure(cfg, run)`, `log_metrics`; no papermill or kernel, no figures) in a process with `device` set,
    judged with the paper's claims. The peak GPU memory says the paper used the GPU (0 is a silent CPU
    fallback, a failure, except where `CPU_AT_SMOKE` says why the smoke computes on the CPU). Where the smoke
    profile judges claims, the same smoke on the CPU runs beside it and the verdicts of the judged claims
@@ -88,24 +89,6 @@ def smoke_judges(paper: str) -> bool:
 
 # ---- the children: one smoke, one slice (run in their own processes) --------------------------------------
 
-def run_notebook(nb: Path, parameters: dict) -> None:
-    """Execute a notebook's code cells in this process, `parameters` injected after its parameters cell."""
-    from common.stamp import code_cells
-
-    cells = json.loads(nb.read_text())["cells"]
-    tags = [c.get("metadata", {}).get("tags", []) for c in cells if c.get("cell_type") == "code"]
-    scope: dict = {"__name__": "__main__"}
-    try:
-        for src, tag in zip(code_cells(nb), tags):
-            exec(compile(src, f"{nb.name}", "exec"), scope)
-            if "parameters" in tag:
-                scope.update(parameters)
-    finally:
-        import matplotlib.pyplot as plt
-
-        plt.close("all")
-
-
 def smoke(paper: str, device: str) -> dict:
     """Every notebook of `paper` at smoke on `device`, judged; the peak GPU memory it took."""
     import torch
@@ -121,12 +104,14 @@ def smoke(paper: str, device: str) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"devcheck-{paper}-") as tmp:
         os.environ["REPRO_RESULTS"] = tmp
         run_dir = Path(tmp) / paper / "smoke"
-        for nb in sorted((REPO / "notebooks" / paper).glob("[0-9]*.ipynb")):
-            try:
-                run_notebook(nb, {"profile": "smoke", "device": device, "run_dir": str(run_dir), "seed": 0})
-            except Exception as err:  # noqa: BLE001 - recorded, the next paper still runs
-                out["error"] = f"{nb.name}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:400]
-                break
+        done = []
+        try:   # every study as its notebook runs it (common.study.run_all: open_run, measure(cfg, run), log_metrics)
+            from common.study import run_all
+
+            run_all(paper, "smoke", run_dir, seed=0, device=device, done=done)
+        except Exception as err:  # noqa: BLE001 - recorded, the next paper still runs
+            where = f"study {len(done) + 1}" if not done else f"after {done[-1]}"
+            out["error"] = f"{where}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:400]
         else:
             metrics = read_json(run_dir / "metrics.json", default={}) or {}
             table = evaluate(load_claims(REPO / "papers" / paper / "claims.yaml"), metrics, "smoke")

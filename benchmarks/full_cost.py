@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/full_cost.py [--papers <id> ...]   # -> results/bench/full_cost.json (`common.bench.write_benchmark`)
 
 For every paper of the registry (`common.runner.registry.papers`) the full profile is read at run time
-(`papers/<id>/config.py`: `get_config("full")`, else `PROFILES["full"]` through `common.profiles.resolve`) and
+(`common.study.get_config(paper, "full")`: `papers/<id>/config.py`'s PROFILES and BOUNDS) and
 handed to the paper's own cost model, `papers/<id>/cost.py: estimate(cfg) -> common.costmodel.Estimate`
 (common/README.md, the contract; `common.costmodel` holds the arithmetic and the assumed hardware). Every
 number is an ESTIMATE from assumed inputs (each paper lists them under "assumptions"); none is a measurement.
@@ -29,13 +29,10 @@ DEVICE_CHECK = "device check"
 
 
 def full_profile(paper: str):
-    """The paper's resolved full profile (its `get_config`, else `PROFILES` through common.profiles.resolve)."""
-    from common.profiles import resolve
+    """The paper's resolved full profile (`common.study.get_config`, the one every run uses)."""
+    from common.study import get_config
 
-    cfg = importlib.import_module(f"papers.{paper}.config")
-    if hasattr(cfg, "get_config"):
-        return cfg.get_config("full")
-    return resolve(cfg.PROFILES, "full")
+    return get_config(paper, "full")
 
 
 def cost_model(paper: str) -> ModuleType:

@@ -2,7 +2,7 @@
 
 A paper's cost model is one function in its own folder (common/README.md, the contract):
 
-    papers/<id>/cost.py:  estimate(cfg) -> Estimate    # cfg: the resolved full profile (`config.get_config("full")`)
+    papers/<id>/cost.py:  estimate(cfg) -> Estimate    # cfg: the resolved full profile (`common.study.get_config(paper, "full")`)
 
 It splits the profile's work into parts, counting FLOPs from the profile's own sizes (models built on
 torch's "meta" device, `forward_flops`, or matrix products of the known sizes, `linear_flops`). Each GPU part

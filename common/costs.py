@@ -265,8 +265,18 @@ def block(run_dirs: list[Path]) -> list[str] | None:
     n = max(len(v) for v in per.values())
     return [f"Wall-clock seconds on {describe_machine(first.get('machine'))}, mean over {n} seed{'s' * (n > 1)}; "
             "sampled every 20 ms by `common.costs` (places: the outermost paper functions on the stack; "
-            "`notebook`: top-level cell code and the kernel between cells). Other CPUs take other times.", ""] + \
-        table(summarize(per))
+            "`notebook`: top-level cell code and the kernel between cells). Other CPUs take other times."
+            + cores_line(run_dirs), ""] + table(summarize(per))
+
+
+def cores_line(run_dirs: list[Path]) -> str:
+    """" Cores in use: ..." from the runs' manifests (`cores_used`, CPU over wall seconds), or "" where none says."""
+    used = [m["cores_used"] for d in run_dirs
+            if (m := read_json(Path(d) / "manifest.json", default={}) or {}).get("cores_used") is not None]
+    if not used:
+        return ""
+    return (f" The runs kept {min(used):.2f}-{max(used):.2f} of the machine's cores busy on average "
+            "(the kernel's and its workers' CPU seconds over the wall seconds).")
 
 
 def main(argv=None) -> int:
@@ -282,6 +292,8 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     print("\n".join(table(rows)))
+    if cores_line(dirs):
+        print(cores_line(dirs).strip())
     return 0
 
 

@@ -54,10 +54,11 @@ def measure(paper: str, study: str, cfg, run: Run) -> dict:
 
 
 def run_all(paper: str, profile: str, run_dir, *, seed: int = 0, device=None, overrides: dict | None = None,
-            studies: list[str] | None = None) -> dict[str, dict]:
+            studies: list[str] | None = None, done: list | None = None) -> dict[str, dict]:
     """Every study of the paper in its notebooks' order (or only `studies`), each as its notebook runs it
-    (`open_run`, `measure`, `run.log_metrics`) into `run_dir`: {study: its output}. The tests' end-to-end runs
-    and the device check use this; the runner executes the notebooks themselves."""
+    (`open_run`, `measure`, `run.log_metrics`) into `run_dir`: {study: its output}; each finished study's name is
+    appended to `done` as it ends. The tests' end-to-end runs and the device check use this; the runner executes
+    the notebooks themselves (the same calls, plus the figures)."""
     from .runner.registry import notebooks, study_name
 
     order = [study_name(nb) for nb in notebooks(paper)]
@@ -66,4 +67,6 @@ def run_all(paper: str, profile: str, run_dir, *, seed: int = 0, device=None, ov
         cfg, run = open_run(paper, profile, seed=seed, device=device, run_dir=run_dir, overrides=overrides)
         outs[name] = measure(paper, name, cfg, run)
         run.log_metrics(outs[name]["metrics"])
+        if done is not None:
+            done.append(name)
     return outs

@@ -41,11 +41,12 @@ class Judge:
         return cls(paper, profile, claims, meta, claims_sha, rerun_command(paper, profile, params, device, seeds), device)
 
     def run(self, out: Path, params: dict, executed: list[dict], started: str, wall: float, status: str,
-            final_out: Path) -> "pandas.DataFrame":
+            final_out: Path, cpu: float | None = None) -> "pandas.DataFrame":
         """Claims table and manifest of one executed run folder `out`; returns the table.
 
         `final_out` is where the folder will live once swapped in (or kept as failed): the manifest
-        records that, never the staging path.
+        records that, never the staging path. `cpu` (CPU seconds, the kernel's and its workers') gives the
+        manifest's `cpu_s` and `cores_used` (CPU over wall seconds: how much of the machine the run kept busy).
         """
         metrics = read_json(out / "metrics.json", default={}) or {}
         table = evaluate(self.claims, metrics, self.profile)
@@ -57,6 +58,8 @@ class Judge:
             runner={"command": self.rerun, "invoked_as": " ".join(sys.argv), "profile": self.profile, "parameters": params,
                     "device": self.device},
             notebooks=executed, started=started, finished=now(), wall_s=round(wall, 2), status=status,
+            cpu_s=None if cpu is None else round(cpu, 2),
+            cores_used=None if cpu is None or wall <= 0 else round(cpu / wall, 2),
         )
         return table
 

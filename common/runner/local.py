@@ -1,6 +1,7 @@
 """The local path: each chosen paper, and each of its seeds, one after another in kernels on this machine."""
 from __future__ import annotations
 
+import resource
 import sys
 import time
 from pathlib import Path
@@ -11,6 +12,13 @@ from . import execute
 from .judge import print_table
 from .params import check_values, preflight
 from .staging import StagedRun, locked
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its children that have ended (a paper's kernel and its pool
+    workers, once the kernel is shut down): a run's cores in use are its CPU seconds over its wall seconds."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict], device: str | None, timeout: int | None,
@@ -26,17 +34,18 @@ def run_paper(paper: str, profile: str, params: dict, declared: dict[Path, dict]
         try:
             for seed in list(run.waiting):
                 out = run.out(seed)
-                started, t0 = now(), time.perf_counter()
+                started, t0, cpu0 = now(), time.perf_counter(), cpu_seconds()
                 executed: list = []
                 try:
                     executed, run.failure = execute.run_notebooks(paper, profile, run.run_params(seed), declared, device, run.timeout,
                                                           quiet, out, run.label(seed), executed)
                 except KeyboardInterrupt:
-                    run.record(seed, out, executed, started, time.perf_counter() - t0, "interrupted")
+                    run.record(seed, out, executed, started, time.perf_counter() - t0, "interrupted", cpu_seconds() - cpu0)
                     raise
                 if run.failure is not None and run.failure.ename == "UserError":
                     raise run.drop(run.failure.evalue)
-                run.record(seed, out, executed, started, time.perf_counter() - t0, "ok" if run.failure is None else "failed")
+                run.record(seed, out, executed, started, time.perf_counter() - t0, "ok" if run.failure is None else "failed",
+                           cpu_seconds() - cpu0)
                 if run.failure is not None:
                     break
         except BaseException:  # Ctrl-C, SIGTERM, anything unexpected: keep what ran as <profile>-failed, leave no staging

@@ -101,11 +101,13 @@ class StagedRun:
         """How progress lines name `seed`'s run."""
         return "" if seed is None else f" seed {seed}"
 
-    def record(self, seed, out: Path, executed: list[dict], started: str, wall: float, status: str):
-        """Judge `seed`'s folder `out` (status ok, failed or interrupted); its table is kept for `conclude`."""
+    def record(self, seed, out: Path, executed: list[dict], started: str, wall: float, status: str,
+               cpu: float | None = None):
+        """Judge `seed`'s folder `out` (status ok, failed or interrupted; `cpu`: its CPU seconds where known); its
+        table is kept for `conclude`."""
         dest = self.final if status == "ok" else self.failed
         self.tables[seed] = self.judge.run(out, self.run_params(seed), executed, started, wall, status,
-                                           dest / out.relative_to(self.staging))
+                                           dest / out.relative_to(self.staging), cpu)
         return self.tables[seed]
 
     def drop(self, message: str) -> UserError:

@@ -75,3 +75,14 @@ def test_summary_means_over_seeds_and_table_totals(tmp_path):
     lines = costs.table(rows)
     assert lines[2] == "| 01-x | 22.0 | 3.5 | 1.0 | `m > t` 15.0; `notebook` 3.0; other 0.5 |"
     assert lines[-1] == "| **all** | **22.0** | 3.5 | 1.0 | |"
+
+
+def test_the_block_says_how_many_cores_the_runs_kept_busy(tmp_path):
+    from common.costs import cores_line
+    from common.io import atomic_write_json
+
+    for k, used in ((0, 1.5), (1, 1.25)):
+        atomic_write_json(tmp_path / f"seed-{k}" / "manifest.json", {"cores_used": used})
+    line = cores_line([tmp_path / "seed-0", tmp_path / "seed-1"])
+    assert "kept 1.25-1.50 of the machine's cores busy" in line
+    assert cores_line([tmp_path / "none"]) == ""

@@ -169,6 +169,8 @@ def test_the_runner_fills_a_template_notebooks_overrides_from_p(toy_repo):
     assert reproduce.main(["toy", "--profile", "smoke", "-p", "x=3", "--results", str(toy_repo / "r")]) == 0
     metrics = read_json(toy_repo / "r" / "toy" / "smoke" / "metrics.json")
     assert (metrics["x"], metrics["override_x"], metrics["override_keys"]) == (3.0, 3, ["x"])
+    manifest = read_json(toy_repo / "r" / "toy" / "smoke" / "manifest.json")   # the kernel's CPU time, once it ended
+    assert 0 < manifest["cpu_s"] and manifest["cores_used"] == pytest.approx(manifest["cpu_s"] / manifest["wall_s"], abs=0.011)
     with pytest.raises(SystemExit) as err:   # a key neither a notebook nor the profiles hold
         reproduce.main(["toy", "--profile", "smoke", "-p", "nope=1", "--results", str(toy_repo / "r2")])
     assert err.value.code == 2
