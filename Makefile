@@ -75,7 +75,7 @@ test-deps: ## what the tests need beyond the venv: a headless browser (Debian ch
 	|| echo "test-deps: could not install chromium: the report's browser check will be skipped"
 
 test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook validation (nbval)
-	@tmp=$$(mktemp -d); REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke $(PY) -m pytest -q -o tmp_path_retention_policy=failed \
+	@tmp=$$(mktemp -d); REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke $(PY) -m pytest -q --durations=15 -o tmp_path_retention_policy=failed \
 	  -n $(TEST_JOBS) --dist loadfile tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
