@@ -35,6 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.bench import write_benchmark  # noqa: E402
+from common.seed import Streams  # noqa: E402
 from papers.diffusion import franz_parisi as fp  # noqa: E402
 from papers.diffusion.mixture import GaussianMixture  # noqa: E402
 from papers.diffusion.processes import simulate_backward, simulate_forward  # noqa: E402
@@ -121,32 +122,32 @@ def main() -> dict:
     np.random.seed(0)
     mix = GaussianMixture.two_gaussians(MU, 1.0)
     res = {"cpus": os.cpu_count(), "load_average_1min_start": os.getloadavg()[0]}
-    simulate_forward(mix, 0.1, DT, 1000, seed=99)                       # warm-up
+    simulate_forward(mix, 0.1, DT, 1000, streams=Streams(99))                       # warm-up
     reference_forward(100)
     for n in (2000, 10_000):                                             # equal sizes
         t_ref, c_ref, _ = timed(lambda: reference_forward(n))
-        t_our, c_our, _ = timed(lambda: simulate_forward(mix, T, DT, n, seed=0))
+        t_our, c_our, _ = timed(lambda: simulate_forward(mix, T, DT, n, streams=Streams(0)))
         res[f"forward_n{n}_ref_s"] = t_ref; res[f"forward_n{n}_ours_s"] = t_our
         res[f"forward_n{n}_ours_steps_per_s"] = n * ITERATE / t_our
         res[f"forward_n{n}_speedup"] = t_ref / t_our
         res[f"forward_n{n}_cpu_ratio"] = c_ref / c_our
     n_q = 200_000                                                         # quick profile's n
-    t_our, c_our, _ = timed(lambda: simulate_forward(mix, T, DT, n_q, seed=0))
+    t_our, c_our, _ = timed(lambda: simulate_forward(mix, T, DT, n_q, streams=Streams(0)))
     res["forward_n200000_ours_steps_per_s"] = n_q * ITERATE / t_our
     # on a shared machine: CPU seconds spread over the two cores, what two idle cores would give
     res["forward_n200000_ours_steps_per_s_idle_estimate"] = n_q * ITERATE / (c_our / 2)
 
     n_b = 300
     t_ref, c_ref, _ = timed(lambda: reference_backward(n_b))
-    t_our, c_our, _ = timed(lambda: simulate_backward(mix, T, DT, n_b, seed=0))
+    t_our, c_our, _ = timed(lambda: simulate_backward(mix, T, DT, n_b, streams=Streams(0)))
     res["backward_n300_ref_s"] = t_ref; res["backward_n300_ours_s"] = t_our
     res["backward_n300_speedup"] = t_ref / t_our
-    t_our, c_our, _ = timed(lambda: simulate_backward(mix, T, DT, 100_000, seed=0))
+    t_our, c_our, _ = timed(lambda: simulate_backward(mix, T, DT, 100_000, streams=Streams(0)))
     res["backward_n100000_ours_steps_per_s"] = 100_000 * ITERATE / t_our
     res["backward_n100000_ours_steps_per_s_idle_estimate"] = 100_000 * ITERATE / (c_our / 2)
 
     fmix = GaussianMixture.two_gaussians(1.0, 0.1)
-    samples = fp.draw_samples(fmix, 100_000, 0)
+    samples = fp.draw_samples(fmix, 100_000, Streams(0))
     q = 0.075 + 0.01 * np.arange(800)
     t_fp = 0.42
     t_ref, _, ref = timed(lambda: reference_fp(samples.x0, samples.xt(t_fp), q, t_fp))

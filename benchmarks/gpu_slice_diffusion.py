@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common.seed import Streams  # noqa: E402
 
 CLONES = 8                       # learned.cloning_curve's default clones per start
 FULL_DIM = 196                   # Fashion-MNIST 28x28 pooled 2x2
@@ -83,14 +84,14 @@ def _time_learned(device: str, dim: int, n_train: int, hidden: int, batch: int, 
     x = np.clip(rng.standard_normal((n_train, dim)), -1, 1)
     y = rng.integers(0, 2, n_train)
     data = learned.TwoClassData(x, y, x[:starts], y[:starts], (1, 8), [])
-    learned.train_score(data, 3, seed=0, batch=batch, hidden=hidden, device=device)          # warm-up
+    learned.train_score(data, 3, streams=Streams(0), batch=batch, hidden=hidden, device=device)          # warm-up
     _sync(device)
     t0 = time.perf_counter()
-    model, _ = learned.train_score(data, steps, seed=0, batch=batch, hidden=hidden, device=device)
+    model, _ = learned.train_score(data, steps, streams=Streams(0), batch=batch, hidden=hidden, device=device)
     _sync(device)
     dsm = (time.perf_counter() - t0) / steps
     t0 = time.perf_counter()
-    learned.cloning_curve(model, data, [0.5], starts, clone_steps, seed=0, n_clones=CLONES)
+    learned.cloning_curve(model, data, [0.5], starts, clone_steps, streams=Streams(0), n_clones=CLONES)
     _sync(device)
     return dsm, (time.perf_counter() - t0) / clone_steps
 
@@ -102,10 +103,10 @@ def _time_paths(n: int, steps: int) -> tuple[float, float]:
 
     mix = GaussianMixture.two_gaussians(1.0, 1.0)
     t0 = time.perf_counter()
-    simulate_backward(mix, 1.0, 1.0 / steps, n, seed=0)
+    simulate_backward(mix, 1.0, 1.0 / steps, n, streams=Streams(0))
     back = (time.perf_counter() - t0) / (n * steps)
     t0 = time.perf_counter()
-    simulate_forward(mix, 1.0, 1.0 / steps, n, seed=0)
+    simulate_forward(mix, 1.0, 1.0 / steps, n, streams=Streams(0))
     return back, (time.perf_counter() - t0) / (n * steps)
 
 
@@ -118,7 +119,7 @@ def _time_fp(samples: int, q_points: int) -> float:
 
     mix = GaussianMixture.two_gaussians(1.0, 0.1)
     q = 0.075 + 0.01 * np.arange(q_points)
-    s = fp.draw_samples(mix, samples, 0)
+    s = fp.draw_samples(mix, samples, Streams(0))
     t0 = time.perf_counter()
     fp.fp_potential(mix, 0.42, q, s)
     return (time.perf_counter() - t0) / samples
@@ -128,7 +129,7 @@ def _time_overlap(n_train: int, d: int, n_test: int) -> float:
     """Seconds per (d x n_train x n_test) of one evaluation of the empirical self-overlap."""
     from papers.diffusion import highdim
 
-    ov = highdim.EmpiricalOverlap(n_train, d, n_test, seed=0)
+    ov = highdim.EmpiricalOverlap(n_train, d, n_test, streams=Streams(0))
     t0 = time.perf_counter()
     ov.values(0.5)
     return (time.perf_counter() - t0) / (d * n_train * n_test)

@@ -2,14 +2,16 @@
 
 smoke: seconds, for tests. quick (default): a few minutes on 2 CPU cores. full: the paper's
 trajectory counts and step sizes, or more. All three run the same code; `get_config(profile,
-**overrides)` resolves one, `preflight(cfg)` checks its data before anything runs, and `TUNED` says
-which settings were chosen on development seeds (`python -m papers.diffusion.devtune`).
+**overrides)` resolves one (`common.profiles.configure`: PROFILES' types and the value checks of `BOUNDS`),
+`preflight(cfg)` checks its data before anything runs, and `TUNED` says which settings were chosen on
+development seeds (`python -m papers.diffusion.devtune`).
 """
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 
-from common.profiles import resolve
+from common.profiles import configure
 
 _SHARED = {
     # Figs 2, 3, 7, 8: fluctuation theorems (μ = 1, σ² = 1) at T = 1, where ⟨e^{−ΔS_tot}⟩ depends on
@@ -124,10 +126,32 @@ TUNED = {
 }
 
 
+# Value checks (`common.profiles.check_bounds`, element-wise on lists): counts of paths, samples, steps and grid points
+# at least what their estimators need (an SE needs 2, a bisection or a curve 2 points), variances, horizons, steps and
+# learning rates positive, the nulls' noise variance different from the paper's 1, fractions in (0, 1]
+_COUNTS_2 = ("n_forward", "n_backward", "n_hist", "n_dft", "n_rates_paths", "fp_samples", "fp_threshold_samples",
+             "cloning_samples", "clone_check_n", "collapse_n", "collapse_test", "learned_clone_starts", "learned_times",
+             "phase_grid", "rates_points", "fp_q_points", "learned_empirical_noise")
+_COUNTS_1 = ("hist_seeds", "rates_bins", "cloning_dims", "clone_check_d", "collapse_dims", "learned_downsample",
+             "learned_hidden", "learned_batch", "learned_steps", "learned_clone_steps")
+_POSITIVE = ("ift_sigma2", "ift_T", "ift_T_long", "forward_dt", "backward_dt", "hist_forward_sigma2", "hist_forward_T",
+             "dft_sigma2", "dft_T", "potential_times", "rates_sigma2", "rates_T", "rates_forward_dt", "rates_backward_dt",
+             "fp_sigma2", "fp_times", "fp_q_min", "fp_q_step", "fp_threshold_hi", "fp_threshold_lo", "fp_threshold_tol",
+             "fp_fold_offsets", "cloning_sigma2", "collapse_sigma2", "learned_lr", "ift_wrong_noise")
+BOUNDS = {
+    **{k: {"min": 2} for k in _COUNTS_2},
+    **{k: {"min": 1} for k in _COUNTS_1},
+    **{k: {"above": 0} for k in _POSITIVE},
+    "ift_long_fraction": {"above": 0, "max": 1},
+    "learned_dataset": {"choices": ["digits", "mnist", "fashion_mnist"]},
+    "learned_classes": {"min": 0, "max": 9},
+}
+
+
 def get_config(profile: str, **params) -> SimpleNamespace:
-    """The resolved profile (`common.profiles.resolve`): `profile`'s settings with every non-None
-    override in `params` applied; an unknown profile or key, or a bad value, is a `UserError`."""
-    return resolve(PROFILES, profile, **params)
+    """The resolved profile (`common.profiles.configure`, as `common.study.open_run` does): `profile`'s settings
+    with every non-None override in `params` applied and checked against `BOUNDS`; a bad value is a `UserError`."""
+    return configure(sys.modules[__name__], profile, **params)
 
 
 def preflight(cfg) -> None:

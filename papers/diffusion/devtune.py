@@ -36,6 +36,7 @@ import numpy as np
 
 from common import devseeds
 from common.errors import user_errors_exit
+from common.seed import Streams
 
 from . import franz_parisi as fp
 from .config import get_config
@@ -47,12 +48,13 @@ WINDOWS = {"w005_040": [0.005, 0.01, 0.02, 0.03, 0.04], "w010_050": [0.01, 0.02,
 
 
 def tune_fold_window(seed: int) -> dict:
-    """At one development seed: the bisection threshold, the barriers at OFFSETS above it, and per
-    candidate window where the 3/2 (fold) and the linear law put t_f, with the log-log exponent."""
+    """At one development seed (the run's streams `Streams(seed)`): the bisection threshold, the barriers at
+    OFFSETS above it, and per candidate window where the 3/2 (fold) and the linear law put t_f, with the log-log
+    exponent."""
     cfg = get_config("quick")
     mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
     q = cfg.fp_q_min + cfg.fp_q_step * np.arange(int(cfg.fp_q_points))
-    small = fp.draw_samples(mix, cfg.fp_threshold_samples, seed + 1)      # as studies.franz_parisi draws them
+    small = fp.draw_samples(mix, cfg.fp_threshold_samples, Streams(seed).child("fp-threshold"))  # as the study does
     thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol)
     b = fp.fold_threshold(mix, q, small, thr + np.asarray(OFFSETS))["barriers"]
     out = {"threshold": float(thr), "barriers": [float(x) for x in b]}
@@ -73,7 +75,7 @@ def tune_dft_paths(seed: int) -> dict:
     from .studies.fluctuation_theorems import detailed_fluctuation_theorem
 
     start = time.perf_counter()
-    m = detailed_fluctuation_theorem(get_config("quick"), seed)["metrics"]
+    m = detailed_fluctuation_theorem(get_config("quick"), Streams(seed))["metrics"]
     keys = ("dft_n", "dft_slope", "dft_slope_se", "dft_intercept", "dft_intercept_se", "dft_wrong_noise_slope",
             "dft_wrong_noise_intercept", "dft_wrong_noise_intercept_se")
     return {**{k: m[k] for k in keys}, "wall_s": time.perf_counter() - start}
@@ -93,7 +95,7 @@ def tune_learned_late(seed: int) -> dict:
     past speciation and its crossings."""
     from .studies.high_dimension import learned_speciation
 
-    m = learned_speciation(get_config("quick"), seed)["metrics"]
+    m = learned_speciation(get_config("quick"), Streams(seed))["metrics"]
     keys = ("learned_late_time", "learned_independent_agreement", "learned_late_agreement",
             "learned_late_agreement_se", "learned_untrained_late_agreement", "learned_untrained_late_agreement_se",
             "learned_empirical_late_agreement", "learned_t_s_theory", "learned_crossing", "learned_untrained_crossing",

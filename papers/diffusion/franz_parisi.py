@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from common.errors import UserError
-from common.seed import numpy_rng
+from common.seed import Streams
 
 from .mixture import GaussianMixture, log_cosh, ou_decay, ou_delta
 
@@ -54,14 +54,14 @@ class FPSamples:
         return FPSamples(self.x0, self.z, self.xt(t_data).copy())
 
 
-def draw_samples(mix: GaussianMixture, n: int, seed: int = 0) -> FPSamples:
+def draw_samples(mix: GaussianMixture, n: int, streams: Streams) -> FPSamples:
     """n joint pairs (X_0' ~ p_0, the standard normal Z of X_t | X_0') over which V(q) = −⟨ln Z(q)⟩
     averages (Sec. VII, Eqs. (70)-(79); 10⁵ pairs in the official `fpp.py`), as common random numbers."""
     if mix.d != 1:
         raise UserError("the Franz-Parisi potential is implemented for d=1 (as in the paper)")
     if int(n) < 2:
         raise UserError(f"need at least 2 samples; got {n}")
-    rng = numpy_rng(seed, "franz-parisi")
+    rng = streams.rng("franz-parisi")
     x0 = mix.sample(int(n), rng)[:, 0]
     z = rng.standard_normal(int(n))
     return FPSamples(x0, z)

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from common.errors import UserError
-from common.seed import numpy_rng
+from common.seed import Streams
 
 from .mixture import GaussianMixture, ou_decay, ou_delta
 from .processes import simulate_backward
@@ -71,10 +71,10 @@ class CloningMC:
     Biroli et al. (arXiv:2402.18491), cloning.
     """
 
-    def __init__(self, mix: GaussianMixture, n: int, seed: int = 0):
+    def __init__(self, mix: GaussianMixture, n: int, streams: Streams):
         if int(n) < 2:
             raise UserError(f"need at least 2 samples; got {n}")
-        rng = numpy_rng(seed, "cloning", mix.d)
+        rng = streams.rng("cloning", mix.d)
         self.mix = mix
         self.labels = rng.choice(mix.k, size=int(n), p=mix.weights)
         self.z = rng.standard_normal((int(n), mix.d))
@@ -107,7 +107,7 @@ def _crossing_se(values, t: float, h: float) -> float:
     return float(v.std(ddof=1) / math.sqrt(v.size) / max(abs(slope), 1e-12))
 
 
-def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: int = 0,
+def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, streams: Streams,
                       shuffled: bool = False):
     """Direct clone experiment: x_t ~ p_t, two independent backward SDE runs to t = 0 with the
     exact score, then compare the components each clone ends closest to (max responsibility).
@@ -117,10 +117,10 @@ def cloning_by_clones(mix: GaussianMixture, t: float, n: int, dt: float, seed: i
     shift, so never its own), i.e. clones of independent starts.
 
     Biroli et al. (arXiv:2402.18491), cloning, run with the paper's backward SDE (Sec. V)."""
-    rng = numpy_rng(seed, "clones", mix.d)
+    rng = streams.rng("clones", mix.d)
     x_t = mix.sample(int(n), rng, t=t)
     start = np.concatenate([x_t, x_t])
-    paths = simulate_backward(mix, t, dt, 2 * int(n), seed=seed, x_start=start)
+    paths = simulate_backward(mix, t, dt, 2 * int(n), streams, x_start=start)
     cls = mix.responsibilities(paths.x_end, 0.0).argmax(-1)
     same = (cls[: int(n)] == cls[int(n):]).astype(np.float64)
     out = (float(same.mean()), float(same.std(ddof=1) / math.sqrt(same.size)))
@@ -144,26 +144,36 @@ class EmpiricalOverlap:
 
     Biroli et al. (arXiv:2402.18491), collapse."""
 
-    def __init__(self, n_train: int, d: int, n_test: int, seed: int = 0, sigma2: float = 1.0):
+    def __init__(self, n_train: int, d: int, n_test: int, streams: Streams, sigma2: float = 1.0):
         if sigma2 <= 0:
             raise UserError(f"sigma2 must be a positive variance; got {sigma2}")
         if n_train < 2 or n_test < 2 or d < 1:
             raise UserError("need n_train >= 2, n_test >= 2 and d >= 1")
-        rng = numpy_rng(seed, "collapse", d, n_train)
+        rng = streams.rng("collapse", d, n_train)
         self.a = math.sqrt(sigma2) * rng.standard_normal((n_train, d))     # training set ~ N(0, σ²I)
         self.idx = rng.integers(0, n_train, size=n_test)
         self.z = rng.standard_normal((n_test, d))
         self.a2 = (self.a * self.a).sum(-1)
         self.sigma2 = sigma2
+        # x_t = e^{−t} a_idx + √Δ_t z, so x_t·a_i = e^{−t} (a_idx·a_i) + √Δ_t (z·a_i): both products once, for every t
+        self.gram_a = self.a[self.idx] @ self.a.T
+        self.gram_z = self.z @ self.a.T
+
+    def projections(self, t: float) -> np.ndarray:
+        """x_t·a_i for every start and training point (x_t = e^{−t} a_idx + √Δ_t z, from p_t^emp)."""
+        out = np.multiply(self.gram_a, float(ou_decay(t)))
+        out += math.sqrt(float(ou_delta(t))) * self.gram_z
+        return out
 
     def values(self, t: float) -> np.ndarray:
         e = float(ou_decay(t)); delta = float(ou_delta(t))
-        x = e * self.a[self.idx] + math.sqrt(delta) * self.z               # x_t from p_t^emp
-        logits = (2.0 * e * (x @ self.a.T) - e * e * self.a2[None, :]) / (2.0 * delta)  # −|x − e a_i|²/(2Δ) + const
+        logits = self.projections(t)
+        logits *= e / delta
+        logits -= (0.5 * e * e / delta) * self.a2[None, :]                  # −|x − e a_i|²/(2Δ) + const
         logits -= logits.max(-1, keepdims=True)
-        w = np.exp(logits)
-        w /= w.sum(-1, keepdims=True)
-        return (w * w).sum(-1)
+        w = np.exp(logits, out=logits)
+        total = w.sum(-1)
+        return np.einsum("ij,ij->i", w, w) / (total * total)                # Σ_i P(i | x_t)²
 
     def curve(self, ts) -> np.ndarray:
         return np.array([self.values(t).mean() for t in np.atleast_1d(ts)])
@@ -181,23 +191,26 @@ class EmpiricalOverlap:
 
 class PopulationOverlap:
     """The collapse measurement with the exact population score of N(0, σ²I) (a null: a score that
-    memorised nothing). The same training set and starts x_t as `EmpiricalOverlap` (same seed);
+    memorised nothing). The same training set and starts x_t as `EmpiricalOverlap` (same streams);
     each start gets two clones run backward with the exact score, which end at independent draws
     of the posterior N(e^{−t}σ² x_t / v_t, σ²Δ_t / v_t · I), v_t = σ²e^{−2t} + Δ_t; the pair agrees
     when both clones' nearest training points coincide. Common random numbers over t."""
 
-    def __init__(self, n_train: int, d: int, n_test: int, seed: int = 0, sigma2: float = 1.0):
-        ref = EmpiricalOverlap(n_train, d, n_test, seed, sigma2)
-        self.a, self.idx, self.z, self.a2, self.sigma2 = ref.a, ref.idx, ref.z, ref.a2, sigma2
-        self.w = numpy_rng(seed, "collapse-population", d, n_train).standard_normal((2, n_test, d))
+    def __init__(self, n_train: int, d: int, n_test: int, streams: Streams, sigma2: float = 1.0):
+        self.ref = EmpiricalOverlap(n_train, d, n_test, streams, sigma2)
+        self.a, self.idx, self.z, self.a2, self.sigma2 = self.ref.a, self.ref.idx, self.ref.z, self.ref.a2, sigma2
+        self.w = streams.rng("collapse-population", d, n_train).standard_normal((2, n_test, d))
+        self.gram_w = [w @ self.a.T for w in self.w]                   # each clone's noise against the training set
 
     def values(self, t: float) -> np.ndarray:
         e = float(ou_decay(t)); delta = float(ou_delta(t))
-        x = e * self.a[self.idx] + math.sqrt(delta) * self.z           # the same x_t as the empirical score
         v = self.sigma2 * e * e + delta
-        mean = (e * self.sigma2 / v) * x
         sd = math.sqrt(self.sigma2 * delta / v)
-        near = [np.argmax(2.0 * (mean + sd * w) @ self.a.T - self.a2[None, :], axis=1) for w in self.w]
+        # the clone's end mean·a_i: the posterior mean (e σ²/v) x_t of the same x_t as the empirical score
+        base = self.ref.projections(t)
+        base *= 2.0 * e * self.sigma2 / v
+        base -= self.a2[None, :]
+        near = [np.argmax(base + (2.0 * sd) * g, axis=1) for g in self.gram_w]   # nearest training point
         return (near[0] == near[1]).astype(np.float64)
 
     def curve(self, ts) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from common.errors import UserError
-from common.seed import numpy_rng, torch_generator
+from common.seed import Streams
 
 from .highdim import grid_crossing, grid_crossing_se
 
@@ -114,27 +114,27 @@ class ScoreNet(nn.Module):
         return -self(x, t) / torch.sqrt(-torch.expm1(-2.0 * t))[:, None]   # s_θ = −ε_θ/√Δ_t
 
 
-def untrained_score(data: TwoClassData, seed: int = 0, hidden: int = 256, device="cpu") -> ScoreNet:
+def untrained_score(data: TwoClassData, streams: Streams, hidden: int = 256, device="cpu") -> ScoreNet:
     """The same network at its initialisation (the weights `train_score` starts from): a model that
-    learned nothing, the null of the learned-score measurement."""
-    with torch.random.fork_rng(devices=[]):      # the CPU generator alone: no device generator is touched
-        torch.random.default_generator.manual_seed(int(seed))
-        model = ScoreNet(data.dim, hidden=hidden)   # initialised on the CPU, the same weights on any device
+    learned nothing, the null of the learned-score measurement. Initialised from the stream "score-init"
+    (torch's global generator forked and restored), on the CPU: the same weights on any device."""
+    with streams.torch_global("score-init"):
+        model = ScoreNet(data.dim, hidden=hidden)
     return model.to(device).eval()
 
 
-def shuffled_labels(data: TwoClassData, seed: int = 0) -> TwoClassData:
+def shuffled_labels(data: TwoClassData, streams: Streams) -> TwoClassData:
     """The same images with their training class labels permuted: data without the class structure."""
-    rng = numpy_rng(seed, "shuffled-labels")
+    rng = streams.rng("shuffled-labels")
     return TwoClassData(data.x_train, rng.permutation(data.y_train), data.x_test, data.y_test,
                         data.classes, data.provenance)
 
 
-def train_score(data: TwoClassData, steps: int, seed: int = 0, batch: int = 256, lr: float = 2e-3,
+def train_score(data: TwoClassData, steps: int, streams: Streams, batch: int = 256, lr: float = 2e-3,
                 hidden: int = 256, t_min: float = 1e-3, t_max: float = 5.0, show_progress: bool = False,
                 device="cpu"):
     """Denoising score matching; returns (model, loss history). Random numbers are drawn on the
-    CPU from a seeded generator and moved to `device`, so a run is reproducible on any device.
+    CPU from the stream "dsm" and moved to `device`, so a run is reproducible on any device.
 
     Denoising score matching (Song et al., ICLR 2021) on the paper's forward OU process: an extension, the paper
     trains no network."""
@@ -142,10 +142,11 @@ def train_score(data: TwoClassData, steps: int, seed: int = 0, batch: int = 256,
         raise UserError(f"steps and batch must be positive; got {steps}, {batch}")
     from common.progress import progress
 
-    model = untrained_score(data, seed, hidden, device).train()   # float32: a network, not the physics
-    gen = torch_generator(seed, "dsm")
+    model = untrained_score(data, streams, hidden, device).train()   # float32: a network, not the physics
+    gen = streams.torch_generator("dsm")
     x_all = torch.as_tensor(data.x_train, dtype=torch.float32).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    # one fused kernel for the whole update (a loop of small tensor ops otherwise): the same update up to float32 rounding
+    opt = torch.optim.Adam(model.parameters(), lr=lr, fused=x_all.device.type in ("cpu", "cuda"))
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     losses = torch.empty(steps, device=x_all.device)   # kept on the device: no host sync per step
     it = range(steps)
@@ -194,13 +195,13 @@ def reverse_sample(model: ScoreNet, x_t: torch.Tensor, t0: float, n_steps: int, 
     return (x + (-math.expm1(-2 * t_end)) * model.score(x, tt)) / math.exp(-t_end)
 
 
-def _starts(data: TwoClassData, n_start: int, seed: int) -> np.ndarray:
+def _starts(data: TwoClassData, n_start: int, streams: Streams) -> np.ndarray:
     pool = np.concatenate([data.x_test, data.x_train])
-    rng = numpy_rng(seed, "clone-starts")
+    rng = streams.rng("clone-starts")
     return pool[rng.choice(pool.shape[0], size=min(int(n_start), pool.shape[0]), replace=False)]
 
 
-def cloning_curve(model: ScoreNet, data: TwoClassData, ts, n_start: int, n_steps: int, seed: int = 0,
+def cloning_curve(model: ScoreNet, data: TwoClassData, ts, n_start: int, n_steps: int, streams: Streams,
                   n_clones: int = 8):
     """P(two clones from the same noised image end in the same class), with its SE.
 
@@ -212,12 +213,12 @@ def cloning_curve(model: ScoreNet, data: TwoClassData, ts, n_start: int, n_steps
     if n_clones < 2:
         raise UserError(f"n_clones must be >= 2; got {n_clones}")
     device = next(model.parameters()).device
-    x0 = torch.as_tensor(_starts(data, n_start, seed), dtype=torch.float32).to(device)
+    x0 = torch.as_tensor(_starts(data, n_start, streams), dtype=torch.float32).to(device)
     centres = np.stack([data.x_train[data.y_train == c].mean(0) for c in (0, 1)])
     probs, ses = [], []
     with single_thread():
         for j, t in enumerate(np.atleast_1d(ts)):
-            gen = torch_generator(seed, "clones", j)
+            gen = streams.torch_generator("clones", j)
             eps = torch.randn(x0.shape, generator=gen).to(device)
             xt = math.exp(-t) * x0 + math.sqrt(-math.expm1(-2 * t)) * eps
             ends = reverse_sample(model, xt.repeat(n_clones, 1), float(t), n_steps, gen).cpu().numpy()
@@ -228,7 +229,7 @@ def cloning_curve(model: ScoreNet, data: TwoClassData, ts, n_start: int, n_steps
     return np.array(probs), np.array(ses)
 
 
-def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, seed: int = 0, n_noise: int = 4,
+def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, streams: Streams, n_noise: int = 4,
                             return_se: bool = False):
     """The same curve for the exact *empirical* score of the training set (no network): the reverse
     process from X_t ends on training point i with probability P(i | X_t), so the class-agreement
@@ -237,10 +238,10 @@ def empirical_cloning_curve(data: TwoClassData, ts, n_start: int, seed: int = 0,
     Biroli et al. (arXiv:2402.18491), cloning with the exact empirical score."""
     a = data.x_train; y = data.y_train
     a2 = (a * a).sum(-1)
-    x0 = _starts(data, n_start, seed)
+    x0 = _starts(data, n_start, streams)
     out, ses = [], []
     for j, t in enumerate(np.atleast_1d(ts)):
-        rng = numpy_rng(seed, "empirical-clones", j)
+        rng = streams.rng("empirical-clones", j)
         e = math.exp(-t); delta = -math.expm1(-2 * t)
         xt = (e * x0[None] + math.sqrt(delta) * rng.standard_normal((n_noise,) + x0.shape)).reshape(-1, a.shape[1])
         logits = (2 * e * xt @ a.T - e * e * a2[None]) / (2 * delta)     # −|x − e a_i|²/(2Δ) + const

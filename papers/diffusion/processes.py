@@ -19,7 +19,7 @@ The Stratonovich product is discretised by the trapezoid ½[f(x_n, s_n) + f(x_{n
 which re-uses the drift the Euler step needs next, so the backward loop costs one score per step.
 Forward, it telescopes exactly to (|X_0|² − |X_T|²)/2 (tested per path).
 
-Paths are simulated in chunks; each chunk owns the random stream (seed, direction, chunk index),
+Paths are simulated in chunks; each chunk owns the keyed stream (direction, chunk index) of the `Streams` passed in,
 so results do not depend on the number of worker threads. The only Python loop is over time steps.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 
 from common.errors import UserError
 from common.progress import progress
-from common.seed import numpy_rng
+from common.seed import Streams
 
 from .mixture import GaussianMixture, ou_decay
 
@@ -135,7 +135,7 @@ def _merge(direction, T, dt, times, parts, edges, keep):
     return out
 
 
-def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, seed: int = 0, *,
+def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, streams: Streams, *,
                      n_bins: int = 0, keep_paths: int = 0, chunk: int | None = None,
                      workers: int | None = None, show_progress: bool = False,
                      noise_scale: float = 1.0, ito: bool = False) -> PathEntropy:
@@ -150,7 +150,8 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
     operations per step). Both functionals telescope, so they need X only at the bin edges:
     ΔS_E = ½(|X_start|² − |X_end|²) per bin (Stratonovich ∫ −X∘dX exactly), ΔS = −Δ ln p_t.
     `chunk=None` splits n into about four chunks (at most DEFAULT_CHUNK paths each) so that small
-    runs also use two cores; results depend on n, seed and chunk, never on the thread count.
+    runs also use two cores; results depend on n, `streams` (chunk k draws `streams.rng("forward", k)`) and
+    chunk, never on the thread count.
 
     Nulls (broken variants, for controls): `noise_scale` c ≠ 1 simulates dX = −X dt + √(2c) dW
     (the wrong noise scale) while the functionals stay those of the paper's process (unit
@@ -170,7 +171,7 @@ def simulate_forward(mix: GaussianMixture, T: float, dt: float, n_paths: int, se
     edges, _ = _bins(steps, n_bins or 1)
 
     def one(idx, m):
-        rng = numpy_rng(seed, "forward", idx)
+        rng = streams.rng("forward", idx)
         x = mix.sample(m, rng)
         x_start = x.copy()
         y = np.empty_like(x)
@@ -247,7 +248,7 @@ def backward_drift(mix: GaussianMixture):
     return drift
 
 
-def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, seed: int = 0, *,
+def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, streams: Streams, *,
                       n_bins: int = 0, keep_paths: int = 0, chunk: int = DEFAULT_CHUNK,
                       workers: int | None = None, show_progress: bool = False,
                       x_start: np.ndarray | None = None, ito: bool = False,
@@ -284,7 +285,7 @@ def simulate_backward(mix: GaussianMixture, T: float, dt: float, n_paths: int, s
         x_start = np.asarray(x_start, dtype=np.float64).reshape(int(n_paths), d)
 
     def one(idx, m):
-        rng = numpy_rng(seed, "backward", idx)
+        rng = streams.rng("backward", idx)
         if x_start is None:
             x = mix.sample(m, rng, t=T)                       # X̃_0 ~ p_T exactly
         else:

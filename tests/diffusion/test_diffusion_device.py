@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from common.seed import Streams
 from papers.diffusion import learned
 from papers.diffusion.config import get_config
 from papers.diffusion.studies import high_dimension
@@ -18,7 +19,7 @@ TINY = dict(learned_steps=15, learned_hidden=16, learned_clone_starts=12, learne
 
 
 def _learned(device):
-    return high_dimension.learned_speciation(get_config("smoke", **TINY), seed=0, device=device)
+    return high_dimension.learned_speciation(get_config("smoke", **TINY), streams=Streams(0), device=device)
 
 
 def test_the_learned_score_runs_on_the_device_it_is_given_and_returns_host_numbers():
@@ -28,10 +29,10 @@ def test_the_learned_score_runs_on_the_device_it_is_given_and_returns_host_numbe
         assert all(isinstance(v, (float, int, bool)) for v in m.values())
         assert math.isfinite(m["learned_final_loss"]) and isinstance(res["losses"], np.ndarray)
     data = res["data"]
-    model, losses = learned.train_score(data, 5, seed=1, hidden=8, device=torch.device("cpu"))
+    model, losses = learned.train_score(data, 5, streams=Streams(1), hidden=8, device=torch.device("cpu"))
     assert next(model.parameters()).device.type == "cpu" and losses.dtype == np.float64 and losses.shape == (5,)
-    a, _ = learned.cloning_curve(model, data, [0.3, 1.0], 6, 3, seed=2)
-    b, _ = learned.cloning_curve(model, data, [0.3, 1.0], 6, 3, seed=2)
+    a, _ = learned.cloning_curve(model, data, [0.3, 1.0], 6, 3, streams=Streams(2))
+    b, _ = learned.cloning_curve(model, data, [0.3, 1.0], 6, 3, streams=Streams(2))
     np.testing.assert_array_equal(a, b)                  # generators on the CPU, seeded per call
 
 
@@ -44,11 +45,11 @@ def test_on_a_gpu_the_learned_score_uses_gpu_memory_the_same_initial_weights_and
     cpu_run = _learned("cpu")
     data = cpu_run["data"]
     gpu_peak.reset()
-    gpu = learned.untrained_score(data, seed=3, hidden=16, device="cuda")
-    cpu = learned.untrained_score(data, seed=3, hidden=16, device="cpu")
+    gpu = learned.untrained_score(data, streams=Streams(3), hidden=16, device="cuda")
+    cpu = learned.untrained_score(data, streams=Streams(3), hidden=16, device="cpu")
     for pg, pc in zip(gpu.parameters(), cpu.parameters()):
         assert pg.device.type == "cuda" and torch.equal(pg.cpu(), pc)
-    model, _ = learned.train_score(data, 5, seed=1, hidden=8, device="cuda")
+    model, _ = learned.train_score(data, 5, streams=Streams(1), hidden=8, device="cuda")
     assert next(model.parameters()).device.type == "cuda"
     res = _learned("cuda")
     assert gpu_peak.grew()
@@ -83,19 +84,3 @@ def test_on_a_gpu_the_smoke_notebooks_use_it_and_give_the_cpus_numbers(tmp_path,
     same = [k for k in cpu if not k.startswith("learned_") or k in DATA_ONLY]
     assert same and all(gpu[k] == cpu[k] for k in same if cpu[k] == cpu[k])
     assert gpu["learned_final_loss"] == pytest.approx(cpu["learned_final_loss"], rel=1e-3)
-
-
-def test_the_score_trained_in_another_thread_gives_the_learned_section_bit_for_bit():
-    """`measure` trains the score network in a second thread while the NumPy sections run: the learned
-    section must come out as when it trains in line (own generators, one torch thread either way)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    cfg = get_config("smoke", **TINY)
-    inline = high_dimension.learned_speciation(cfg, seed=1)
-    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        training = pool.submit(high_dimension.train, cfg, data, 1, "cpu")
-        high_dimension.collapse(cfg, seed=1)                          # NumPy work meanwhile, as in `measure`
-        threaded = high_dimension.learned_speciation(cfg, seed=1, data=data, training=training)
-    assert threaded["metrics"] == inline["metrics"]
-    assert np.array_equal(threaded["losses"], inline["losses"]) and np.array_equal(threaded["prob"], inline["prob"])

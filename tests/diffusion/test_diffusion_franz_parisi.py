@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from common.errors import UserError
+from common.seed import Streams
 from papers.diffusion import franz_parisi as fp
 from papers.diffusion.mixture import GaussianMixture
 
@@ -10,7 +11,7 @@ MIX = GaussianMixture.two_gaussians(1.0, 0.1)
 
 
 def test_derivatives_match_finite_differences():
-    s = fp.draw_samples(MIX, 500, 0)
+    s = fp.draw_samples(MIX, 500, Streams(0))
     q = np.array([0.3, 1.0, 2.5, 5.0])
     h = 1e-5
     c = fp.fp_potential(MIX, 0.3, q, s)
@@ -20,7 +21,7 @@ def test_derivatives_match_finite_differences():
 
 
 def test_fast_path_equals_generic_and_definition():
-    s = fp.draw_samples(MIX, 300, 1)
+    s = fp.draw_samples(MIX, 300, Streams(1))
     q = np.linspace(0.1, 6, 17)
     a, b = fp.fp_potential(MIX, 0.2, q, s), fp.fp_potential(MIX, 0.2, q, s, fast=False)
     for k in ("V", "dV", "ddV"):
@@ -33,7 +34,7 @@ def test_fast_path_equals_generic_and_definition():
 
 
 def test_secondary_minimum_present_at_042_absent_at_0015():
-    s = fp.draw_samples(MIX, 20_000, 0)
+    s = fp.draw_samples(MIX, 20_000, Streams(0))
     q = 0.075 + 0.02 * np.arange(300)
     sec = fp.secondary_minimum(fp.fp_potential(MIX, 0.42, q, s))
     assert sec is not None and 2.5 < sec["q_min"] < 4.0 and 1.0 < sec["q_max"] < 2.0 and sec["barrier"] > 0.3
@@ -41,16 +42,16 @@ def test_secondary_minimum_present_at_042_absent_at_0015():
 
 
 def test_determinism_and_bad_input():
-    a, b = fp.draw_samples(MIX, 100, 3), fp.draw_samples(MIX, 100, 3)
+    a, b = fp.draw_samples(MIX, 100, Streams(3)), fp.draw_samples(MIX, 100, Streams(3))
     np.testing.assert_array_equal(a.x0, b.x0)
     with pytest.raises(UserError):
         fp.fp_potential(MIX, 0.3, np.array([0.0, 1.0]), a)
     with pytest.raises(UserError):
-        fp.draw_samples(GaussianMixture.two_gaussians(1.0, 0.1, d=2), 100)
+        fp.draw_samples(GaussianMixture.two_gaussians(1.0, 0.1, d=2), 100, Streams(0))
 
 
 def test_per_sample_ln_z_and_barrier_match_the_curve():
-    s = fp.draw_samples(MIX, 3000, 1)
+    s = fp.draw_samples(MIX, 3000, Streams(1))
     q = np.array([0.8, 3.2])
     c = fp.fp_potential(MIX, 0.42, q, s)
     for qi, v in zip(q, c["V"]):

@@ -15,9 +15,8 @@ from common import data as cdata
 from common import fakedata
 from common.claims import load_claims
 from papers.diffusion import figures as figs
+from common.study import run_all
 from papers.diffusion.config import get_config, preflight
-from papers.diffusion.studies import entropy_rates, franz_parisi, fluctuation_theorems, high_dimension, \
-    potential_phase_diagram
 
 TINY = dict(  # every count of the full profile cut to seconds; its models, datasets, step sizes and dims stay
     n_forward=2000, n_dft=2000, n_backward=1000, n_hist=400, hist_seeds=2, ift_long_fraction=0.1, phase_grid=9,
@@ -59,10 +58,11 @@ def test_full_profile_runs_every_notebook_function_on_fashion_mnist_files(tmp_pa
     assert (cfg.learned_dataset, cfg.learned_downsample, tuple(cfg.learned_classes)) == ("fashion_mnist", 2, (1, 8))
     preflight(cfg)
     torch.set_num_threads(1)
-    seed, metrics = 0, {}
-    res = {"nb01": fluctuation_theorems.measure(cfg, seed=seed), "nb02": potential_phase_diagram.measure(cfg),
-           "rates": entropy_rates.measure(cfg, seed=seed), "fp": franz_parisi.measure(cfg, seed=seed),
-           "nb05": high_dimension.measure(cfg, seed=seed, device=device)}
+    metrics = {}
+    # every study as its notebook calls it (open_run, measure(cfg, run), log_metrics), on `device`
+    outs = run_all("diffusion", "full", tmp_path / "run", seed=0, device=device, overrides=TINY)
+    res = {"nb01": outs["fluctuation_theorems"], "nb02": outs["potential_phase_diagram"],
+           "rates": outs["entropy_rates"], "fp": outs["franz_parisi"], "nb05": outs["high_dimension"]}
     for r in res.values():
         metrics |= r["metrics"]
     res |= {"sch": res["nb01"]["schematic"], "ft": res["nb01"]["ift"], "dft": res["nb01"]["dft"],

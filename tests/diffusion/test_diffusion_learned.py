@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from common.errors import UserError
+from common.seed import Streams
 from papers.diffusion import learned
 
 
@@ -11,10 +12,10 @@ def test_train_is_deterministic_and_clones_run():
     data = learned.load_two_classes("digits", (0, 1))
     assert data.dim == 64 and set(np.unique(data.y_train)) == {0, 1}
     assert data.x_train.min() >= -1 and data.x_train.max() <= 1
-    m1, l1 = learned.train_score(data, 5, seed=3, batch=16, hidden=16)
-    m2, l2 = learned.train_score(data, 5, seed=3, batch=16, hidden=16)
+    m1, l1 = learned.train_score(data, 5, streams=Streams(3), batch=16, hidden=16)
+    m2, l2 = learned.train_score(data, 5, streams=Streams(3), batch=16, hidden=16)
     np.testing.assert_array_equal(l1, l2)
-    p, se = learned.cloning_curve(m1, data, [0.3, 1.0], 6, 3, seed=0)
+    p, se = learned.cloning_curve(m1, data, [0.3, 1.0], 6, 3, streams=Streams(0))
     assert p.shape == (2,) and np.all((0 <= p) & (p <= 1))
 
 

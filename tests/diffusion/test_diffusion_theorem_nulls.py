@@ -9,6 +9,7 @@ import torch
 from scipy.optimize import brentq
 
 from common.errors import UserError
+from common.seed import Streams
 from papers.diffusion import franz_parisi as fp
 from papers.diffusion import highdim, landscape, learned, thermo
 from papers.diffusion.mixture import GaussianMixture
@@ -28,10 +29,10 @@ def test_wrong_noise_score_is_the_score_of_the_noise_scaled_process():
 
 def test_sampler_score_drives_only_the_steps_and_the_exact_score_changes_nothing():
     mix = GaussianMixture.two_gaussians(1.0, 1.0)
-    plain = simulate_backward(mix, 1.0, 0.02, 3000, seed=3)
-    same = simulate_backward(mix, 1.0, 0.02, 3000, seed=3, sampler_score=mix.score)
+    plain = simulate_backward(mix, 1.0, 0.02, 3000, streams=Streams(3))
+    same = simulate_backward(mix, 1.0, 0.02, 3000, streams=Streams(3), sampler_score=mix.score)
     np.testing.assert_allclose(same.total, plain.total, atol=1e-9)
-    wrong = simulate_backward(mix, 1.0, 0.02, 3000, seed=3, sampler_score=wrong_noise_score(mix, 2.0))
+    wrong = simulate_backward(mix, 1.0, 0.02, 3000, streams=Streams(3), sampler_score=wrong_noise_score(mix, 2.0))
     np.testing.assert_array_equal(wrong.x_start, plain.x_start)     # the same start from p_T
     assert not np.allclose(wrong.x_end, plain.x_end)
 
@@ -39,10 +40,10 @@ def test_sampler_score_drives_only_the_steps_and_the_exact_score_changes_nothing
 def test_mis_specified_weights_break_the_ift_at_t1_but_not_the_exact_ones():
     mix = GaussianMixture.two_gaussians(1.0, 1.0)
     n = 20000
-    exact_f = thermo.ift_statistics(simulate_forward(mix, 1.0, 0.05, n, seed=11).total)
-    wrong_f = thermo.ift_statistics(simulate_forward(mix, 1.0, 0.05, n, seed=11, noise_scale=2.0).total)
-    exact_b = thermo.ift_statistics(simulate_backward(mix, 1.0, 0.01, n, seed=11).total)
-    wrong_b = thermo.ift_statistics(simulate_backward(mix, 1.0, 0.01, n, seed=11,
+    exact_f = thermo.ift_statistics(simulate_forward(mix, 1.0, 0.05, n, streams=Streams(11)).total)
+    wrong_f = thermo.ift_statistics(simulate_forward(mix, 1.0, 0.05, n, streams=Streams(11), noise_scale=2.0).total)
+    exact_b = thermo.ift_statistics(simulate_backward(mix, 1.0, 0.01, n, streams=Streams(11)).total)
+    wrong_b = thermo.ift_statistics(simulate_backward(mix, 1.0, 0.01, n, streams=Streams(11),
                                                       sampler_score=wrong_noise_score(mix, 2.0)).total)
     assert abs(exact_f["mean"] - 1) < 4 * exact_f["se"] and abs(exact_b["mean"] - 1) < 0.015
     assert wrong_f["mean"] - 1 > 8 * wrong_f["se"] and wrong_b["mean"] - 1 > 8 * wrong_b["se"]
@@ -51,7 +52,7 @@ def test_mis_specified_weights_break_the_ift_at_t1_but_not_the_exact_ones():
 def test_forward_ift_at_equilibrium_holds_path_by_path_whatever_the_noise():
     # p_0 = N(0, 1): e^{−ΔS_tot} = e^{−X_0²/2 + X_T²/2} N(X_T)/N(X_0) = 1 on every path, even with the wrong noise
     mix = GaussianMixture.single_gaussian(0.0, 1.0)
-    p = simulate_forward(mix, 1.0, 0.05, 500, seed=2, noise_scale=2.0)
+    p = simulate_forward(mix, 1.0, 0.05, 500, streams=Streams(2), noise_scale=2.0)
     np.testing.assert_allclose(np.exp(-p.total), 1.0, atol=1e-10)
 
 
@@ -88,8 +89,8 @@ def test_fixed_speciation_level_is_crossed_exactly_where_m2_equals_v(d, s2):
 
 def test_population_overlap_uses_the_empirical_starts_and_the_gaussian_posterior():
     n, d, m = 50, 6, 40
-    emp = highdim.EmpiricalOverlap(n, d, m, seed=4)
-    pop = highdim.PopulationOverlap(n, d, m, seed=4)
+    emp = highdim.EmpiricalOverlap(n, d, m, streams=Streams(4))
+    pop = highdim.PopulationOverlap(n, d, m, streams=Streams(4))
     np.testing.assert_array_equal(pop.a, emp.a)
     np.testing.assert_array_equal(pop.idx, emp.idx)
     t = 0.4
@@ -127,8 +128,8 @@ def test_untrained_score_leaves_every_global_generator_alone():
     data = learned.TwoClassData(np.zeros((4, 3)), np.array([0, 1, 0, 1]), np.zeros((2, 3)), np.array([0, 1]), (0, 1), [])
     torch.manual_seed(123)
     before = torch.random.get_rng_state().clone()
-    a = learned.untrained_score(data, seed=5, hidden=8, device="cpu")
-    b = learned.untrained_score(data, seed=5, hidden=8, device=torch.device("cpu"))
+    a = learned.untrained_score(data, streams=Streams(5), hidden=8, device="cpu")
+    b = learned.untrained_score(data, streams=Streams(5), hidden=8, device=torch.device("cpu"))
     assert torch.equal(torch.random.get_rng_state(), before)
     for pa, pb in zip(a.parameters(), b.parameters()):
         assert torch.equal(pa, pb)

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from common.errors import UserError
+from common.seed import Streams
 from papers.diffusion.mixture import GaussianMixture
 from papers.diffusion.processes import simulate_forward
 from papers.diffusion.thermo import (binned_rates, bin_average, ift_statistics, kl_to_standard_normal,
@@ -55,7 +56,7 @@ def test_kl_single_gaussian_closed_form():
 
 def test_binned_monte_carlo_rates_match_theory():
     mix = GaussianMixture.two_gaussians(1.0, 0.4)
-    p = simulate_forward(mix, 1.5, 0.01, 40_000, seed=0, n_bins=5)
+    p = simulate_forward(mix, 1.5, 0.01, 40_000, streams=Streams(0), n_bins=5)
     mc = binned_rates(p)
     th = bin_average(lambda t: rates_closed_form(mix, t)["pi"], p)
     assert np.all(np.abs(mc["pi"] - th) < 4.5 * mc["pi_se"])
@@ -79,3 +80,25 @@ def test_crooks_fit_gaussian_case():
     # a variance twice too large breaks the theorem: the slope halves
     wrong = crooks_fit(rng.normal(m, np.sqrt(4 * m), 50_000), rng.normal(m, np.sqrt(4 * m), 50_000))
     assert abs(wrong["slope"] - 0.5) < 4 * wrong["slope_se"]
+
+
+def test_crooks_fit_is_the_logistic_regression_of_the_labels():
+    """The fit's Newton steps read s alone (the labels enter through n_f and the sum of the forward s); against a
+    logistic regression of the labels 1 (forward) and 0 (negated reverse) on (1, s) by Newton's method on the
+    labels, written out."""
+    from papers.diffusion.thermo import crooks_fit
+    rng = np.random.default_rng(3)
+    f, r = rng.normal(0.4, 1.1, 3000), rng.normal(0.3, 0.9, 2000)
+    s = np.concatenate([f, -r]); y = np.concatenate([np.ones(f.size), np.zeros(r.size)])
+    X = np.stack([np.ones_like(s), s], 1)
+    beta = np.zeros(2)
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-X @ beta))
+        beta = beta + np.linalg.solve(X.T @ (X * (p * (1 - p))[:, None]), X.T @ (y - p))
+    p = 1 / (1 + np.exp(-X @ beta))
+    cov = np.linalg.inv(X.T @ (X * (p * (1 - p))[:, None]))
+    fit = crooks_fit(f, r)
+    assert fit["slope"] == pytest.approx(beta[1], abs=1e-10)
+    assert fit["intercept"] == pytest.approx(beta[0] - np.log(f.size / r.size), abs=1e-10)
+    assert fit["slope_se"] == pytest.approx(np.sqrt(cov[1, 1]), rel=1e-8)
+    assert fit["intercept_se"] == pytest.approx(np.sqrt(cov[0, 0]), rel=1e-8)

@@ -15,9 +15,9 @@ from ..processes import simulate_backward, simulate_forward, wrong_noise_score
 FINE_POINTS = 20001          # the fine grid of the closed forms (argmin φ*, its sign change, ∫π dt)
 
 
-def measure(cfg, seed: int = 0) -> dict:
-    """Notebook 03: every rate of Figs. 9-10 and its checks."""
-    return entropy_rates(cfg, seed)
+def measure(cfg, run) -> dict:
+    """Notebook 03: every rate of Figs. 9-10 and its checks (`run.streams`: the paths' random streams)."""
+    return entropy_rates(cfg, run.streams)
 
 
 # ---- the measurement-to-metric mapping ----------------------------------------------------------------
@@ -80,7 +80,7 @@ def rates_metrics(r: dict) -> dict:
 
 # ---- the section ----------------------------------------------------------------------------------------
 
-def entropy_rates(cfg, seed: int = 0) -> dict:
+def entropy_rates(cfg, streams) -> dict:
     """Figs 9-10: π, φ, dS/dt forward (Eqs. (24)-(30)) and backward (Eqs. (54)-(64)); closed form,
     quadrature and binned Monte Carlo.
 
@@ -91,11 +91,11 @@ def entropy_rates(cfg, seed: int = 0) -> dict:
     t = np.linspace(0.0, cfg.rates_T, int(cfg.rates_points))
     closed = thermo.rates_closed_form(mix, t)
     quad = thermo.rates_quadrature(mix, t)
-    fwd = simulate_forward(mix, cfg.rates_T, cfg.rates_forward_dt, cfg.n_rates_paths, seed,
+    fwd = simulate_forward(mix, cfg.rates_T, cfg.rates_forward_dt, cfg.n_rates_paths, streams,
                            n_bins=cfg.rates_bins, show_progress=True)
-    bwd = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, seed,
+    bwd = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, streams,
                             n_bins=cfg.rates_bins, show_progress=True)
-    bwd_wrong = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, seed,
+    bwd_wrong = simulate_backward(mix, cfg.rates_T, cfg.rates_backward_dt, cfg.n_rates_paths, streams,
                                   n_bins=cfg.rates_bins, sampler_score=wrong_noise_score(mix, cfg.ift_wrong_noise))
     mc_f, mc_b = thermo.binned_rates(fwd), thermo.binned_rates(bwd)
     cf = lambda key: (lambda tt: thermo.rates_closed_form(mix, tt)[key])  # noqa: E731

@@ -14,9 +14,9 @@ from .. import landscape
 from ..mixture import GaussianMixture
 
 
-def measure(cfg, seed: int = 0) -> dict:
-    """Notebook 04: Fig. 11's panels, their nulls, and the threshold time with its fold fit."""
-    return franz_parisi_curves(cfg, seed)
+def measure(cfg, run) -> dict:
+    """Notebook 04: Fig. 11's panels, their nulls, and the threshold time with its fold fit (`run.streams`)."""
+    return franz_parisi_curves(cfg, run.streams)
 
 
 # ---- the measurement-to-metric mapping ----------------------------------------------------------------
@@ -55,16 +55,18 @@ def threshold_metrics(thr: float, fold: dict | None, linear: float, exponent: fl
 
 # ---- the section ----------------------------------------------------------------------------------------
 
-def franz_parisi_curves(cfg, seed: int = 0) -> dict:
+def franz_parisi_curves(cfg, streams) -> dict:
     """Fig 11: V, V', V'' at each t in fp_times, the secondary minimum, and its threshold time.
 
     Nulls: the same barrier at t = 0.42 for a single Gaussian of the same variance (no second
     cluster); at the smallest-but-one panel time the posterior of t = 0.42 applied to X_t drawn at
     that time (a shuffled-time denoiser); for the fold law B ∝ (t − t_f)^{3/2}, the competing linear
-    law B ∝ t − t_f extrapolated from the same barriers (fp_fold_offsets above the threshold)."""
+    law B ∝ t − t_f extrapolated from the same barriers (fp_fold_offsets above the threshold). The panels and
+    the single-Gaussian null draw the same streams; the threshold's smaller sample its own
+    (`streams.child("fp-threshold")`)."""
     mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
     q = cfg.fp_q_min + cfg.fp_q_step * np.arange(int(cfg.fp_q_points))
-    samples = fp.draw_samples(mix, cfg.fp_samples, seed)
+    samples = fp.draw_samples(mix, cfg.fp_samples, streams)
     curves, m = {}, {}
     for t in cfg.fp_times:
         c = fp.fp_potential(mix, t, q, samples)
@@ -78,7 +80,7 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
     tag_hi, tag_lo = time_tag(t_hi), time_tag(t_lo)
     # null 1: no second cluster, N(0, μ² + σ²) (the pair with μ = 0), same measurement at t_hi
     gauss = GaussianMixture.two_gaussians(0.0, cfg.fp_mu ** 2 + cfg.fp_sigma2)
-    g_samples = fp.draw_samples(gauss, cfg.fp_samples, seed)
+    g_samples = fp.draw_samples(gauss, cfg.fp_samples, streams)
     sec = fp.secondary_minimum(fp.fp_potential(gauss, t_hi, q, g_samples))
     b, se = fp.barrier_with_se(gauss, t_hi, g_samples, sec["q_max"], sec["q_min"]) if sec else (0.0, 0.0)
     m[f"fp_t{tag_hi}_gauss_barrier"], m[f"fp_t{tag_hi}_gauss_barrier_se"] = float(b), float(se)
@@ -86,7 +88,7 @@ def franz_parisi_curves(cfg, seed: int = 0) -> dict:
     frozen = samples.drawn_at(t_lo)
     sec = fp.secondary_minimum(fp.fp_potential(mix, t_hi, q, frozen))
     m[f"fp_t{tag_lo}_shuffled_time_barrier"] = float(sec["barrier"]) if sec else 0.0
-    small = fp.draw_samples(mix, cfg.fp_threshold_samples, seed + 1)
+    small = fp.draw_samples(mix, cfg.fp_threshold_samples, streams.child("fp-threshold"))
     thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol)
     fold = fp.fold_threshold(mix, q, small, thr + np.asarray(cfg.fp_fold_offsets)) if math.isfinite(thr) else None
     # null 3: the competing law, a barrier vanishing linearly (exponent 1), fitted on the same window;

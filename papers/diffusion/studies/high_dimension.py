@@ -8,7 +8,6 @@ a score learned by denoising score matching speciates near ½ ln Λ of its data.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -18,19 +17,11 @@ from ..mixture import GaussianMixture
 COLLAPSE_MIN_DIM = 32        # the collapse claim covers d >= 32
 
 
-def measure(cfg, seed: int = 0, device="cpu") -> dict:
-    """Notebook 05: cloning (Fig. 12), collapse (Fig. 13) and the learned score (Fig. 14, on `device`);
-    `provenance` is the learned score's dataset provenance (for `run.log_inputs`).
-
-    The score network trains (one torch thread, `learned.train_score`) in a second thread while this one
-    computes the sections that need no network (cloning, collapse, the empirical-score curves: NumPy), so
-    both cores work; every section draws from its own seeded generator, so the numbers are those of the
-    sections run one after another, bit for bit."""
-    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        training = pool.submit(train, cfg, data, seed, device)
-        out = {"cloning": cloning(cfg, seed), "collapse": collapse(cfg, seed),
-               "learned": learned_speciation(cfg, seed, device=device, data=data, training=training)}
+def measure(cfg, run) -> dict:
+    """Notebook 05: cloning (Fig. 12), collapse (Fig. 13) and the learned score (Fig. 14, on `run.device`), each
+    from `run.streams`; `provenance` is the learned score's dataset provenance (for `run.log_inputs`)."""
+    out = {"cloning": cloning(cfg, run.streams), "collapse": collapse(cfg, run.streams),
+           "learned": learned_speciation(cfg, run.streams, device=run.device)}
     out["provenance"] = out["learned"]["provenance"]
     out["metrics"] = {**out["cloning"]["metrics"], **out["collapse"]["metrics"], **out["learned"]["metrics"]}
     return out
@@ -103,7 +94,7 @@ def learned_metrics(t_s: float, lam: float, crossings: dict, losses: np.ndarray,
 
 # ---- the sections ---------------------------------------------------------------------------------------
 
-def cloning(cfg, seed: int = 0) -> dict:
+def cloning(cfg, streams) -> dict:
     """Cloning probability in d dimensions (μ = 1_d, σ² = cloning_sigma2): Monte Carlo against the
     exact curve, and where it crosses the fixed d → ∞ speciation value φ* = 0.7752 (the same level
     for every d and σ²; it is φ where m² = v), against Biroli et al.'s t_s = ½ ln Λ, Λ = |μ|² + σ².
@@ -117,7 +108,7 @@ def cloning(cfg, seed: int = 0) -> dict:
     out, m, devs, ses, devs_u = {}, {}, [], [], []
     for d in cfg.cloning_dims:
         mix = GaussianMixture.two_gaussians(1.0, s2, d=int(d))
-        mc = highdim.CloningMC(mix, cfg.cloning_samples, seed)
+        mc = highdim.CloningMC(mix, cfg.cloning_samples, streams)
         ts_ = 0.5 * math.log(d + s2)                                  # Biroli et al.: ½ ln Λ
         t_u = landscape.speciation_time_closed_form(math.sqrt(d), s2)  # the paper's U-curvature time
         grid = np.linspace(max(0.02, ts_ - 2.0), ts_ + 2.0, 41)
@@ -140,18 +131,19 @@ def cloning(cfg, seed: int = 0) -> dict:
     d = int(cfg.clone_check_d)
     mix = GaussianMixture.two_gaussians(1.0, cfg.cloning_sigma2, d=d)
     t_chk = 0.5 * math.log(d)
-    p, se, p_sh, se_sh = highdim.cloning_by_clones(mix, t_chk, cfg.clone_check_n, cfg.clone_check_dt, seed, shuffled=True)
+    p, se, p_sh, se_sh = highdim.cloning_by_clones(mix, t_chk, cfg.clone_check_n, cfg.clone_check_dt, streams,
+                                                 shuffled=True)
     exact = float(highdim.cloning_probability_exact(math.sqrt(d), cfg.cloning_sigma2, t_chk)[0])
     m.update(clone_check_metrics(p, se, exact, p_sh, se_sh))
     return {"curves": out, "metrics": m}
 
 
-def collapse(cfg, seed: int = 0) -> dict:
+def collapse(cfg, streams) -> dict:
     """Self-overlap of the empirical score against t_C = ½ ln(1 + σ²/(n^{2/d} − 1)) (Biroli et al.);
     null: the same measurement with the exact population score (`highdim.PopulationOverlap`)."""
     out, m, errs = {}, {}, []
     for d in cfg.collapse_dims:
-        ov = highdim.EmpiricalOverlap(cfg.collapse_n, int(d), cfg.collapse_test, seed, cfg.collapse_sigma2)
+        ov = highdim.EmpiricalOverlap(cfg.collapse_n, int(d), cfg.collapse_test, streams, cfg.collapse_sigma2)
         tc = highdim.collapse_time_theory(cfg.collapse_n, int(d), cfg.collapse_sigma2)
         grid = np.linspace(0.02, 2.5 * tc + 0.2, 25)
         cross = ov.crossing(0.5, 1e-3, 10.0)
@@ -169,7 +161,7 @@ def collapse(cfg, seed: int = 0) -> dict:
     for d in cfg.collapse_dims:
         if d < COLLAPSE_MIN_DIM:
             continue
-        po = highdim.PopulationOverlap(cfg.collapse_n, int(d), cfg.collapse_test, seed, cfg.collapse_sigma2)
+        po = highdim.PopulationOverlap(cfg.collapse_n, int(d), cfg.collapse_test, streams, cfg.collapse_sigma2)
         tc = highdim.collapse_time_theory(cfg.collapse_n, int(d), cfg.collapse_sigma2)
         cross = po.crossing(0.5, 1e-3, 10.0)
         m[f"collapse_population_time_d{d}"] = float(cross)
@@ -179,23 +171,17 @@ def collapse(cfg, seed: int = 0) -> dict:
     return {"curves": out, "metrics": m}
 
 
-def train(cfg, data, seed: int = 0, device="cpu"):
-    """The score network of the learned-score section: (model, losses) of `learned.train_score` with the
-    profile's settings."""
-    return learned.train_score(data, cfg.learned_steps, seed, batch=cfg.learned_batch, lr=cfg.learned_lr,
-                               hidden=cfg.learned_hidden, show_progress=True, device=device)
-
-
-def learned_speciation(cfg, seed: int = 0, device="cpu", data=None, training=None) -> dict:
+def learned_speciation(cfg, streams, device="cpu") -> dict:
     """Train ε_θ by denoising score matching on two classes, measure cloning: its crossing of the
     speciation value against ½ ln Λ, and past speciation (the grid's last time, 2.5 × ½ ln Λ) whether the
     clones forgot their start (agreement Σ_c w_c², as two independent draws from the data).
 
     Nulls: the network at its initialisation (learned nothing); the exact empirical score with the
-    training labels shuffled. `data` (default: loaded here) and `training` (a future of `train`'s result,
-    default: trained here) let `measure` train in another thread; the curves that need no network come first."""
-    if data is None:
-        data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
+    training labels shuffled."""
+    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
+    model, losses = learned.train_score(data, cfg.learned_steps, streams, batch=cfg.learned_batch,
+                                       lr=cfg.learned_lr, hidden=cfg.learned_hidden, show_progress=True,
+                                       device=device)
     lam = data.top_eigenvalue()
     t_s = data.speciation_time()
     ts = np.linspace(0.15, 2.5 * max(t_s, 0.5), int(cfg.learned_times))
@@ -204,13 +190,12 @@ def learned_speciation(cfg, seed: int = 0, device="cpu", data=None, training=Non
 
     def crossing(prob, se):
         return learned.crossing_time(ts, prob, level), learned.crossing_time_se(ts, prob, se, level)
-    emp, emp_se = learned.empirical_cloning_curve(data, ts, starts, seed, n_noise=noise, return_se=True)
-    sh_prob, sh_se = learned.empirical_cloning_curve(learned.shuffled_labels(data, seed), ts, starts, seed,
+    prob, se = learned.cloning_curve(model, data, ts, starts, steps, streams)
+    emp, emp_se = learned.empirical_cloning_curve(data, ts, starts, streams, n_noise=noise, return_se=True)
+    null_prob, null_se = learned.cloning_curve(learned.untrained_score(data, streams, cfg.learned_hidden, device), data, ts,
+                                               starts, steps, streams)
+    sh_prob, sh_se = learned.empirical_cloning_curve(learned.shuffled_labels(data, streams), ts, starts, streams,
                                                      n_noise=noise, return_se=True)
-    model, losses = training.result() if training is not None else train(cfg, data, seed, device)
-    prob, se = learned.cloning_curve(model, data, ts, starts, steps, seed)
-    null_prob, null_se = learned.cloning_curve(learned.untrained_score(data, seed, cfg.learned_hidden, device), data, ts,
-                                               starts, steps, seed)
     crossings = {"learned": crossing(prob, se), "empirical": crossing(emp, emp_se),
                  "untrained": crossing(null_prob, null_se), "empirical_shuffled": crossing(sh_prob, sh_se)}
     m = learned_metrics(t_s, lam, crossings, losses, data.x_train.shape[0], data.dim)

@@ -20,8 +20,9 @@ SPECIATION_CASES = [(1.0, 1.0), (1.0, 0.4), (1.0, 0.1), (1.0, 0.64), (0.4, 1.0),
 USB_VARIANCES = (2.25, 3.0, 5.0)
 
 
-def measure(cfg) -> dict:
-    """Notebook 02: the speciation and t_USB checks, then the phase diagram (Fig. 5)."""
+def measure(cfg, run) -> dict:
+    """Notebook 02: the speciation and t_USB checks, then the phase diagram (Fig. 5); closed forms and roots,
+    nothing random (`run` is unused)."""
     out = {"speciation": speciation_checks(cfg), "phase": phase_diagram(cfg)}
     out["metrics"] = {**out["speciation"]["metrics"], **out["phase"]["metrics"]}
     return out
