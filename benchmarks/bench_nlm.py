@@ -93,7 +93,7 @@ def bench_released(n=784, m=1000, batch=1000, k=10, rounds=5, per_round=2, devic
     for name, gd, nt in sides:
         tr = Trainer(data_rows, [batch], TrainConfig(n_chains=m, k=k, optimizer="gd", lr=5e-4, weight_decay=2e-6,
                                                      bias=False, batch=batch, gemm_dtype=gd, noise_threads=nt),
-                     seed=0, init=(J, torch.zeros(n)), device=device)
+                     generator=torch.Generator().manual_seed(0), init=(J, torch.zeros(n)), device=device)
         sides_run[name] = (lambda tr=tr: tr.update())
     for f in sides_run.values():                              # warm-up
         f()
@@ -141,8 +141,8 @@ def _bench_stack(sizes, reps, n, m, updates, rounds, gemm, device="cpu"):
     data = torch.randn(max(sizes), n) * 0.8
     all_sizes = list(sizes) * reps
     cfg = sweep_config(m, gemm_dtype=gemm)
-    stack = Trainer(data, all_sizes, cfg, seed=0, device=device)
-    singles = [Trainer(data, [p], cfg, seed=i, device=device) for i, p in enumerate(all_sizes)]
+    stack = Trainer(data, all_sizes, cfg, generator=torch.Generator().manual_seed(0), device=device)
+    singles = [Trainer(data, [p], cfg, generator=torch.Generator().manual_seed(i), device=device) for i, p in enumerate(all_sizes)]
     stack.train(2, show_progress=False)                       # warm-up
     for s in singles:
         s.train(2, show_progress=False)
@@ -179,8 +179,8 @@ def stack_parts(sizes=(5, 10, 20, 40, 80, 160, 240), reps=2, n=64, m=100, update
         all_sizes = list(sizes) * reps
         K = len(all_sizes)
         cfg = sweep_config(m)
-        stack = Trainer(data, all_sizes, cfg, seed=0)
-        singles = [Trainer(data, [p], cfg, seed=i) for i, p in enumerate(all_sizes)]
+        stack = Trainer(data, all_sizes, cfg, generator=torch.Generator().manual_seed(0))
+        singles = [Trainer(data, [p], cfg, generator=torch.Generator().manual_seed(i)) for i, p in enumerate(all_sizes)]
         stack.train(2, show_progress=False)
         for t in singles:
             t.train(2, show_progress=False)

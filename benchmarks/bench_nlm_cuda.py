@@ -47,7 +47,7 @@ def update_time(K, n, m, batch, k, mode="pcd", gemm="float32", reps=3, per=3, de
     profile's optimizer (Adam, weight decay on J, a bias: `PROFILES["full"]`)."""
     data = torch.randn(max(batch, 64), n) * 0.8
     cfg = train_config(resolve(PROFILES, "full"), n_chains=m, k=k, mode=mode, batch=batch, gemm_dtype=gemm)
-    tr = Trainer(data, [len(data)] * K, cfg, seed=0, device=device)
+    tr = Trainer(data, [len(data)] * K, cfg, generator=torch.Generator().manual_seed(0), device=device)
     tr.update()
     return summary([time_per_call(tr.update, per) for _ in range(reps)])
 
@@ -55,7 +55,7 @@ def update_time(K, n, m, batch, k, mode="pcd", gemm="float32", reps=3, per=3, de
 def stability_time(K, n, reps=3, per=3, device="cuda"):
     """Seconds per Euler-stability check (`Trainer.check_stability`: ‖J‖₂ of K models in float64, done
     every 100 updates)."""
-    tr = Trainer(torch.randn(64, n) * 0.8, [64] * K, TrainConfig(n_chains=1, batch=8), seed=0, device=device)
+    tr = Trainer(torch.randn(64, n) * 0.8, [64] * K, TrainConfig(n_chains=1, batch=8), generator=torch.Generator().manual_seed(0), device=device)
     tr.check_stability()
     return summary([time_per_call(tr.check_stability, per) for _ in range(reps)])
 

@@ -74,13 +74,14 @@ except ImportError:  # pragma: no cover - numba absent: the masked minimum
     _first_present = None
 
 
-def e_aai_curve(samples, test, n_boot: int = 0, seed: int = 0, chunk: int = 25, parts: bool = False):
+def e_aai_curve(samples, test, n_boot: int = 0, generator=None, chunk: int = 25, parts: bool = False):
     """See `_e_aai_curve`; runs on one thread (these small reductions run ~30x slower on two threads
-    of a busy 2-core machine). parts=True: {"e_aai", "acc_s", "acc_t"} -> (est, boot) each."""
+    of a busy 2-core machine). parts=True: {"e_aai", "acc_s", "acc_t"} -> (est, boot) each. `generator`: the
+    CPU torch.Generator of the bootstrap's draws (a run's keyed stream), needed when n_boot > 0."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        est, boot = _e_aai_curve(samples, test, n_boot, seed, chunk)
+        est, boot = _e_aai_curve(samples, test, n_boot, generator, chunk)
     finally:
         torch.set_num_threads(threads)
     if parts:
@@ -88,7 +89,7 @@ def e_aai_curve(samples, test, n_boot: int = 0, seed: int = 0, chunk: int = 25, 
     return est[0], boot[0]
 
 
-def _e_aai_curve(samples, test, n_boot: int, seed: int, chunk: int):
+def _e_aai_curve(samples, test, n_boot: int, generator, chunk: int):
     """E_AAI against `test` of each set of samples (T, n, D), and its (n_boot, T) bootstrap replicates.
 
     Uses the first m = min(n, len(test)) samples and test images, as `metrics.quality` does; the
@@ -119,7 +120,9 @@ def _e_aai_curve(samples, test, n_boot: int, seed: int, chunk: int):
     ones = torch.ones((1, m), dtype=torch.float64)
     draws = [(ones, ones)]
     if n_boot > 0:
-        g = torch.Generator().manual_seed(int(seed) * 1_000_003 + 7)
+        if generator is None:
+            raise ValueError("a bootstrap needs its generator: pass the run's stream (run.streams.torch_generator(...))")
+        g = generator
         counts = lambda b: torch.zeros((b, m), dtype=torch.float64).scatter_add_(  # noqa: E731
             1, torch.randint(0, m, (b, m), generator=g), torch.ones((b, m), dtype=torch.float64))
         for start in range(0, n_boot, chunk):                                   # every draw first (the stream's order)
@@ -147,17 +150,19 @@ def window_difference(est, boot, late, early) -> tuple[float, float]:
     return d, float(db.std(ddof=1)) if len(db) > 1 else float("nan")
 
 
-def adversarial_groups(samples, reference, n_boot: int, seed: int) -> dict:
+def adversarial_groups(samples, reference, n_boot: int, streams) -> dict:
     """Acc_S, Acc_T and E_AAI of `samples` against `reference` with n = min(len) points per side, as the
     paper computes them, averaged over disjoint groups of n samples (the P = 5 point of the paper is a
     5-vs-5 test; here every sample enters once). A larger reference is subsampled to n (fixed draw).
     Returns {name: (estimate, (n_boot,) bootstrap replicates)} for e_aai, acc_s, acc_t; the bootstrap
-    resamples each group's samples and the reference (copies never their own neighbour).
+    resamples each group's samples and the reference (copies never their own neighbour). `streams` (a
+    `common.seed.Streams`): the reference's subsample ("reference subset") and the bootstrap ("bootstrap"); two
+    sample sets measured with equal `streams` draw the same resamples (paired).
     """
     samples, reference = np.asarray(samples, dtype=np.float64), np.asarray(reference, dtype=np.float64)
     n = min(len(samples), len(reference))
     if len(reference) > n:
-        reference = reference[np.random.default_rng(int(seed) + 12_345).permutation(len(reference))[:n]]
+        reference = reference[streams.rng("reference subset").permutation(len(reference))[:n]]
     groups = samples[: (len(samples) // n) * n].reshape(-1, n, samples.shape[-1])
-    out = e_aai_curve(groups, reference, n_boot=n_boot, seed=seed, parts=True)
+    out = e_aai_curve(groups, reference, n_boot=n_boot, generator=streams.torch_generator("bootstrap"), parts=True)
     return {name: (float(est.mean()), boot.mean(1)) for name, (est, boot) in out.items()}

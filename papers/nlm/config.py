@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from common.profiles import resolve
+from common.profiles import configure
 
 _SHARED = {
     "T": 1.0, "dt": 0.01, "gain": 2.0,            # the paper's temperature, step and initial gain
@@ -113,6 +113,26 @@ PROFILES = {
 }
 
 
+_DATASETS = [f"{name}{suffix}" for name in ("digits", "fashion14", "mnist") for suffix in ("", "_binary")]
+
+# Value checks of every profile and override (`common.profiles.configure` applies them): a value outside is a
+# UserError naming the key. The checks that are not bounds stay in `preflight` (the data present, P within the
+# data, dt stable for the initial J).
+BOUNDS = {
+    "dataset": {"choices": _DATASETS}, "second_dataset": {"choices": _DATASETS},
+    "T": {"above": 0}, "dt": {"above": 0, "max": 0.5}, "denoise_dt": {"above": 0, "max": 0.5}, "gain": {"min": 0},
+    "lr": {"above": 0}, "sweep_lr": {"above": 0}, "weight_decay": {"min": 0},
+    "optimizer": {"choices": ["adam", "sgd", "gd"]}, "gemm_dtype": {"choices": ["float32", "bfloat16"]},
+    "noise_threads": {"min": 1}, "k": {"min": 1}, "n_chains": {"min": 1}, "batch": {"min": 1},
+    "n_test": {"min": 2}, "ooe_n_test": {"min": 2}, "main_p": {"min": 2}, "second_p": {"min": 2}, "sweep_sizes": {"min": 2},
+    "ooe_p": {"min": 2}, "explore_p": {"min": 0}, "explore_updates": {"min": 0}, "second_updates": {"min": 0},
+    "ooe_rdm_updates": {"min": 0}, "ooe_window_frames": {"min": 0},
+    "sweep_replicates": {"min": 1}, "ooe_replicates": {"min": 1}, "explore_models": {"min": 1},
+    "sweep_boot": {"min": 2}, "ooe_boot": {"min": 2}, "sweep_freeze_at": {"min": 0, "below": 2},
+    "denoise_fraction": {"above": 0, "below": 1},
+}
+
+
 def _dev(seeds, variants, key):
     """Dotted keys `results.<seed>.<variant>.<key>` of a development record (for TUNED's `show`)."""
     return [f"results.{s}.{v}.{key}" for v in variants for s in seeds]
@@ -173,10 +193,13 @@ TUNED = {
     },
     "transition-in-range": {
         "result": "memorization",
-        "show": [f"results.{s}.transition-in-range.{k}" for s in _RUN_SEEDS for k in ("value", "control")],
-        "why": "criterion declared before the development run (issue #41): the crossing of new data's level inside the "
-               "range in >= 95 % of the paired bootstrap replicates; checked on the development seeds: the samples' "
-               "fraction and new data against new data's (the control)",
+        "show": [f"results.{s}.transition-in-range.{k}" for s in _RUN_SEEDS for k in ("value", "se", "margin_se", "control.margin_se")],
+        "why": "criterion declared before the development run (issue #41, second round): the samples' (Acc_S + Acc_T)/2 "
+               "below new data's at the smallest P and above it at the largest, each by >= 0.1 (the smaller difference, "
+               "paired bootstrap SE; 0.1: generalization-large-p's accuracy scale); it replaced the fraction of crossing "
+               "replicates >= 0.95, which sat at 0.96 on development seed 101; the development seeds check that it can come "
+               "out either way: the margin in SEs of the samples (positive: above 0.1) and of new data against new data "
+               "(negative: below)",
     },
     "memorization-falls-with-p": {
         "result": "memorization",
@@ -195,26 +218,24 @@ TUNED = {
 
 
 def get_config(profile: str, **params) -> SimpleNamespace:
-    """The profile's settings with every non-None `params` value applied (`common.profiles.resolve`: an unknown
-    profile or key, or a value of the wrong type, is a UserError)."""
-    return resolve(PROFILES, profile, **params)
+    """The profile's settings with every non-None `params` value applied and checked (`common.profiles.configure`:
+    an unknown profile or key, a value of the wrong type or outside `BOUNDS`, is a UserError)."""
+    import sys
+
+    return configure(sys.modules[__name__], profile, **params)
 
 
 def preflight(cfg) -> None:
-    """Bad parameters and missing data end here, before any notebook runs (`cfg`: a `get_config` result)."""
+    """What `BOUNDS` cannot say ends here, before any notebook runs (`cfg`: a `get_config` result, its bounds checked):
+    the training settings together (dt stable for the initial network), the data files present, every P within the
+    images available."""
     from common.errors import UserError
 
     from .encoding import LIMITS, base_name, spec
-    from .model import check_temperature
-    from .sampler import check_step
     from .train import train_config
 
     profile = cfg.profile
     train_config(cfg).validate()
-    check_temperature(cfg.T)
-    check_step(cfg.denoise_dt)
-    if not cfg.sweep_lr > 0:
-        raise UserError(f"sweep_lr must be > 0, got {cfg.sweep_lr!r}; use the profile's value")
 
     base = base_name(cfg.dataset)
     if profile == "full" or base != "digits" or cfg.second_updates:
@@ -228,7 +249,3 @@ def preflight(cfg) -> None:
         raise UserError(f"training-set size P={max(sizes)} exceeds the {limit} {cfg.dataset} images available; lower P")
     if base == "digits" and cfg.ooe_p + cfg.ooe_n_test > LIMITS["digits"]:
         raise UserError(f"ooe_p={cfg.ooe_p} + ooe_n_test={cfg.ooe_n_test} exceeds the {LIMITS['digits']} digits images; lower one of them")
-    if not (isinstance(cfg.ooe_replicates, int) and cfg.ooe_replicates >= 1):
-        raise UserError(f"ooe_replicates must be an integer >= 1, got {cfg.ooe_replicates!r}; use 3 (quick)")
-    if cfg.ooe_boot < 2:
-        raise UserError(f"ooe_boot must be >= 2 bootstrap replicates, got {cfg.ooe_boot!r}")

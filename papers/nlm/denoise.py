@@ -38,12 +38,13 @@ def fit_patterns(x_patterns, ridge: float = 0.0):
     return J, b
 
 
-def corrupt(x_patterns, fraction: float, seed: int = 0):
-    """Replace `fraction` of each pattern's coordinates by 𝒰[−1, 1] (state space), as the denoising figure's demo does."""
+def corrupt(x_patterns, fraction: float, generator=None):
+    """Replace `fraction` of each pattern's coordinates by 𝒰[−1, 1] (state space), as the denoising figure's demo does.
+    `generator`: the CPU torch.Generator that picks them (a run's keyed stream; None: a default-seeded one)."""
     if not 0 < fraction < 1:
         raise UserError(f"corruption fraction must be in (0, 1), got {fraction!r}")
     X = torch.as_tensor(x_patterns, dtype=torch.float64).clone()
-    g = torch.Generator().manual_seed(int(seed))
+    g = generator if generator is not None else torch.Generator()
     P, N = X.shape
     n_bad = int(round(fraction * N))
     for mu in range(P):
@@ -52,12 +53,13 @@ def corrupt(x_patterns, fraction: float, seed: int = 0):
     return X
 
 
-def denoise(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0.1, seed: int = 0, ridge: float = 0.0,
+def denoise(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0.1, streams=None, ridge: float = 0.0,
             frames=(0, 150, 300, 450)) -> dict:
-    """Fit, corrupt, flow; pixel errors (image space) before and after, energy along the flow."""
+    """Fit, corrupt, flow; pixel errors (image space) before and after, energy along the flow. `streams` (a
+    `common.seed.Streams`, the run's): the corruption's stream ("corrupt"); None: `Streams(0)`."""
     X = torch.as_tensor(x_patterns, dtype=torch.float64)
     J, b = fit_patterns(X, ridge)
-    x0 = corrupt(X, fraction, seed)
+    x0 = corrupt(X, fraction, _streams(streams).torch_generator("corrupt"))
     target = phi(X)
     mse = lambda x: ((phi(x) - target) ** 2).mean(1).numpy()  # noqa: E731
     xs, energies = [x0], None
@@ -94,9 +96,16 @@ def rate_flow(x, J, b, steps: int, dt: float):
     return x, torch.stack(energies)
 
 
-def controls(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0.1, seed: int = 0, gain: float = 2.0,
+def _streams(streams):
+    from common.seed import Streams
+
+    return streams if streams is not None else Streams(0)
+
+
+def controls(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0.1, streams=None, gain: float = 2.0,
              fitted=None) -> dict:
-    """The nulls of the denoising claims, on the same corrupted patterns as `denoise(..., seed)`.
+    """The nulls of the denoising claims, on the same corrupted patterns as `denoise(..., streams)` (the untrained
+    network from the stream "untrained network").
 
     * untrained: the −∇E flow of an untrained network (J ~ N(0, g²/N), J_ii = 0, b = 0) instead of the
       fitted one; its pixel-error ratio (≤ 0.3 counts as repaired) and count of repaired patterns;
@@ -105,10 +114,11 @@ def controls(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0
     """
     X = torch.as_tensor(x_patterns, dtype=torch.float64)
     J, b = fit_patterns(X) if fitted is None else fitted
-    x0 = corrupt(X, fraction, seed)
+    streams = _streams(streams)
+    x0 = corrupt(X, fraction, streams.torch_generator("corrupt"))
     target = phi(X)
     mse = lambda x: ((phi(x) - target) ** 2).mean(1).numpy()  # noqa: E731
-    g = torch.Generator().manual_seed(int(seed) * 7 + 11)
+    g = streams.torch_generator("untrained network")
     Ju, bu = init_couplings(X.shape[1], gain, generator=g, dtype=torch.float64)
     xu, _ = flow(x0, Ju, bu, steps, dt)
     ratio_u = mse(xu) / mse(x0)
@@ -119,19 +129,19 @@ def controls(x_patterns, fraction: float = 0.25, steps: int = 450, dt: float = 0
             "denoise_energy_max_rise_rate_flow": float(max(rises.max(), 0.0))}
 
 
-def langevin_restore(x0, J, b, target, steps: int, dt: float, T: float = 1.0, reps: int = 8, seed: int = 0) -> dict:
+def langevin_restore(x0, J, b, target, steps: int, dt: float, T: float = 1.0, reps: int = 8, generator=None) -> dict:
     """Denoising by a model's own Langevin dynamics: `reps` noise replicas of each corrupted state x0
     run `steps` steps at temperature T; the images φ(x) are averaged over the run (every 50 steps).
 
     Returns the pixel-error ratios (reps, P) of the averaged images against the target images, relative
-    to the corrupted input's error. (For the NLM trained with its contrastive rule the noiseless flow
+    to the corrupted input's error (the noise from `generator`, a CPU torch.Generator). (For the NLM trained with its contrastive rule the noiseless flow
     lands on fixed points E = 0 off the data; the thermal dynamics stays in the pattern's basin.)
     """
     from .sampler import langevin
 
     x0 = torch.as_tensor(x0, dtype=J.dtype)
     target = torch.as_tensor(target, dtype=J.dtype)
-    g = torch.Generator().manual_seed(int(seed) * 13 + 1)
+    g = generator if generator is not None else torch.Generator()
     x = x0.repeat(reps, 1)
     every = max(1, min(50, steps))
     acc, n = torch.zeros_like(x), 0

@@ -27,7 +27,7 @@ DESCRIPTIONS = {
     "second_updates": "updates on the second data set (0: not trained)",
     # notebook 02: the memorization sweep over P
     "sweep_sizes": "training-set sizes P of the sweep",
-    "sweep_replicates": "models per size, each from its own seed",
+    "sweep_replicates": "models per size, each from its own stream (training list and initial network)",
     "sweep_updates": "updates of each sweep model",
     "sweep_lr": "learning rate of the sweep models",
     "sweep_freeze_at": "a sweep model stops learning at dt (1 + ||J||)^2 = this (the Euler limit is 2)",

@@ -50,7 +50,7 @@ import time
 
 import torch
 
-from .devtune_runs import WINDOW_CLAIMS, claim_numbers, margin, quick, window_claims
+from .devtune_runs import WINDOW_CLAIMS, claim_numbers, dev_run, margin, quick, window_claims
 from .devtune_runs import main as run_cli
 
 EXPLORE_VARIANTS = {  # name: chain length of notebook 04 (8 chains); every length is the first part of the longest run
@@ -79,9 +79,9 @@ def tune_explore(seed: int) -> dict:
     from .studies.exploration import chain_metrics, explore
 
     cfg = quick(explore_steps=max(EXPLORE_VARIANTS.values()))
-    model = main_model(cfg, seed)
+    model = main_model(cfg, dev_run(seed).streams)
     t0 = time.perf_counter()
-    res = explore(cfg, seed, model)
+    res = explore(cfg, dev_run(seed).streams, model)
     seconds = time.perf_counter() - t0
     out = {"seconds_longest": seconds}
     for name, steps in EXPLORE_VARIANTS.items():
@@ -104,9 +104,9 @@ def tune_dwell(seed: int) -> dict:
     from .studies.exploration import explore
     from .visits import EXPLORE_MODELS, visits
 
-    model = main_model(quick(), seed)
+    model = main_model(quick(), dev_run(seed).streams)
     t0 = time.perf_counter()
-    res = explore(quick(), seed, model)
+    res = explore(quick(), dev_run(seed).streams, model)
     out = {"seconds": time.perf_counter() - t0,
            "data_like": {n: res["metrics"][f"explore_{n}_data_like"] for n in EXPLORE_MODELS}}
     for d in DWELLS:
@@ -142,7 +142,7 @@ def tune_ooe(seed: int) -> dict:
     out = {}
     for name, over in OOE_VARIANTS.items():
         t0 = time.perf_counter()
-        m = out_of_equilibrium.measure(quick(ooe_replicates=1, **over), seed=seed)["metrics"]
+        m = out_of_equilibrium.measure(quick(ooe_replicates=1, **over), dev_run(seed))["metrics"]
         row = {"seconds": time.perf_counter() - t0}
         for key in ("rdm_late_minus_near_k", "pcd_late_minus_near_k", "rdm_minus_pcd_late_rise",
                     "rdm_late_minus_mid", "pcd_late_minus_mid"):
@@ -159,7 +159,7 @@ def tune_frames(seed: int) -> dict:
     out = {}
     for name, frames in FRAME_VARIANTS.items():
         t0 = time.perf_counter()
-        m = out_of_equilibrium.measure(quick(ooe_window_frames=frames, ooe_replicates=1), seed=seed)["metrics"]
+        m = out_of_equilibrium.measure(quick(ooe_window_frames=frames, ooe_replicates=1), dev_run(seed))["metrics"]
         row = {"seconds": time.perf_counter() - t0}
         for cid, claim in window_claims().items():
             row[cid] = claim_numbers(claim, m)

@@ -19,6 +19,17 @@ from common.errors import user_errors_exit
 WINDOW_CLAIMS = ("rdm-best-at-finite-time", "rdm-degrades-at-long-times", "pcd-does-not-degrade", "rdm-degrades-more-than-pcd")
 
 
+def dev_run(seed: int):
+    """What a study's `measure(cfg, run)` reads of a run, for a development seed run outside the runner: the seed,
+    its keyed streams (`common.seed.Streams`), the CPU, no folder (nothing cached)."""
+    from types import SimpleNamespace
+
+    from common.seed import Streams
+
+    streams = Streams(int(seed))
+    return SimpleNamespace(seed=int(seed), streams=streams, rng=streams.rng, device=torch.device("cpu"), dir=None)
+
+
 def quick(**over):
     """The quick profile with `over` applied (`config.get_config`)."""
     from .config import get_config

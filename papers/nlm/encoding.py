@@ -14,6 +14,7 @@ import torch
 
 from common.data import load_dataset
 from common.errors import UserError
+from common.seed import Streams
 
 CLIP = 0.97
 DATASETS = {  # name -> (loader name, classes, pooling)
@@ -81,12 +82,13 @@ def _pool(x, k):
     return x.reshape(n, c, h // k, k, w // k, k).mean(axis=(3, 5))
 
 
-def load(name: str, n_test: int = 150, seed: int = 0) -> Data:
+def load(name: str, n_test: int = 150, rng=None) -> Data:
     """Classes of the paper's choice ({1, 3, 6}), pixels encoded; a held-out test split.
 
-    digits: train and test of sklearn pooled then split with a fixed seed (n_test held out);
+    digits: train and test of sklearn pooled then split by a fixed stream, the same for every run (n_test held out);
     fashion14 / mnist: their own test files (n_test images drawn from them). The training list
-    is shuffled with `seed`, so its first P images are the training set of size P. `<name>_binary`:
+    is shuffled by `rng` (a numpy Generator: the run's stream that names the list; None keeps the stored
+    order), so its first P images are the training set of size P. `<name>_binary`:
     the same images (same split and order) with each pixel set to 1 where p >= 1/2, else 0.
     """
     loader, classes, pool, binary = spec(name)
@@ -97,7 +99,7 @@ def load(name: str, n_test: int = 150, seed: int = 0) -> Data:
     if binary:
         xs = [(x >= 0.5).astype(np.float64) for x in xs]
     ys = [d.y[pick(d)] for d in parts]
-    split = np.random.default_rng(12345)
+    split = Streams(0).rng("held-out split", loader)   # the data's split: the same for every run (not the run's stream)
     if loader == "digits":
         x_all, y_all = np.concatenate(xs), np.concatenate(ys)
         idx = split.permutation(len(y_all))
@@ -106,8 +108,9 @@ def load(name: str, n_test: int = 150, seed: int = 0) -> Data:
     else:
         te = split.choice(len(ys[1]), size=min(n_test, len(ys[1])), replace=False)
         xtr, ytr, xte, yte = xs[0], ys[0], xs[1][te], ys[1][te]
-    order = np.random.default_rng(seed).permutation(len(ytr))
-    xtr, ytr = xtr[order], ytr[order]
+    if rng is not None:
+        order = rng.permutation(len(ytr))
+        xtr, ytr = xtr[order], ytr[order]
     flat = lambda a: encode(a.reshape(len(a), -1)).astype(np.float32)  # noqa: E731
     return Data(name, flat(xtr), ytr, flat(xte), yte, tuple(xtr.shape[-2:]), classes, prov)
 

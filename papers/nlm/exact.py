@@ -77,9 +77,10 @@ def finite_difference_gradient(J, b, data, T: float = 1.0, h: float = 1e-5, pts=
     return gJ, gb
 
 
-def gradient_check(seed: int = 0, n_data: int = 5, T: float = 1.0, gain: float = 2.0) -> dict:
-    """Rule vs finite differences on a random asymmetric 2-neuron network and 5 data points."""
-    g = torch.Generator().manual_seed(seed)
+def gradient_check(generator=None, n_data: int = 5, T: float = 1.0, gain: float = 2.0) -> dict:
+    """Rule vs finite differences on a random asymmetric 2-neuron network and 5 data points (drawn from `generator`,
+    a CPU torch.Generator; None: a default-seeded one)."""
+    g = generator if generator is not None else torch.Generator()
     J = torch.randn(2, 2, generator=g, dtype=torch.float64) * gain / 2 ** 0.5
     J.fill_diagonal_(0.0)
     b = 0.5 * torch.randn(2, generator=g, dtype=torch.float64)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import time
 
-from .devtune_runs import claim_numbers, claims, margin, quick, sweep_ends, window_claims
+from .devtune_runs import claim_numbers, claims, dev_run, margin, quick, sweep_ends, window_claims
 from .devtune_runs import main as run_cli
 
 GENERALIZATION_VARIANTS = {  # name: overrides of notebook 02 (trained at its smallest and largest P only)
@@ -72,14 +72,14 @@ def investigate_generalization(seed: int) -> dict:
     from .studies import memorization_sweep
 
     base = quick()
-    n_train = len(load(base.dataset, base.n_test, seed).x_train)
+    n_train = len(load(base.dataset, base.n_test).x_train)
     out = {}
     for name, over in GENERALIZATION_VARIANTS.items():
         over = dict(over)
         largest = over.pop("largest_p", max(base.sweep_sizes))
         sizes = [min(base.sweep_sizes), n_train if largest == "all" else largest]
         t0 = time.perf_counter()
-        m = memorization_sweep.measure(quick(sweep_sizes=sizes, sweep_replicates=1, **over), seed=seed)["metrics"]
+        m = memorization_sweep.measure(quick(sweep_sizes=sizes, sweep_replicates=1, **over), dev_run(seed))["metrics"]
         row = {"seconds": time.perf_counter() - t0, "sizes": sizes,
                "acc_s_test": m["sweep_pcd_acc_s_test"][-1], "acc_t_test": m["sweep_pcd_acc_t_test"][-1],
                "spectral_norm": m["sweep_spectral_norm"][-1], "euler_stability": m["sweep_euler_stability"][-1],
@@ -101,7 +101,7 @@ def investigate_noise_length(seed: int) -> dict:
     out = {}
     for name, steps in NOISE_LENGTHS.items():
         t0 = time.perf_counter()
-        m = memorization_sweep.measure(quick(sweep_sizes=sizes, sweep_gen_steps=steps), seed=seed)["metrics"]
+        m = memorization_sweep.measure(quick(sweep_sizes=sizes, sweep_gen_steps=steps), dev_run(seed))["metrics"]
         row = {"seconds": time.perf_counter() - t0, "steps": steps, **claim_numbers(claim, m),
                "pcd_value": m["mem_acc_small_p_pcd"], **{key: m[key] for key in NOISE_DIAGNOSTICS}}
         out[name] = row
@@ -120,7 +120,7 @@ def investigate_binary(seed: int) -> dict:
     out = {}
     for name in BINARY_DATASETS:
         t0 = time.perf_counter()
-        m = memorization_sweep.measure(quick(sweep_sizes=sizes, dataset=name), seed=seed)["metrics"]
+        m = memorization_sweep.measure(quick(sweep_sizes=sizes, dataset=name), dev_run(seed))["metrics"]
         row = {"seconds": time.perf_counter() - t0, "sizes": sizes, **{key: m[key] for key in BINARY_DIAGNOSTICS}}
         for cid, claim in claims(BINARY_CLAIMS).items():
             row[cid] = claim_numbers(claim, m) | {"control_value": m[claim.control], "verdict": judge(claim, m, "quick").verdict}
@@ -138,7 +138,7 @@ def investigate_replicates(seed: int) -> dict:
 
     t0 = time.perf_counter()
     cfg = quick()
-    m = out_of_equilibrium.measure(cfg, seed=seed)["metrics"]
+    m = out_of_equilibrium.measure(cfg, dev_run(seed))["metrics"]
     row = {"seconds": time.perf_counter() - t0, "replicates": cfg.ooe_replicates}
     for cid, claim in window_claims().items():
         key, compare, value = claim.metric, claim.compare, claim.value
@@ -165,7 +165,7 @@ def investigate_precision(seed: int) -> dict:
     out = {}
     for gemm in ("float32", "bfloat16"):
         t0 = time.perf_counter()
-        m = memorization_sweep.measure(quick(gemm_dtype=gemm), seed=seed)["metrics"]
+        m = memorization_sweep.measure(quick(gemm_dtype=gemm), dev_run(seed))["metrics"]
         row = {"seconds": time.perf_counter() - t0, "p_star_pcd_inside": m.get("p_star_pcd_inside"),
                "mem_spearman": m.get("mem_spearman")}
         for key in SWEEP_KEYS:
@@ -192,7 +192,7 @@ def investigate_relative(seed: int) -> dict:
     from .studies import memorization_sweep
 
     t0 = time.perf_counter()
-    m = memorization_sweep.measure(quick(), seed=seed)["metrics"]
+    m = memorization_sweep.measure(quick(), dev_run(seed))["metrics"]
     row = {"seconds": time.perf_counter() - t0, **{key: m.get(key) for key in RELATIVE_KEYS}}
     for cid, claim in claims(RELATIVE_CLAIMS).items():
         o = judge(claim, m, "quick")

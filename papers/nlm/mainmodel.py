@@ -20,21 +20,24 @@ def ages(n_updates: int, n: int) -> list[int]:
     return log_times(n_updates, n, t_min=max(1, n_updates // 100))
 
 
-def main_model(cfg, seed: int, run_dir=None, dataset: str | None = None, p: int | None = None, updates: int | None = None,
+def main_model(cfg, streams, run_dir=None, dataset: str | None = None, p: int | None = None, updates: int | None = None,
                device=None) -> dict:
-    """PCD-k training of one model with (J, b) snapshots at log-spaced ages; cached in run_dir."""
+    """PCD-k training of one model with (J, b) snapshots at log-spaced ages; cached in run_dir. `streams` (a
+    `common.seed.Streams`: the run's, or a child for another model) draws its training list ("training list",
+    dataset: the data's order, whose first P images it learns) and its training ("train", dataset)."""
     dataset = dataset or cfg.dataset
     p = p or cfg.main_p
     updates = cfg.main_updates if updates is None else updates
-    data = encoding.load(dataset, cfg.n_test, seed)
+    data = encoding.load(dataset, cfg.n_test, streams.rng("training list", dataset))
     encoding.check_sizes(data, [p])
     tcfg = train_config(cfg)
-    cache = Path(run_dir) / "checkpoints" / f"main-{dataset}-P{p}-U{updates}-s{seed}.pt" if run_dir else None
+    name = "-".join(["main", dataset, f"P{p}", f"U{updates}", *map(str, streams.keys), f"s{streams.seed}"])
+    cache = Path(run_dir) / "checkpoints" / f"{name}.pt" if run_dir else None
     if cache is not None and cache.exists():
         st = load_state(cache)
         if st.get("config") == tcfg.__dict__:
             return {"data": data, "state": st, "snaps": st["snaps"], "p": p, "cached": True}
-    tr = Trainer(data.x_train, [p], tcfg, seed=seed, device=compute_device(device))
+    tr = Trainer(data.x_train, [p], tcfg, generator=streams.torch_generator("train", dataset), device=compute_device(device))
     snaps = tr.train(updates, snap_at=[0] + ages(updates, cfg.n_ages), desc=f"train {dataset} P={p}")
     snaps = {s: (J.cpu(), b.cpu()) for s, (J, b) in snaps.items()}   # the same as a cached run's
     st = tr.state()

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from common import fastops
+from common.seed import Streams
 from common.errors import UserError
 
 from .model import check_temperature, energy, phi
@@ -69,7 +70,7 @@ def device_generator(generator, device):
                              and (device.index is None or generator.device.index in (None, device.index))):
         return generator
     key = int(torch.randint(0, 2 ** 63 - 1, (1,), generator=generator))
-    return torch.Generator(device=device).manual_seed(key)
+    return Streams(key).torch_generator("device noise", device=device)
 
 
 def langevin(x, J, b, steps: int, dt: float, T: float = 1.0, generator=None, snap_at=(), check_every: int = 100,

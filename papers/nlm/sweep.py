@@ -36,7 +36,7 @@ def rise_through(sizes, values, level: float = 0.5) -> float:
     return float("nan")
 
 
-def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: int, seed: int, tag: str,
+def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: int, streams, tag: str,
                      refs=("train", "test"), boots: dict | None = None) -> dict:
     """Acc_S, Acc_T, E_AAI against the training set and the held-out images for every P, pooled over the
     replicates at that P, with bootstrap SEs; the memorization criterion max(Acc_S, Acc_T) on the
@@ -45,7 +45,8 @@ def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: i
 
     samples: {model index: (S, D) images}; train_lists: {model index: (P, D) training images}; refs: the
     references measured ("train" is needed for P*). `boots`: a dict that receives the bootstrap replicates,
-    `boots[(ref, name)]` = (n_boot, len(sizes)). Two sample sets measured with the same `seed` and as many
+    `boots[(ref, name)]` = (n_boot, len(sizes)). Two sample sets measured with the same `streams` (a
+    `common.seed.Streams`; model k against reference ref draws from its child ("model", k, ref)) and as many
     points per side at a P draw the same resamples there (the reference's among them), so their replicates
     pair (`paired_gap`, `relative_crossing`).
     """
@@ -57,7 +58,7 @@ def sweep_accuracies(sizes, per_model, samples, train_lists, test_img, n_boot: i
         ks = [k for k, (pp, _) in enumerate(per_model) if pp == p]
         for ref in refs:
             res = [bootstrap.adversarial_groups(samples[k], train_lists[k] if ref == "train" else test_img, n_boot,
-                                                seed * 1000 + 17 * k + (ref == "test")) for k in ks]
+                                                streams.child("model", k, ref)) for k in ks]
             pooled = {nm: (float(np.mean([r[nm][0] for r in res])), np.mean([r[nm][1] for r in res], 0))
                       for nm in ("e_aai", "acc_s", "acc_t")}
             pooled["acc_max"] = (max(pooled["acc_s"][0], pooled["acc_t"][0]), np.maximum(pooled["acc_s"][1], pooled["acc_t"][1]))
@@ -94,6 +95,18 @@ def relative_crossing(boot_a, boot_b) -> float:
     bias both share, such as new data's (n − 1)/(2n − 1) < 1/2, cancels)."""
     d = np.asarray(boot_a) - np.asarray(boot_b)
     return float(np.mean((d[:, 0] < 0) & (d[:, -1] > 0)))
+
+
+def crossing_margin(est_a, boot_a, est_b, boot_b) -> tuple[float, float]:
+    """How far curve a crosses curve b inside the swept range: min(b − a at the smallest P, a − b at the largest),
+    and its SE from the paired bootstrap replicates (`sweep_accuracies`' `boots`, (n_boot, P)). Positive: a lies
+    below b at one end and above it at the other, by at least that much at both; a curve that only wanders around
+    b's level gives about 0 or less (issue #41: the fraction of replicates that cross, `relative_crossing`, sat on
+    its 0.95 threshold, a verdict the random stream could flip)."""
+    d_est = np.asarray(est_a, float) - np.asarray(est_b, float)
+    d = np.asarray(boot_a) - np.asarray(boot_b)
+    reps = np.minimum(-d[:, 0], d[:, -1])
+    return float(min(-d_est[0], d_est[-1])), float(np.std(reps, ddof=1))
 
 
 def generalization_both(at, tag: str) -> dict:

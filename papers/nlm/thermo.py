@@ -133,12 +133,13 @@ def entropy_production_langevin(J, b, x0, T: float, dt: float, burn: int, steps:
 
 
 def sampler_vs_rate_network(n: int = 8, gain: float = 2.0, chains: int = 2000, dt: float = 0.01, burn: int = 600,
-                            steps: int = 1000, T: float = 1.0, seed: int = 0, lag: int = 50) -> dict:
+                            steps: int = 1000, T: float = 1.0, generator=None, lag: int = 50) -> dict:
     """Sec. 2's Boltzmann-Gibbs measure: the NLM sampler's drift is −∇E, so it is reversible (zero entropy
     production) for any asymmetric J, while the raw rate network ẋ = −x + Jφ(x) + b is not. On a random n-neuron
     network: σ of both, the sampler's lag-correlation asymmetry against two deliberately broken steppers and a
-    near miss (`rev_*`), with SEs."""
-    g = torch.Generator().manual_seed(seed)
+    near miss (`rev_*`), with SEs. `generator`: the CPU torch.Generator of the network, states and noise (a run's
+    keyed stream; None: a default-seeded one)."""
+    g = generator if generator is not None else torch.Generator()
     J = torch.randn(n, n, generator=g, dtype=torch.float64) * gain / math.sqrt(n)
     J.fill_diagonal_(0.0)
     b = torch.zeros(n, dtype=torch.float64)

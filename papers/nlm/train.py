@@ -67,7 +67,7 @@ GUARD_EVERY = 100   # on a GPU, the chains are checked (a host sync) every this 
 class Trainer:
     """K models trained side by side on their own first P_k rows of a shared data tensor."""
 
-    def __init__(self, data_x, sizes, cfg: TrainConfig, seed: int = 0, init=None, dtype=torch.float32, device=None):
+    def __init__(self, data_x, sizes, cfg: TrainConfig, generator=None, init=None, dtype=torch.float32, device=None):
         cfg.validate()
         self.device = torch.device(device or "cpu")
         data_x = torch.as_tensor(data_x, dtype=dtype)
@@ -76,11 +76,13 @@ class Trainer:
         self.sizes = torch.as_tensor([int(p) for p in sizes])
         if int(self.sizes.max()) > data_x.shape[1] or int(self.sizes.min()) < 1:
             raise UserError(f"training-set sizes {self.sizes.tolist()} do not fit the {data_x.shape[1]} images given; lower P")
-        self.cfg, self.seed, self.dtype = cfg, int(seed), dtype
+        self.cfg, self.dtype = cfg, dtype
         self.K, self.N = len(self.sizes), data_x.shape[-1]
         self.data = data_x[:, : int(self.sizes.max())].contiguous().to(self.device)
         self._row0 = torch.arange(self.K)[:, None] * self.data.shape[1]
-        self.gen = torch.Generator().manual_seed(self.seed)
+        # one CPU generator fixes the run (initial J unless `init`, chains, minibatches, each Langevin call's noise):
+        # the caller's keyed stream (`run.streams.torch_generator(...)`); None: torch's default-seeded generator
+        self.gen = generator if generator is not None else torch.Generator()
         if init is None:
             J, b = init_couplings(self.N, cfg.gain, n_models=self.K, generator=self.gen, dtype=dtype)
         else:
@@ -195,7 +197,7 @@ class Trainer:
         """Everything a resume needs, on the CPU (a checkpoint written on a GPU loads anywhere)."""
         return {"J": _on_cpu(self.J), "b": _on_cpu(self.b), "chains": _on_cpu(self.chains),
                 "optimizer": _on_cpu(self.opt.state_dict()), "generator": self.gen.get_state(), "step": self.step_count,
-                "sizes": self.sizes.tolist(), "seed": self.seed, "config": asdict(self.cfg),
+                "sizes": self.sizes.tolist(), "config": asdict(self.cfg),
                 "frozen_at": list(self.frozen_at)}
 
     def save(self, path) -> None:
@@ -242,10 +244,11 @@ def load_state(path) -> dict:
     return st
 
 
-def generate(checkpoint, n: int, steps: int, seed: int = 0, model: int = 0, dt=None, T=None, snap_at=(), device=None):
+def generate(checkpoint, n: int, steps: int, generator=None, model: int = 0, dt=None, T=None, snap_at=(), device=None):
     """Images φ(x) of n chains from N(0, I) after `steps` Langevin steps of one stored model (on `device`).
 
-    Returns (images (n, N) numpy, {step: images}) with the checkpoint's dt and T unless given.
+    Returns (images (n, N) numpy, {step: images}) with the checkpoint's dt and T unless given. `generator`: a CPU
+    torch.Generator (a run's keyed stream) for the initial states and the noise; None: a default-seeded one.
     """
     st = checkpoint if isinstance(checkpoint, dict) else load_state(checkpoint)
     J, b = st["J"], st["b"]
@@ -257,7 +260,7 @@ def generate(checkpoint, n: int, steps: int, seed: int = 0, model: int = 0, dt=N
     T = st["config"]["T"] if T is None else T
     check_temperature(T)
     check_step(dt, J)
-    g = torch.Generator().manual_seed(int(seed))
+    g = generator if generator is not None else torch.Generator()
     x0 = torch.randn((n, J.shape[-1]), generator=g, dtype=J.dtype).to(device or "cpu")
     x, snaps = langevin(x0, J, b, steps, dt, T, g, snap_at=snap_at, where="generate")
     return phi(x).cpu().numpy(), {k: v.cpu().numpy() for k, v in snaps.items()}

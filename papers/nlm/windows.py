@@ -37,7 +37,7 @@ def ooe_snapshot_times(t_end: int, n_log: int, k: int, window_frames: int = 0) -
     return sorted(t for t in times if 1 <= t <= t_end)
 
 
-def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end: int, n_boot: int, seed: int,
+def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end: int, n_boot: int, generator,
                           null_images=None) -> dict:
     """Window differences of E_AAI, averaged over trained replicates, with their standard errors.
 
@@ -66,7 +66,7 @@ def ooe_window_statistics(times, pcd_images, rdm_images, test_img, k: int, t_end
     kt = [times[i] for i in keep]
     order = [(model, r) for model in sets for r in range(R)]             # rows of `stack`: (model, replicate, time)
     stack = np.stack([np.asarray(sets[model][r][t]) for model, r in order for t in kt])
-    est, boot = bootstrap.e_aai_curve(stack, test_img, n_boot=n_boot, seed=seed)
+    est, boot = bootstrap.e_aai_curve(stack, test_img, n_boot=n_boot, generator=generator)
     n = len(kt)
 
     def rows(model, r, name):                                # the row indices of one window of one replicate

@@ -3,7 +3,9 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
+from common.seed import Streams
 from papers.nlm import bootstrap as bs, metrics
 from papers.nlm.windows import ooe_window_statistics, ooe_windows
 from papers.nlm.sampler import log_times
@@ -39,12 +41,12 @@ def test_bootstrap_replicates_hand_case():
     # two far-apart clusters per kind: true at 0, synthetic at 100; any resample keeps Acc = 1
     test = np.array([[0.0], [0.1], [0.2]])
     samples = np.array([[[100.0], [100.1], [100.2]]])
-    est, boot = bs.e_aai_curve(samples, test, n_boot=30, seed=1)
+    est, boot = bs.e_aai_curve(samples, test, n_boot=30, generator=torch.Generator().manual_seed(1))
     assert est[0] == 0.25
     # a replicate that draws a single distinct point of one kind has no same-kind neighbour: Acc = 0
     assert set(np.round(boot[:, 0], 12)) <= {0.25, 0.125, 0.0}
     assert np.mean(boot[:, 0] == 0.25) > 0.5
-    same = bs.e_aai_curve(samples, test, n_boot=30, seed=1)[1]
+    same = bs.e_aai_curve(samples, test, n_boot=30, generator=torch.Generator().manual_seed(1))[1]
     np.testing.assert_array_equal(boot, same)                 # seeded
 
 
@@ -73,7 +75,7 @@ def test_null_is_unbiased_and_covered_where_the_minimum_is_not():
     for r in range(reps):
         test = rng.standard_normal((60, 4))
         samples = 2.0 * _chains(rng, 60, 4, 5)
-        est, boot = bs.e_aai_curve(samples, test, n_boot=60, seed=r)
+        est, boot = bs.e_aai_curve(samples, test, n_boot=60, generator=torch.Generator().manual_seed(r))
         d, se = bs.window_difference(est, boot, late, early)
         diffs.append(d); ses.append(se); old.append(est[-1] - est.min())
     diffs, ses, old = map(np.asarray, (diffs, ses, old))
@@ -88,7 +90,7 @@ def test_planted_degradation_is_detected():
     rng = np.random.default_rng(1)
     test = rng.standard_normal((80, 4))
     samples = _chains(rng, 80, 4, 5, scale=[1, 1, 1, 2.5, 2.5])        # the last two times are broadened
-    est, boot = bs.e_aai_curve(samples, test, n_boot=100, seed=0)
+    est, boot = bs.e_aai_curve(samples, test, n_boot=100, generator=torch.Generator().manual_seed(0))
     d, se = bs.window_difference(est, boot, np.array([0, 0, 0, 1, 1], bool), np.array([1, 1, 0, 0, 0], bool))
     assert d - 1.645 * se > 0.02                                         # one-sided 95 % bound above a 0.02 rise
 
@@ -100,7 +102,7 @@ def test_ooe_window_statistics_paired():
     pcd = dict(zip(times, _chains(rng, 60, 4, len(times))))              # stationary
     scale = [1.0] * (len(times) - 2) + [2.5, 2.5]
     rdm = dict(zip(times, _chains(rng, 60, 4, len(times), scale=scale)))  # degrades at the end
-    m = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=80, seed=0)
+    m = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=80, generator=torch.Generator().manual_seed(0))
     assert m["ooe_window_near_k"] == [50, 100, 200] and m["ooe_window_mid"] == [600, 1000, 2000, 3000]
     assert m["ooe_window_late"] == [6000, 10_000]
     assert m["rdm_late_minus_mid"] - 1.645 * m["rdm_late_minus_mid_se"] > 0
@@ -116,12 +118,12 @@ def test_adversarial_groups_separate_copies_new_data_and_noise():
     ref = rng.normal(size=(5, 30))
     copies = np.repeat(ref, 30, 0) + 0.05 * rng.normal(size=(150, 30))
     rng.shuffle(copies)
-    r = bs.adversarial_groups(copies, ref, n_boot=50, seed=0)
+    r = bs.adversarial_groups(copies, ref, n_boot=50, streams=Streams(0))
     assert max(r["acc_s"][0], r["acc_t"][0]) < 0.5 and r["acc_s"][1].shape == (50,)
-    far = bs.adversarial_groups(ref[:1] + 10 + rng.normal(size=(150, 30)), ref, n_boot=20, seed=0)
+    far = bs.adversarial_groups(ref[:1] + 10 + rng.normal(size=(150, 30)), ref, n_boot=20, streams=Streams(0))
     assert far["acc_s"][0] == 1.0 and far["acc_t"][0] == 1.0 and abs(far["e_aai"][0] - 0.25) < 1e-12
     big = rng.normal(size=(600, 30))
-    new = bs.adversarial_groups(rng.normal(size=(600, 30)), big[:150], n_boot=100, seed=1)
+    new = bs.adversarial_groups(rng.normal(size=(600, 30)), big[:150], n_boot=100, streams=Streams(1))
     se = float(np.std(new["acc_t"][1], ddof=1))
     assert abs(new["acc_s"][0] - 0.5) < 0.1 and abs(new["acc_t"][0] - 0.5) < 0.1 and 0 < se < 0.1
 
@@ -161,9 +163,10 @@ def test_ooe_window_statistics_over_replicates_is_the_mean_with_both_errors():
     rng = np.random.default_rng(5)
     times, pcd, rdm = _ooe_case(rng, [1.5, 2.5, 4.0])
     test = rng.standard_normal((60, 4))
-    kw = dict(k=100, t_end=10_000, n_boot=60, seed=3)
-    many = ooe_window_statistics(times, [pcd] * 3, rdm, test, null_images=[pcd] * 3, **kw)
-    one = [ooe_window_statistics(times, pcd, r, test, null_images=pcd, **kw) for r in rdm]
+    kw = dict(k=100, t_end=10_000, n_boot=60)
+    gen = lambda: torch.Generator().manual_seed(3)   # noqa: E731 (the same resamples for every call)
+    many = ooe_window_statistics(times, [pcd] * 3, rdm, test, null_images=[pcd] * 3, generator=gen(), **kw)
+    one = [ooe_window_statistics(times, pcd, r, test, null_images=pcd, generator=gen(), **kw) for r in rdm]
     key = "rdm_late_minus_mid"
     assert many[key + "_reps"] == pytest.approx([o[key] for o in one], abs=1e-12)
     assert many[key + "_reps_se"] == pytest.approx([o[key + "_se"] for o in one], abs=1e-12)
@@ -173,13 +176,13 @@ def test_ooe_window_statistics_over_replicates_is_the_mean_with_both_errors():
     assert many[key + "_between_se"] > 0.01                                 # the broadening differs between replicates
     rise = "rdm_minus_pcd_late_rise"
     assert many[rise + "_reps"] == pytest.approx([o[rise] for o in one], abs=1e-12)
-    same = ooe_window_statistics(times, [pcd] * 2, [rdm[0]] * 2, test, null_images=[pcd] * 2, **kw)
+    same = ooe_window_statistics(times, [pcd] * 2, [rdm[0]] * 2, test, null_images=[pcd] * 2, generator=gen(), **kw)
     for k in ("rdm_late_minus_mid", "pcd_late_minus_mid", rise, "untrained_minus_pcd_late_rise"):
         assert same[k] == pytest.approx(one[0][k], abs=1e-12) and same[k + "_between_se"] == 0.0
         assert same[k + "_se"] == pytest.approx(one[0][k + "_se"], abs=1e-12)
     assert one[0][key + "_between_se"] is None and one[0][key + "_se"] == one[0][key + "_boot_se"]
     with pytest.raises(ValueError, match="same number of replicates"):
-        ooe_window_statistics(times, [pcd] * 2, rdm, test, **kw)
+        ooe_window_statistics(times, [pcd] * 2, rdm, test, generator=gen(), **kw)
 
 
 @pytest.mark.parametrize("k", [32, 2])

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 import torch
 
+from common.seed import Streams
+
 from papers.nlm import denoise as dn, exact, metrics, thermo
 from papers.nlm.sweep import binomial_se, trend
 from papers.nlm.visits import class_visits, window_images
@@ -84,12 +86,11 @@ def test_entropy_production_on_the_sampler_is_zero_and_the_same_estimator_sees_t
     assert s_r > 0.5 and s_r > 10 * se_r
 
 
-def test_denoising_nulls_repair_nothing_and_the_rate_flow_raises_the_energy():
-    from papers.nlm.config import get_config
-    from papers.nlm.studies.denoising import measure
+def test_denoising_nulls_repair_nothing_and_the_rate_flow_raises_the_energy(tmp_path):
+    from common.study import measure, open_run
 
-    cfg = get_config("smoke")
-    out = measure(cfg, seed=0)                                      # ten digit patterns, as in notebook 05
+    cfg, run = open_run("nlm", "smoke", seed=0, device="cpu", run_dir=tmp_path)
+    out = measure("nlm", "denoising", cfg, run)                     # ten digit patterns, as in notebook 05
     m = out["metrics"]
     # the images notebook 05 draws: the patterns, their corrupted copies (16 of 64 pixels), each network's restoration
     im = out["nlm_images"]
@@ -123,10 +124,10 @@ def test_untrained_null_of_the_ooe_windows_is_flat():
     pcd = {t: rng.standard_normal((40, 4)) * (1.0 + 0.5 * (t >= 6000)) for t in times}
     rdm = {t: rng.standard_normal((40, 4)) for t in times}
     far = {t: 50.0 + rng.standard_normal((40, 4)) for t in times}    # learned nothing: always told apart
-    m = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=40, seed=0, null_images=far)
+    m = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=40, generator=torch.Generator().manual_seed(0), null_images=far)
     assert m["untrained_late_minus_mid"] == 0.0 and m["untrained_late_minus_mid_se"] == 0.0
     assert math.isclose(m["untrained_minus_pcd_late_rise"], -m["pcd_late_minus_mid"], abs_tol=1e-12)
-    m0 = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=40, seed=0)
+    m0 = ooe_window_statistics(times, pcd, rdm, test, k=100, t_end=10_000, n_boot=40, generator=torch.Generator().manual_seed(0))
     assert math.isclose(m0["rdm_minus_pcd_late_rise"], m["rdm_minus_pcd_late_rise"])
     assert "pcd_late_minus_near_k" in m0
 
@@ -170,10 +171,10 @@ def test_langevin_restore_images_are_the_first_replica_its_ratio_measures():
     knows no pattern, restores nothing)."""
     g = torch.Generator().manual_seed(3)
     target_x = torch.where(torch.rand(4, 16, generator=g, dtype=torch.float64) < 0.5, 2.0, -2.0)
-    x0 = dn.corrupt(target_x, 0.25, seed=1)
+    x0 = dn.corrupt(target_x, 0.25, torch.Generator().manual_seed(1))
     J, b = torch.zeros(16, 16, dtype=torch.float64), torch.zeros(16, dtype=torch.float64)
     target = torch.tanh(target_x)
-    res = dn.langevin_restore(x0, J, b, target, steps=100, dt=0.01, T=1.0, reps=3, seed=0)
+    res = dn.langevin_restore(x0, J, b, target, steps=100, dt=0.01, T=1.0, reps=3, generator=torch.Generator().manual_seed(0))
     assert res["ratio"].shape == (3, 4) and res["images"].shape == (4, 16)
     err = ((res["images"] - target.numpy()) ** 2).mean(-1) / ((torch.tanh(x0) - target) ** 2).mean(-1).numpy()
     np.testing.assert_allclose(err, res["ratio"][0], rtol=1e-12)
@@ -207,7 +208,7 @@ def test_the_data_nulls_copies_fail_on_the_training_set_and_new_data_sits_at_the
 
     rng = np.random.default_rng(5)
     train = np.tanh(rng.standard_normal((40, 12)))
-    c = adversarial_groups(train, train, n_boot=4, seed=0)
+    c = adversarial_groups(train, train, n_boot=4, streams=Streams(0))
     assert c["acc_s"][0] == 0.0 and c["acc_t"][0] == 0.0 and c["e_aai"][0] == 0.25
     acc = [metrics.adversarial_accuracy(np.tanh(rng.standard_normal((5, 12))), np.tanh(rng.standard_normal((5, 12))))["acc_t"]
            for _ in range(4000)]

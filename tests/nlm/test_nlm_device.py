@@ -32,7 +32,7 @@ def test_a_cpu_run_gives_the_numbers_it_gave_before_runs_took_a_device():
     x = torch.randn(30, 6, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 0.8
     for (mode, opt), want in BEFORE_DEVICE.items():
         for device in (None, "cpu"):
-            t = Trainer(x, [5, 30], _cfg(mode=mode, optimizer=opt), seed=3, dtype=torch.float64, device=device)
+            t = Trainer(x, [5, 30], _cfg(mode=mode, optimizer=opt), generator=torch.Generator().manual_seed(3), dtype=torch.float64, device=device)
             t.train(6, show_progress=False)
             J = t.J.detach()
             got = (float(J.sum()), float((J ** 2).sum()), float(t.chains.sum()), float(t.chains[1, 2, 3]))
@@ -104,14 +104,14 @@ def test_on_a_gpu_the_rule_is_the_cpu_rule():
 def test_on_a_gpu_a_run_is_fixed_by_its_seed_resumes_exactly_and_loads_on_the_cpu(tmp_path):
     x = _data()
     for mode in ("pcd", "rdm"):
-        a = Trainer(x, [5, 30], _cfg(mode=mode), seed=4, device="cuda"); a.train(12, show_progress=False)
+        a = Trainer(x, [5, 30], _cfg(mode=mode), generator=torch.Generator().manual_seed(4), device="cuda"); a.train(12, show_progress=False)
         assert a.J.device.type == a.chains.device.type == "cuda"
-        b = Trainer(x, [5, 30], _cfg(mode=mode), seed=4, device="cuda"); b.train(7, show_progress=False)
+        b = Trainer(x, [5, 30], _cfg(mode=mode), generator=torch.Generator().manual_seed(4), device="cuda"); b.train(7, show_progress=False)
         b.save(tmp_path / "ck.pt")
-        c = Trainer(x, [5, 30], _cfg(mode=mode), seed=99, device="cuda").resume(tmp_path / "ck.pt")
+        c = Trainer(x, [5, 30], _cfg(mode=mode), generator=torch.Generator().manual_seed(99), device="cuda").resume(tmp_path / "ck.pt")
         c.train(5, show_progress=False)
         assert torch.equal(a.J, c.J) and torch.equal(a.chains, c.chains)
-        cpu = Trainer(x, [5, 30], _cfg(mode=mode), seed=4); cpu.train(12, show_progress=False)
+        cpu = Trainer(x, [5, 30], _cfg(mode=mode), generator=torch.Generator().manual_seed(4)); cpu.train(12, show_progress=False)
         assert not torch.equal(a.J.cpu(), cpu.J)                 # the GPU's noise is its own stream
     st = torch.load(tmp_path / "ck.pt", weights_only=False)            # no map_location: as a CPU-only machine loads it
 
@@ -122,8 +122,8 @@ def test_on_a_gpu_a_run_is_fixed_by_its_seed_resumes_exactly_and_loads_on_the_cp
             o = list(o.values())
         return set().union(*map(devices, o)) if isinstance(o, (list, tuple)) and o else set()
     assert devices(st) == {"cpu"}                                      # J, b, chains and the optimizer's state
-    img_cpu, _ = generate(tmp_path / "ck.pt", n=4, steps=20, seed=2)
-    img_gpu, _ = generate(tmp_path / "ck.pt", n=4, steps=20, seed=2, device="cuda")
+    img_cpu, _ = generate(tmp_path / "ck.pt", n=4, steps=20, generator=torch.Generator().manual_seed(2))
+    img_gpu, _ = generate(tmp_path / "ck.pt", n=4, steps=20, generator=torch.Generator().manual_seed(2), device="cuda")
     assert img_cpu.shape == img_gpu.shape == (4, 6) and np.abs(img_gpu).max() < 1
 
 
@@ -131,7 +131,7 @@ def test_on_a_gpu_a_run_is_fixed_by_its_seed_resumes_exactly_and_loads_on_the_cp
 def test_on_a_gpu_the_local_rule_learns_the_data_mean():
     """As on the CPU (test_nlm_train): b moves until the model phase matches shifted data."""
     x = torch.full((50, 3), 1.0) + 0.1 * torch.randn(50, 3, generator=torch.Generator().manual_seed(0))
-    t = Trainer(x, [50], _cfg(optimizer="sgd", lr=0.05, n_chains=200, k=20, batch=50, gain=0.0), seed=0, device="cuda")
+    t = Trainer(x, [50], _cfg(optimizer="sgd", lr=0.05, n_chains=200, k=20, batch=50, gain=0.0), generator=torch.Generator().manual_seed(0), device="cuda")
     t.train(150, show_progress=False)
     assert t.J.device.type == t.chains.device.type == "cuda"
     assert abs(float(t.chains.mean()) - 1.0) < 0.25
@@ -146,7 +146,7 @@ def test_on_a_gpu_training_updates_do_not_sync_with_the_host():
 
     assert GUARD_EVERY > 6
     for mode, opt in (("pcd", "adam"), ("rdm", "gd")):
-        t = Trainer(_data(), [5, 30], _cfg(mode=mode, optimizer=opt), seed=4, device="cuda")
+        t = Trainer(_data(), [5, 30], _cfg(mode=mode, optimizer=opt), generator=torch.Generator().manual_seed(4), device="cuda")
         t.update()                                                   # update 0 checks (a sync) by design
         torch.cuda.synchronize()
         torch.cuda.set_sync_debug_mode("error")

@@ -48,7 +48,8 @@ def test_precision_compares_the_sweep_in_both_dtypes_on_the_same_seed(monkeypatc
 
     seen = []
 
-    def fake_sweep(cfg, seed):
+    def fake_sweep(cfg, run):
+        seed = run.seed
         seen.append((cfg.gemm_dtype, seed, cfg.sweep_sizes))
         shift = 0.03 if cfg.gemm_dtype == "bfloat16" else 0.0
         m = {k: 0.4 + shift for k in investigations.SWEEP_KEYS} | {k + "_se": 0.03 for k in investigations.SWEEP_KEYS}
@@ -70,7 +71,7 @@ def test_replicates_reports_each_window_claim_with_both_parts_of_its_se(monkeypa
 
     seen = []
 
-    def fake_ooe(cfg, seed):
+    def fake_ooe(cfg, run):
         seen.append((cfg.ooe_replicates, cfg.ooe_window_frames))
         m = {}
         for key in ("rdm_late_minus_near_k", "rdm_late_minus_mid", "pcd_late_minus_mid", "rdm_minus_pcd_late_rise"):
@@ -122,7 +123,7 @@ def test_frames_margins_use_the_thresholds_of_claims_yaml(monkeypatch):
     threshold claims.yaml gives (checked on stand-in metrics: every metric 0.05 +- 0.01)."""
     from papers.nlm.studies import out_of_equilibrium
 
-    monkeypatch.setattr(out_of_equilibrium, "measure", lambda cfg, seed: {"metrics": {
+    monkeypatch.setattr(out_of_equilibrium, "measure", lambda cfg, run: {"metrics": {
         k: (0.01 if k.endswith("_se") else 0.05) for c in devtune_runs.window_claims().values() for k in (c.metric, c.se)}})
     out = devtune.tune_frames(100)
     for cid, c in devtune_runs.window_claims().items():
@@ -157,7 +158,8 @@ def test_generalization_trains_the_two_ends_of_the_sweep_per_variant_and_measure
 
     seen = []
 
-    def fake_sweep(cfg, seed):
+    def fake_sweep(cfg, run):
+        seed = run.seed
         seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_lr, cfg.n_chains))
         return {"metrics": {"gen_acc_dev_both_large_p_pcd": 0.4, "gen_acc_dev_both_large_p_pcd_se": 0.03,
                             "e_aai_both_large_p_pcd": 0.09, "e_aai_both_large_p_pcd_se": 0.01,
@@ -189,7 +191,8 @@ def test_noise_length_runs_the_sweeps_ends_per_length_and_measures_against_claim
 
     seen = []
 
-    def fake_sweep(cfg, seed):
+    def fake_sweep(cfg, run):
+        seed = run.seed
         seen.append((seed, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates, cfg.sweep_gen_steps))
         return {"metrics": {"mem_gap_small_p": 0.1, "mem_gap_small_p_se": 0.05, "mem_acc_small_p_pcd": 0.2,
                             **{k: float(i) for i, k in enumerate(investigations.NOISE_DIAGNOSTICS)}}}
@@ -213,7 +216,8 @@ def test_relative_runs_quick_sweep_once_and_judges_the_sweep_claims_as_claims_ya
     claims = devtune_runs.claims(investigations.RELATIVE_CLAIMS)
     seen = []
 
-    def fake_sweep(cfg, seed):
+    def fake_sweep(cfg, run):
+        seed = run.seed
         seen.append((seed, cfg.sweep_sizes, cfg.sweep_gen_steps))
         m = {k: 0.0 for k in investigations.RELATIVE_KEYS}
         for c in claims.values():
@@ -244,7 +248,8 @@ def test_binary_runs_the_sweeps_ends_on_both_datasets_and_judges_each_claim_with
     seen = []
     claims = devtune_runs.claims(investigations.BINARY_CLAIMS)
 
-    def fake_sweep(cfg, seed):
+    def fake_sweep(cfg, run):
+        seed = run.seed
         seen.append((seed, cfg.dataset, list(cfg.sweep_sizes), cfg.sweep_replicates, cfg.sweep_updates))
         good = cfg.dataset == "digits_binary"
         m = {k: float(i) for i, k in enumerate(investigations.BINARY_DIAGNOSTICS)}
@@ -286,8 +291,8 @@ def test_explore_reads_every_chain_length_from_the_first_windows_of_one_run(monk
     trained[n_short:] = 6                                                 # after the shortest length: one class
     cls = {"trained": [trained] * 2, "quench": [np.full(n_long, -1)] * 2, "restart": [np.full(n_long, 3)] * 2}
     runs = []
-    monkeypatch.setattr(mainmodel, "main_model", lambda cfg, seed: {"seed": seed})
-    monkeypatch.setattr(exploration, "explore", lambda cfg, seed, model: runs.append(cfg.explore_steps) or {"window_classes_all": cls})
+    monkeypatch.setattr(mainmodel, "main_model", lambda cfg, streams: {"seed": streams.seed})
+    monkeypatch.setattr(exploration, "explore", lambda cfg, streams, model: runs.append(cfg.explore_steps) or {"window_classes_all": cls})
     out = devtune.tune_explore(100)
     assert runs == [longest]
     short = min(devtune.EXPLORE_VARIANTS, key=devtune.EXPLORE_VARIANTS.get)
@@ -309,8 +314,8 @@ def test_dwell_counts_each_dwell_on_one_run_and_its_rule_picks_the_first_plateau
     # two identical chains per model: classes 1 1 3 3 3 1 (trained), constant 3 (quench), off the data (the others)
     cls = {"trained": [np.array([1, 1, 3, 3, 3, 1])] * 2, "quench": [np.array([3] * 6)] * 2,
            "untrained": [np.array([-1] * 6)] * 2, "j0": [np.array([-1] * 6)] * 2, "restart": [np.array([3] * 6)] * 2}
-    monkeypatch.setattr(mainmodel, "main_model", lambda cfg, seed: {"seed": seed})
-    monkeypatch.setattr(exploration, "explore", lambda cfg, seed, model: runs.append(seed) or {
+    monkeypatch.setattr(mainmodel, "main_model", lambda cfg, streams: {"seed": streams.seed})
+    monkeypatch.setattr(exploration, "explore", lambda cfg, streams, model: runs.append(streams.seed) or {
         "window_classes_all": cls, "metrics": {f"explore_{n}_data_like": 0.0 for n in EXPLORE_MODELS}})
     out = devtune.tune_dwell(100)
     assert runs == [100]
@@ -353,13 +358,14 @@ def test_models_and_memorization_read_the_development_run(tmp_path, monkeypatch)
     run = tmp_path / "development" / "nlm" / "quick" / "seed-100"
     run.mkdir(parents=True)
     m = {"explore_trained_transitions_models": [4.0, 6.0, 5.0, 5.0], "mem_gap_small_p_pcd": -0.2, "mem_gap_small_p_pcd_se": 0.1,
-         "mem_gap_small_p_untrained": 0.5, "mem_gap_small_p_untrained_se": 0.1, "p_cross_rel_pcd_inside": 1.0,
-         "p_cross_rel_heldout_split_inside": 0.1, "mem_fall": 0.4, "mem_fall_se": 0.02, "mem_fall_heldout": 0.0, "mem_fall_heldout_se": 0.01}
+         "mem_gap_small_p_untrained": 0.5, "mem_gap_small_p_untrained_se": 0.1, "cross_margin_rel_pcd": 0.3,
+         "cross_margin_rel_pcd_se": 0.05, "cross_margin_rel_heldout_split": -0.05, "cross_margin_rel_heldout_split_se": 0.05, "mem_fall": 0.4, "mem_fall_se": 0.02, "mem_fall_heldout": 0.0, "mem_fall_heldout_se": 0.01}
     (run / "metrics.json").write_text(json.dumps(m))
     out = devtune.tune_models(100)
     assert out["all"]["models"] == 4 and out["first3"]["models"] == 3 and out["models_needed"] == 2
     assert out["models_needed_first3"] == 2          # 4, 6, 5: mean 5, sd 1 -> (1.645 / 2)^2 < 2
     mem = devtune.tune_memorization(100)
     assert mem["memorization-small-p"]["margin_se"] == pytest.approx(2.0) and mem["memorization-small-p"]["control"]["margin_se"] == pytest.approx(-5.0)
-    assert mem["transition-in-range"] == {"value": 1.0, "control": 0.1, "threshold": 0.95}
+    tr = mem["transition-in-range"]                  # 0.3 +- 0.05 against 0.1: 4 SEs above; the control 3 SEs below
+    assert tr["margin_se"] == pytest.approx(4.0) and tr["control"]["margin_se"] == pytest.approx(-3.0) and tr["threshold"] == 0.1
     assert mem["memorization-falls-with-p"]["margin_se"] == pytest.approx(10.0)

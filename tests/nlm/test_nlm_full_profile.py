@@ -11,9 +11,10 @@ import torch
 from common import data as cdata
 from common.claims import load_claims
 from papers.nlm import figures as figs
+from common.study import measure, open_run
 from papers.nlm.config import get_config, preflight
 from papers.nlm.mainmodel import main_model
-from papers.nlm.studies import denoising, exploration, memorization_sweep, out_of_equilibrium, rule_and_spectrum
+from papers.nlm.studies import rule_and_spectrum
 from papers.nlm.studies.training_samples import samples_over_age
 
 TINY = dict(  # every size of the full profile cut to seconds; the rule, dataset, N and dt stay full's
@@ -52,24 +53,22 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
         peak.reset()
     _fake_mnist(tmp_path)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
-    cfg = get_config("full", **TINY)
+    cfg, run = open_run("nlm", "full", seed=0, device=device, run_dir=tmp_path / "run", overrides=TINY)   # preflight too
     assert (cfg.dataset, cfg.optimizer, cfg.lr, cfg.weight_decay, cfg.bias) == ("mnist", "adam", 5e-5, 5e-7, True)
-    preflight(cfg)
     torch.set_num_threads(1)
-    seed = 0
     metrics = {}
-    model = main_model(cfg, seed, device=device)                    # notebook 01
+    model = main_model(cfg, run.streams, device=run.device)         # notebook 01
     st = model["state"]
     J, b = st["J"], st["b"]
     assert J.shape[-1] == 784 == model["data"].x_train.shape[1]
     assert torch.count_nonzero(torch.diagonal(J, dim1=-2, dim2=-1)) == 0   # J_ii = 0, as in the paper's model
     assert torch.count_nonzero(b) > 0                                  # the revised scripts train a bias
-    results = {"age": samples_over_age(cfg, seed, model, device=device),
-               "sweep": memorization_sweep.measure(cfg, seed=seed, device=device),    # notebook 02
-               "ooe": out_of_equilibrium.measure(cfg, seed=seed, device=device),      # notebook 03
-               "explore": exploration.measure(cfg, seed=seed, device=device),         # notebook 04 (its own P)
-               "denoise": denoising.measure(cfg, seed=seed),                          # notebook 05
-               "rule": rule_and_spectrum.rule_checks(cfg, seed),                      # notebook 06
+    results = {"age": samples_over_age(cfg, run.streams, model, device=run.device),
+               "sweep": measure("nlm", "memorization_sweep", cfg, run),     # notebook 02
+               "ooe": measure("nlm", "out_of_equilibrium", cfg, run),       # notebook 03
+               "explore": measure("nlm", "exploration", cfg, run),          # notebook 04 (its own P)
+               "denoise": measure("nlm", "denoising", cfg, run),            # notebook 05
+               "rule": rule_and_spectrum.rule_checks(cfg, run.streams),     # notebook 06
                "spectrum": rule_and_spectrum.spectrum(model)}
     for res in results.values():
         metrics |= res["metrics"]

@@ -20,7 +20,7 @@ def test_binary_datasets_threshold_the_same_images_at_one_half():
     from common.data import load_dataset
     from common.errors import UserError
 
-    grey, binary = encoding.load("digits", seed=3), encoding.load("digits_binary", seed=3)
+    grey, binary = encoding.load("digits", rng=np.random.default_rng(3)), encoding.load("digits_binary", rng=np.random.default_rng(3))
     assert (binary.y_train == grey.y_train).all() and (binary.y_test == grey.y_test).all()   # same split, same order
     clip = np.arctanh(0.97)
     for a, b in ((grey.x_train, binary.x_train), (grey.x_test, binary.x_test)):
@@ -42,8 +42,10 @@ def test_preflight_takes_a_binary_dataset_and_its_size_limit():
     preflight(get_config("quick", dataset="digits_binary"))
     with pytest.raises(UserError, match="exceeds the 396 digits_binary images"):
         preflight(get_config("quick", dataset="digits_binary", sweep_sizes=[5, 397]))
-    with pytest.raises(UserError, match="unknown dataset 'digit'"):
-        preflight(get_config("quick", dataset="digit"))
+    with pytest.raises(UserError, match="'dataset' must be one of 'digits', 'digits_binary'.*got 'digit'"):
+        get_config("quick", dataset="digit")                        # config.BOUNDS, before any preflight
+    with pytest.raises(UserError, match="'ooe_boot' must be >= 2, got 1"):
+        get_config("quick", ooe_boot=1)
 
 
 def test_adversarial_accuracy_known_answers():
@@ -182,11 +184,12 @@ def test_basin_diagnostics_pool_replicates_by_median_and_average_accuracies():
     assert m["small_p_pcd_acc_t_test"] == 0.0
 
 
-def test_the_sweep_refuses_a_diagnostic_that_would_overwrite_a_metric(monkeypatch):
-    from papers.nlm.config import get_config
+def test_the_sweep_refuses_a_diagnostic_that_would_overwrite_a_metric(monkeypatch, tmp_path):
+    from common.study import measure, open_run
     from papers.nlm.studies import memorization_sweep
 
     monkeypatch.setattr(memorization_sweep, "basin_diagnostics", lambda *a, **k: {"mem_small_p": 0.0})
-    cfg = get_config("smoke", sweep_sizes=[5, 20], sweep_updates=2, sweep_gen_steps=4, avg_steps=2, quench_steps=2, sweep_boot=2)
+    over = dict(sweep_sizes=[5, 20], sweep_updates=2, sweep_gen_steps=4, avg_steps=2, quench_steps=2, sweep_boot=2)
+    cfg, run = open_run("nlm", "smoke", seed=0, device="cpu", run_dir=tmp_path, overrides=over)
     with pytest.raises(RuntimeError, match="overwrite"):
-        memorization_sweep.measure(cfg, seed=0)
+        measure("nlm", "memorization_sweep", cfg, run)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from common.seed import Streams
 from papers.nlm.studies import denoising, exploration, memorization_sweep, out_of_equilibrium, rule_and_spectrum
 from papers.nlm.studies import training_samples
 
@@ -49,14 +50,20 @@ def test_paper_terms_read_the_smallest_p_for_memorization_and_the_largest_for_ge
 
 def test_relative_terms_judge_each_sample_set_against_new_data_with_paired_replicates():
     """mem_gap = max(Acc) of a set minus new data's at the smallest P, SE over the paired differences of the
-    replicates; p_cross_rel = the share of replicates below new data at the smallest P and above at the largest."""
-    from papers.nlm.sweep import paired_gap, relative_crossing
+    replicates; p_cross_rel = the share of replicates below new data at the smallest P and above at the largest;
+    cross_margin = the smaller of (new data - set) at the smallest P and (set - new data) at the largest, SE over the
+    same minimum of the paired replicates."""
+    from papers.nlm.sweep import crossing_margin, paired_gap, relative_crossing
 
     assert paired_gap([0.2, 0.7], np.array([[0.1, 0.6], [0.3, 0.8]]), [0.45, 0.5], np.array([[0.4, 0.5], [0.5, 0.5]])) == (
         pytest.approx(-0.25), pytest.approx(np.std([-0.3, -0.2], ddof=1)))
     a = np.array([[0.2, 0.6], [0.5, 0.6], [0.2, 0.4], [0.1, 0.9]])
     b = np.array([[0.4, 0.5], [0.4, 0.5], [0.4, 0.5], [0.4, 0.5]])
     assert relative_crossing(a, b) == 0.5                               # replicates 0 and 3 cross inside
+    # replicates' minima: min(0.2, 0.1) = 0.1, min(-0.1, 0.1) = -0.1, min(0.2, -0.1) = -0.1, min(0.3, 0.4) = 0.3
+    v, se = crossing_margin([0.2, 0.7], a, [0.4, 0.5], b)
+    assert v == pytest.approx(0.2) and se == pytest.approx(np.std([0.1, -0.1, -0.1, 0.3], ddof=1))
+    assert crossing_margin([0.45, 0.52], a, [0.4, 0.5], b)[0] == pytest.approx(-0.05)   # above new data at both ends: < 0
     boots, m = {}, {}
     sets = {"pcd": ("_pcd", [0.2, 0.7]), "noise": ("", [0.5, 0.7]), "untrained": ("_untrained", [1.0, 1.0]),
             "heldout": ("_heldout", [0.45, 0.5]), "heldout_a": ("_heldout_a", [0.44, 0.5]), "heldout_b": ("_heldout_b", [0.46, 0.49])}
@@ -69,6 +76,8 @@ def test_relative_terms_judge_each_sample_set_against_new_data_with_paired_repli
     assert out["mem_gap_small_p_untrained"] == pytest.approx(0.55) and out["mem_gap_small_p"] == pytest.approx(0.05)
     assert out["mem_gap_small_p_heldout_split"] == pytest.approx(-0.02)            # half against the other half
     assert out["p_cross_rel_pcd_inside"] == 1.0 and out["p_cross_rel_untrained_inside"] == 0.0
+    assert out["cross_margin_rel_pcd"] == pytest.approx(0.2) and out["cross_margin_rel_pcd_se"] == pytest.approx(0.0)
+    assert out["cross_margin_rel_heldout_split"] == pytest.approx(0.01)            # min(0.46 - 0.44, 0.50 - 0.49)
     assert out["rel_acc_mean_large_p_pcd"] == pytest.approx(0.2) and out["rel_acc_mean_large_p_heldout_split"] == pytest.approx(0.01)
     fall = memorization_sweep.fall_terms([0.5, 0.2, 0.1], [0.02, 0.0, 0.0], 100, 50)
     assert fall["mem_fall"] == pytest.approx(0.4) and fall["mem_fall_heldout"] == pytest.approx(0.02)
@@ -158,7 +167,9 @@ def test_exploration_pools_trained_models_with_the_se_between_them():
     assert out["explore_trained_classes_median"] == 1.5 and out["explore_models"] == 3      # classes 2 1 2 2 1 0
     assert out["explore_model0_trained_transitions_mean"] == 0.5
     assert out["explore_trained_data_like"] == pytest.approx((1 + 1 + 0.5) / 3)
-    assert exploration.replicate_seed(4, 0) == 4 and len({exploration.replicate_seed(4, r) for r in range(3)}) == 3
+    root = Streams(4)                                   # model 0 is the run's own model; the others their own streams
+    assert exploration.model_streams(root, 0) is root
+    assert len({exploration.model_streams(root, r).seed_for("train") for r in range(3)}) == 3
 
 
 def test_denoising_metrics_count_restored_patterns_at_three_tenths():

@@ -22,25 +22,25 @@ def _cfg(**kw):
 def test_deterministic_and_resume_equals_uninterrupted(tmp_path):
     x = _data()
     for opt in ("adam", "sgd", "gd"):
-        a = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=4); a.train(12, show_progress=False)
-        b = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=4); b.train(7, show_progress=False)
+        a = Trainer(x, [5, 30], _cfg(optimizer=opt), generator=torch.Generator().manual_seed(4)); a.train(12, show_progress=False)
+        b = Trainer(x, [5, 30], _cfg(optimizer=opt), generator=torch.Generator().manual_seed(4)); b.train(7, show_progress=False)
         b.save(tmp_path / "ck.pt")
-        c = Trainer(x, [5, 30], _cfg(optimizer=opt), seed=99).resume(tmp_path / "ck.pt")
+        c = Trainer(x, [5, 30], _cfg(optimizer=opt), generator=torch.Generator().manual_seed(99)).resume(tmp_path / "ck.pt")
         c.train(5, show_progress=False)
         assert torch.equal(a.J, c.J) and torch.equal(a.b, c.b) and torch.equal(a.chains, c.chains)
         assert float(a.J.detach().diagonal(dim1=-2, dim2=-1).abs().max()) == 0.0
     with pytest.raises(UserError):
-        Trainer(x, [5, 20, 30], _cfg(), seed=4).resume(tmp_path / "ck.pt")   # another shape
+        Trainer(x, [5, 20, 30], _cfg(), generator=torch.Generator().manual_seed(4)).resume(tmp_path / "ck.pt")   # another shape
     with pytest.raises(UserError):
-        Trainer(torch.randn(30, 7), [5, 30], _cfg(), seed=4).resume(tmp_path / "ck.pt")
+        Trainer(torch.randn(30, 7), [5, 30], _cfg(), generator=torch.Generator().manual_seed(4)).resume(tmp_path / "ck.pt")
 
 
 def test_rdm_mode_and_generate(tmp_path):
     x = _data()
-    t = Trainer(x, [10], _cfg(mode="rdm", k=5), seed=1); t.train(3, show_progress=False)
+    t = Trainer(x, [10], _cfg(mode="rdm", k=5), generator=torch.Generator().manual_seed(1)); t.train(3, show_progress=False)
     t.save(tmp_path / "m.pt")
-    img, snaps = generate(tmp_path / "m.pt", n=4, steps=20, seed=2, snap_at=[10])
-    img2, _ = generate(tmp_path / "m.pt", n=4, steps=20, seed=2)
+    img, snaps = generate(tmp_path / "m.pt", n=4, steps=20, generator=torch.Generator().manual_seed(2), snap_at=[10])
+    img2, _ = generate(tmp_path / "m.pt", n=4, steps=20, generator=torch.Generator().manual_seed(2))
     assert img.shape == (4, 6) and np.array_equal(img, img2) and np.abs(img).max() < 1 and 10 in snaps
     with pytest.raises(UserError):
         generate(tmp_path / "m.pt", n=2, steps=2, model=3)
@@ -54,7 +54,7 @@ def test_rdm_mode_and_generate(tmp_path):
 def test_sgd_learns_the_data_mean():
     """The pure local rule moves b so that model and data phases agree (here: a shifted data set)."""
     x = torch.full((50, 3), 1.0) + 0.1 * torch.randn(50, 3, generator=torch.Generator().manual_seed(0))
-    t = Trainer(x, [50], _cfg(optimizer="sgd", lr=0.05, n_chains=200, k=20, batch=50, gain=0.0), seed=0)
+    t = Trainer(x, [50], _cfg(optimizer="sgd", lr=0.05, n_chains=200, k=20, batch=50, gain=0.0), generator=torch.Generator().manual_seed(0))
     t.train(150, show_progress=False)
     assert abs(float(t.chains.mean()) - 1.0) < 0.25
 
@@ -79,7 +79,7 @@ def test_denoise_fit_makes_patterns_fixed_points():
     assert float(energy(torch.as_tensor(pats), J, b).max()) < 1e-18 and float(J.diagonal().abs().max()) == 0.0
     with pytest.raises(UserError):
         denoise.corrupt(pats, 1.5)
-    bad = denoise.corrupt(pats, 0.25, seed=1)
+    bad = denoise.corrupt(pats, 0.25, torch.Generator().manual_seed(1))
     assert int((np.abs(bad.numpy() - pats) > 0).sum(1).max()) <= 4
 
 
@@ -87,7 +87,7 @@ def test_stability_guard_stops_when_j_outgrows_the_euler_step():
     from papers.nlm.sampler import Divergence
 
     x = _data()
-    t = Trainer(x, [5], _cfg(), seed=0)
+    t = Trainer(x, [5], _cfg(), generator=torch.Generator().manual_seed(0))
     t.check_stability()                                      # g = 2 init, dt = 0.01: stable
     with torch.no_grad():
         t.J.mul_(14.0 / float(torch.linalg.matrix_norm(t.J.detach().double(), ord=2).max()))
@@ -105,11 +105,11 @@ def test_released_rule_is_plain_decayed_gradient_step():
 
     x = _data()
     cfg = _cfg(optimizer="gd", lr=5e-4, weight_decay=2e-6, bias=False, n_chains=12, batch=30)
-    t = Trainer(x, [30], cfg, seed=3)
+    t = Trainer(x, [30], cfg, generator=torch.Generator().manual_seed(3))
     t.train(2, show_progress=False)
     J0, chains0, gen = t.J.detach().clone(), t.chains.clone(), t.gen.get_state()
     # replay the next update by hand from the same generator state
-    t2 = Trainer(x, [30], cfg, seed=3); t2.J.data.copy_(J0); t2.chains = chains0.clone(); t2.gen.set_state(gen)
+    t2 = Trainer(x, [30], cfg, generator=torch.Generator().manual_seed(3)); t2.J.data.copy_(J0); t2.chains = chains0.clone(); t2.gen.set_state(gen)
     xd, w = t2._batch()
     from papers.nlm.sampler import langevin
     ch, _ = langevin(chains0, J0, t2.b.detach(), cfg.k, cfg.dt, cfg.T, t2.gen, check_every=0)
@@ -132,9 +132,9 @@ def test_full_profile_follows_the_revised_scripts_adam_with_decay_on_j_only():
     assert full["ooe_rdm_updates"] == 24_000 and (full["explore_p"], full["explore_updates"]) == (288, full["sweep_updates"])
     x = _data()
     cfg = _cfg(optimizer="adam", lr=5e-5, weight_decay=5e-7, bias=True, n_chains=12, batch=30)
-    t = Trainer(x, [30], cfg, seed=3)
+    t = Trainer(x, [30], cfg, generator=torch.Generator().manual_seed(3))
     J0, b0, chains0, gen = t.J.detach().clone(), t.b.detach().clone(), t.chains.clone(), t.gen.get_state()
-    t2 = Trainer(x, [30], cfg, seed=3); t2.gen.set_state(gen)
+    t2 = Trainer(x, [30], cfg, generator=torch.Generator().manual_seed(3)); t2.gen.set_state(gen)
     xd, w = t2._batch()
     ch, _ = langevin(chains0, J0, b0, cfg.k, cfg.dt, cfg.T, t2.gen, check_every=0)
     gJ, gb = likelihood_gradient(xd, ch, J0, b0, cfg.T, w)
@@ -150,7 +150,7 @@ def test_full_profile_follows_the_revised_scripts_adam_with_decay_on_j_only():
 def test_models_at_the_euler_limit_freeze_and_the_rest_learn():
     """freeze_at: a model whose dt(1+||J||)^2 reaches the level keeps its J from then on; others go on."""
     x = _data()
-    t = Trainer(x, [5, 30], _cfg(optimizer="sgd", lr=1e-2, freeze_at=0.3, dt=0.01, gain=0.0), seed=0)
+    t = Trainer(x, [5, 30], _cfg(optimizer="sgd", lr=1e-2, freeze_at=0.3, dt=0.01, gain=0.0), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         t.J[0] = 4.0 * (1 - torch.eye(6))                     # dt (1 + 20)^2 = 4.4 > 2 would stop the run ...
         t.J[0] *= 0.22                                         # ... dt (1 + 4.4)^2 = 0.29: just under the level
@@ -171,7 +171,7 @@ def test_minibatches_draw_each_model_from_its_own_first_p_rows():
     against the per-model data tensor row by row (per-model data, so a row tells which model it is from)."""
     K, P_max, N = 3, 12, 4
     data = torch.arange(K * P_max * N, dtype=torch.float32).reshape(K, P_max, N)
-    tr = Trainer(data, [3, 12, 7], TrainConfig(n_chains=2, k=1, batch=5), seed=0)
+    tr = Trainer(data, [3, 12, 7], TrainConfig(n_chains=2, k=1, batch=5), generator=torch.Generator().manual_seed(0))
     for _ in range(5):
         x, w = tr._batch()
         assert x.shape == (K, 5, N) and w.shape == (K, 5)

@@ -43,7 +43,7 @@ def ungated_metrics(name: str, labels) -> dict:
     return {f"explore_{name}_classes_ungated": int(len({r[0] for r in runs0})), f"explore_{name}_transitions_ungated": int(n0)}
 
 
-def explore(cfg, seed: int, model: dict, device=None) -> dict:
+def explore(cfg, streams, model: dict, device=None) -> dict:
     """Long chains of the main model (from its persistent chains) and of four nulls.
 
     The claims' null: `restart`, the trained J, b at T = 1 from the SAME persistent states, put back to those
@@ -59,7 +59,7 @@ def explore(cfg, seed: int, model: dict, device=None) -> dict:
     between them per chain. The old measure (nearest-centroid label of every single frame, from step 0,
     visits >= 3 frames) is logged as `explore_*_ungated` for comparison: it counts noise as class changes.
     """
-    tasks = explore_tasks(cfg, seed, model, device)
+    tasks = explore_tasks(cfg, streams, model, device)
     return explore_result(cfg, model, tasks, [chain_states(**t) for t in tasks])
 
 
@@ -67,24 +67,24 @@ PARTS = ("hot", "quench", "restart")   # the runs of one explored model that sha
 PARALLEL_MIN_STEPS = 20_000            # chains at least this long run in worker processes (`measure`)
 
 
-def explore_tasks(cfg, seed: int, model: dict, device=None) -> list[dict]:
+def explore_tasks(cfg, streams, model: dict, device=None) -> list[dict]:
     """The three independent runs of `explore` for one model, as `chain_states` arguments: `hot`, the trained model,
-    the untrained network and J = 0 stacked (generator `seed`·101 + 3, after the draws of the starting states);
-    `quench`, the trained J, b at T = 0 from the trained chains' starting states; `restart`, the same J, b at T = 1
-    put back to them at every window (its own generator, `seed`·101 + 5)."""
+    the untrained network and J = 0 stacked (the stream "explore chains" of `streams`, the model's, after the draws
+    of the starting states); `quench`, the trained J, b at T = 0 from the trained chains' starting states; `restart`,
+    the same J, b at T = 1 put back to them at every window (its own stream, "explore restart")."""
     data, st, snaps = model["data"], model["state"], model["snaps"]
     J1, b1 = st["J"][0], st["b"][0]
     J0, b0 = snaps[0][0][0], snaps[0][1][0]
     J = torch.stack([J1, J0, torch.zeros_like(J0)]); b = torch.stack([b1, b0, torch.zeros_like(b0)])
     n_chains = int(cfg.explore_chains)
-    g = torch.Generator().manual_seed(int(seed) * 101 + 3)
+    g = streams.torch_generator("explore chains")
     x = torch.randn((3, n_chains, data.n), generator=g, dtype=J.dtype)
     # the trained model's chains start from its persistent training chains (its own long-run samples;
     # chains from noise need far longer than the run to reach them, see notebook 03); so do the quench
     # and restart nulls (the same states); the other nulls from noise
     pcd = st["chains"][0]
     x[0] = pcd[torch.randperm(len(pcd), generator=g)[:n_chains]].to(J.dtype) if len(pcd) >= n_chains else x[0]
-    gr = torch.Generator().manual_seed(int(seed) * 101 + 5)          # the restart null's own noise
+    gr = streams.torch_generator("explore restart")                  # the restart null's own noise
     every = int(cfg.explore_every)
     common = dict(n=int(cfg.explore_steps) // every, every=every, dt=float(cfg.dt), T=float(cfg.T),
                   burn=int(cfg.explore_burn) // every, per_window=max(1, int(cfg.avg_steps) // every),
@@ -147,9 +147,10 @@ def explore_result(cfg, model: dict, tasks: list[dict], states: list) -> dict:
             "window_classes_all": classes, "metrics": m}
 
 
-def replicate_seed(seed: int, r: int) -> int:
-    """The training seed of the explored model's replicate r (0: the run's own seed, the main model of notebook 01)."""
-    return int(seed) if r == 0 else int(seed) * 1000 + 7 * r + 500
+def model_streams(streams, r: int):
+    """The streams of the explored model r (0: the run's own, the main model of notebook 01; else the child
+    ("explore model", r): its own training list, initial network, training and chains)."""
+    return streams if r == 0 else streams.child("explore model", r)
 
 
 def pooled_metrics(per_model: list[dict]) -> dict:
@@ -177,27 +178,32 @@ def pooled_metrics(per_model: list[dict]) -> dict:
     return out
 
 
-def explored_model(cfg, seed: int, r: int, run_dir, device) -> dict:
+def explored_model(cfg, streams, r: int, run_dir, device) -> dict:
     """Replicate r of `measure`'s explored models, trained (or read from `run_dir`'s checkpoints) and run:
     {"model" (without its data), "tasks", "states"} of `explore_tasks` and `chain_states`."""
     p, updates = int(cfg.explore_p) or None, int(cfg.explore_updates) or None
-    model = main_model(cfg, replicate_seed(seed, r), run_dir, p=p, updates=updates, device=device)
-    tasks = explore_tasks(cfg, seed, model, device)
+    torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
+    streams = model_streams(streams, r)
+    model = main_model(cfg, streams, run_dir, p=p, updates=updates, device=device)
+    tasks = explore_tasks(cfg, streams, model, device)
     return {"model": {k: v for k, v in model.items() if k != "data"}, "tasks": tasks, "states": [chain_states(**t) for t in tasks]}
 
 
-def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
+def measure(cfg, run) -> dict:
     """The explored models and their long chains against the nulls (`explore`, once per model): `explore_models`
-    trained models, the first the main model of notebook 01 (its checkpoint in `run_dir` reused when present)
+    trained models, the first the main model of notebook 01 (its checkpoint in `run.dir` reused when present)
     unless `explore_p` > 0 names another training-set size, trained `explore_updates` updates (full: the P = 288
-    model of the sweep's length, as the paper's figure); the others the same training from their own seeds
-    (`replicate_seed`: their own initial network and shuffle of the training list). The figure shows model 0.
+    model of the sweep's length, as the paper's figure); the others the same training from their own streams
+    (`model_streams`: their own initial network and shuffle of the training list). The figure shows model 0.
     The models share nothing (each its own training and generators): on the CPU, long chains (>=
     PARALLEL_MIN_STEPS) run one model a task in worker processes, with the same numbers as here."""
-    tasks = [dict(cfg=cfg, seed=seed, r=r, run_dir=run_dir, device=device) for r in range(int(cfg.explore_models))]
-    parallel = compute_device(device).type == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
+    torch.set_num_threads(1)
+    device = str(compute_device(run.device))
+    tasks = [dict(cfg=cfg, streams=run.streams, r=r, run_dir=run.dir, device=device) for r in range(int(cfg.explore_models))]
+    parallel = device == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
     out = spread(explored_model, tasks, desc="explored models") if parallel else [explored_model(**t) for t in tasks]
-    runs = [explore_result(cfg, {**o["model"], "data": encoding.load(cfg.dataset, cfg.n_test, replicate_seed(seed, r))},
+    runs = [explore_result(cfg, {**o["model"], "data": encoding.load(cfg.dataset, cfg.n_test,
+                                                                     model_streams(run.streams, r).rng("training list", cfg.dataset))},
                            o["tasks"], o["states"]) for r, o in enumerate(out)]   # main_model's data, loaded here
     res = runs[0]
     res["metrics"] = pooled_metrics([r["metrics"] for r in runs])

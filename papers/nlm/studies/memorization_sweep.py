@@ -12,13 +12,11 @@ import math
 import numpy as np
 import torch
 
-from common.seed import torch_generator
-
 from .. import encoding, metrics
 from ..generation import from_noise, time_average
 from ..model import init_couplings, phi
 from ..sampler import flow, langevin
-from ..sweep import (basin_diagnostics, binomial_se, crossing, generalization_both, paired_gap, relative_crossing,
+from ..sweep import (basin_diagnostics, binomial_se, crossing, crossing_margin, generalization_both, paired_gap, relative_crossing,
                      sweep_accuracies, trend)
 from ..train import Trainer, compute_device, train_config
 
@@ -92,9 +90,11 @@ def relative_terms(m: dict, boots: dict) -> dict:
     ("heldout"; for the split null its other half, "heldout_b").
 
     `mem_gap_small_p{tag}`: max(Acc_S, Acc_T) against the training set at the smallest P minus new data's, with
-    the SE of the paired difference; `p_cross_rel{tag}_inside`: the fraction of replicates whose
-    (Acc_S + Acc_T)/2 lies below new data's at the smallest P and above it at the largest (the transition
-    inside the range, relative to new data); `rel_acc_mean_{small,large}_p{tag}`: that difference at both ends."""
+    the SE of the paired difference; `cross_margin_rel{tag}`: by how much (Acc_S + Acc_T)/2 lies below new data's
+    at the smallest P and above it at the largest (the smaller of the two, with its paired bootstrap SE: the
+    transition inside the range, relative to new data); `p_cross_rel{tag}_inside`: the fraction of replicates in
+    which it crosses (logged; the claim's metric until it sat on its threshold); `rel_acc_mean_{small,large}_p{tag}`:
+    that difference at both ends."""
     out = {}
     for tag, key in RELATIVE_SETS:
         ref_tag, ref = ("_heldout_b", "heldout_b") if key == "heldout_a" else ("_heldout", "heldout")
@@ -104,6 +104,8 @@ def relative_terms(m: dict, boots: dict) -> dict:
                            m[f"sweep{ref_tag}_acc_max_train"], rb[("train", "acc_max")])
         out[f"mem_gap_small_p{tag}"], out[f"mem_gap_small_p{tag}_se"] = g, se
         out[f"p_cross_rel{tag}_inside"] = relative_crossing(b[("train", "acc_mean")], rb[("train", "acc_mean")])
+        out[f"cross_margin_rel{tag}"], out[f"cross_margin_rel{tag}_se"] = crossing_margin(
+            m[f"sweep{a_tag}_acc_mean_train"], b[("train", "acc_mean")], m[f"sweep{ref_tag}_acc_mean_train"], rb[("train", "acc_mean")])
         for end, i in (("small", 0), ("large", -1)):
             d, d_se = paired_gap(m[f"sweep{a_tag}_acc_mean_train"], b[("train", "acc_mean")],
                                  m[f"sweep{ref_tag}_acc_mean_train"], rb[("train", "acc_mean")], i)
@@ -148,39 +150,43 @@ def binomial_terms(m: dict, n_samples: int) -> dict:
     return {key + "_se": binomial_se(m[key], n_samples) for key in ("gen_large_p", "gen_large_p_untrained")}
 
 
-def measure(cfg, *, seed: int, device=None) -> dict:
+def measure(cfg, run) -> dict:
     """Stacked PCD training over P × replicates (shared initial J per replicate), generate, average, quench.
 
     Memorization is measured on time-averaged samples (the images of chains from noise averaged over
     the last `avg_steps` Langevin steps); E_AAI on single (hot) samples, as in the paper; the quench
-    (noiseless flow) is reported alongside.
+    (noiseless flow) is reported alongside. Every draw is a keyed stream of the run's (`run.streams`): replicate r's
+    training list ("training list", dataset, "sweep replicate", r; replicate 0 the run's own list, the main model's)
+    and initial network ("sweep initial network", r), the training ("sweep training"), the generation, the bootstraps.
     """
-    data = encoding.load(cfg.dataset, cfg.n_test, seed)
+    torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
+    streams = run.streams
+    data = encoding.load(cfg.dataset, cfg.n_test, streams.rng("training list", cfg.dataset))
     sizes = [int(p) for p in cfg.sweep_sizes]
     encoding.check_sizes(data, sizes)
     reps = int(cfg.sweep_replicates)
-    g = torch.Generator().manual_seed(int(seed) * 7919 + 17)
-    J0 = [init_couplings(data.n, cfg.gain, generator=g) for _ in range(reps)]
+    J0 = [init_couplings(data.n, cfg.gain, generator=streams.torch_generator("sweep initial network", r)) for r in range(reps)]
     per_model = [(p, r) for r in range(reps) for p in sizes]
     # each replicate trains on its own shuffled list (first P images), sharing J0 across P
-    lists = [encoding.load(cfg.dataset, cfg.n_test, seed * 100 + r).x_train if r else data.x_train for r in range(reps)]
+    lists = [encoding.load(cfg.dataset, cfg.n_test, streams.rng("training list", cfg.dataset, "sweep replicate", r)).x_train
+             if r else data.x_train for r in range(reps)]
     X = torch.stack([torch.as_tensor(lists[r]) for _, r in per_model])
     init_J = torch.stack([J0[r][0] for _, r in per_model]); init_b = torch.stack([J0[r][1] for _, r in per_model])
-    tr = Trainer(X, [p for p, _ in per_model], train_config(cfg, lr=cfg.sweep_lr, freeze_at=cfg.sweep_freeze_at), seed=seed, init=(init_J, init_b),
-                 device=compute_device(device))
+    tr = Trainer(X, [p for p, _ in per_model], train_config(cfg, lr=cfg.sweep_lr, freeze_at=cfg.sweep_freeze_at),
+                 generator=streams.torch_generator("sweep training"), init=(init_J, init_b), device=compute_device(run.device))
     tr.train(cfg.sweep_updates, desc=f"P-sweep ({len(per_model)} stacked models)")
     J, b = tr.params()
-    x, _ = from_noise(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep")
+    x, _ = from_noise(J, b, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, streams, "sweep")
     # the model's persistent chains, continued at the final (J, b) as long as the chains from noise run:
     # samples of the basins training left them in (chains from noise at quick length do not find those)
-    gp = torch_generator(int(seed), "generate", "sweep-persistent")
+    gp = streams.torch_generator("generate", "sweep-persistent")
     xp, _ = langevin(tr.chains, J, b, cfg.sweep_gen_steps, cfg.dt, cfg.T, gp, where="sweep persistent chains", show_progress=True)
-    x_end, avg = time_average(x, J, b, cfg, seed, "sweep", cfg.avg_steps)
+    x_end, avg = time_average(x, J, b, cfg, streams, "sweep", cfg.avg_steps)
     xq, _ = flow(x, J, b, cfg.quench_steps, cfg.dt)
     # the null: each replicate's untrained network (its shared J0, b = 0), sampled and averaged the same way
     J0s, b0s = torch.stack([j for j, _ in J0]).to(J.device), torch.stack([c for _, c in J0]).to(J.device)
-    xu, _ = from_noise(J0s, b0s, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, seed, "sweep-untrained")
-    _, avg_u = time_average(xu, J0s, b0s, cfg, seed, "sweep-untrained", cfg.avg_steps)
+    xu, _ = from_noise(J0s, b0s, cfg.sweep_gen, cfg.sweep_gen_steps, cfg, streams, "sweep-untrained")
+    _, avg_u = time_average(xu, J0s, b0s, cfg, streams, "sweep-untrained", cfg.avg_steps)
     test_img = data.images("test")
     # every sample set's images, brought to the host once (the measurements below are numpy)
     img = {"noise": phi(x), "pcd": phi(xp), "quench": phi(xq), "untrained": phi(xu), "avg": avg, "avg_untrained": avg_u}
@@ -204,16 +210,17 @@ def measure(cfg, *, seed: int, device=None) -> dict:
         rows.append(q)
     # the paper's metrics, every sample used (disjoint groups of min(P, S)), bootstrap SEs, P* with an interval
     train_lists = {k: np.tanh(lists[r][:p]) for k, (p, r) in enumerate(per_model)}
+    boot = streams.child("sweep bootstrap")   # one stream for every sample set: the same resamples (paired)
     bt = {key: {} for key in ("noise", "untrained", "pcd", "heldout", "heldout_a", "heldout_b")}   # paired replicates
-    acc = sweep_accuracies(sizes, per_model, dict(enumerate(img["noise"])), train_lists, test_img, int(cfg.sweep_boot), seed, "",
+    acc = sweep_accuracies(sizes, per_model, dict(enumerate(img["noise"])), train_lists, test_img, int(cfg.sweep_boot), boot, "",
                            boots=bt["noise"])
     acc_u = sweep_accuracies(sizes, per_model, {k: img["untrained"][r] for k, (p, r) in enumerate(per_model)},
-                             train_lists, test_img, int(cfg.sweep_boot), seed, "_untrained", boots=bt["untrained"])
+                             train_lists, test_img, int(cfg.sweep_boot), boot, "_untrained", boots=bt["untrained"])
     mean = lambda key: [float(np.mean([q[key] for q in rows if q["P"] == p])) for p in sizes]  # noqa: E731
     m = fraction_metrics(sizes, mean)
     # secondary diagnostic: the same measure on the time-averaged images (each chain's basin centre)
-    acc_avg = sweep_accuracies(sizes, per_model, dict(enumerate(img["avg"])), train_lists, test_img, 50, seed, "_avg")
-    acc_p = sweep_accuracies(sizes, per_model, dict(enumerate(img["pcd"])), train_lists, test_img, int(cfg.sweep_boot), seed, "_pcd",
+    acc_avg = sweep_accuracies(sizes, per_model, dict(enumerate(img["avg"])), train_lists, test_img, 50, boot, "_avg")
+    acc_p = sweep_accuracies(sizes, per_model, dict(enumerate(img["pcd"])), train_lists, test_img, int(cfg.sweep_boot), boot, "_pcd",
                              boots=bt["pcd"])
     m.update(acc); m.update(acc_u); m.update(acc_avg); m.update(acc_p)
     m.update(per_p_metrics(acc, sizes))                               # one scalar per P (for the README tables)
@@ -227,21 +234,21 @@ def measure(cfg, *, seed: int, device=None) -> dict:
     # training set, the paper's own criterion)
     n_s = int(xp.shape[-2])
     held = {k: test_img[:n_s] for k in range(len(per_model))}
-    m.update(sweep_accuracies(sizes, per_model, held, train_lists, test_img, int(cfg.sweep_boot), seed, "_heldout", refs=("train",),
+    m.update(sweep_accuracies(sizes, per_model, held, train_lists, test_img, int(cfg.sweep_boot), boot, "_heldout", refs=("train",),
                               boots=bt["heldout"]))
     m.update(heldout_terms(m))
     # the relative claims' null: half the held-out images as the samples against the other half as new data's level
     half = len(test_img) // 2
     for key, rows_ in (("heldout_a", test_img[:half]), ("heldout_b", test_img[half:2 * half])):
         m.update(sweep_accuracies(sizes, per_model, {k: rows_ for k in range(len(per_model))}, train_lists, test_img,
-                                  int(cfg.sweep_boot), seed, "_" + key, refs=("train",), boots=bt[key]))
+                                  int(cfg.sweep_boot), boot, "_" + key, refs=("train",), boots=bt[key]))
     m.update(relative_terms(m, bt))
     mem_h = [float(np.mean([metrics.memorized_fraction(held[k], train_lists[k]) for k, (pp, _) in enumerate(per_model) if pp == p]))
              for p in sizes]
     m["sweep_heldout_memorized"], m["mem_spearman_heldout"] = mem_h, trend(sizes, mem_h)
     m.update(fall_terms(m["sweep_memorized"], mem_h, int(cfg.sweep_gen) * reps, n_s * reps))
     copies = {k: train_lists[k] for k, (p, _) in enumerate(per_model) if p == sizes[-1]}   # all P: every one a copy
-    m.update(copies_terms(sweep_accuracies(sizes[-1:], per_model, copies, train_lists, test_img, int(cfg.sweep_boot), seed, "_copies")))
+    m.update(copies_terms(sweep_accuracies(sizes[-1:], per_model, copies, train_lists, test_img, int(cfg.sweep_boot), boot, "_copies")))
     m.update(large_p_terms(m))
     m.update(per_p_metrics(acc_p, sizes, "_pcd", names=("acc_s", "acc_t"), se=False))   # persistent-chain samples, per P
     ends = [k for k, (p, _) in enumerate(per_model) if p in (sizes[0], sizes[-1])]   # quench only the models it reads

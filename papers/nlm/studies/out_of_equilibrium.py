@@ -48,40 +48,43 @@ def reach_metrics(reach, curves: dict) -> dict:
 PARALLEL_MIN_STEPS = 2000   # generation at least this long: the three independent runs go to worker processes
 
 
-def ooe_run(part: str, cfg, seed: int, x_train, R: int, init, times, device: str, updates: int, over: dict) -> dict:
+def ooe_run(part: str, cfg, streams, x_train, R: int, init, times, device: str, updates: int, over: dict) -> dict:
     """One of `measure`'s independent runs: `pcd` or `rdm`, the R replicates trained `updates` updates from `init`
-    with `train_config(cfg, **over)` ({"J", "b", "chains"}, on the CPU); `untrained`, chains from noise of the
-    initial networks themselves ({"snaps": {t: images}}, numpy)."""
+    with `train_config(cfg, **over)` ({"J", "b", "chains"}, on the CPU; the stream ("train", part) of `streams`);
+    `untrained`, chains from noise of the initial networks themselves ({"snaps": {t: images}}, numpy)."""
+    torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
     if part == "untrained":
-        _, snaps = from_noise(init[0].to(device), init[1].to(device), cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe-untrained",
+        _, snaps = from_noise(init[0].to(device), init[1].to(device), cfg.ooe_gen, cfg.ooe_gen_steps, cfg, streams, "ooe-untrained",
                               snap_at=times)
         return {"snaps": {t: v.cpu().numpy() for t, v in snaps.items()}}
-    tr = Trainer(x_train, [cfg.ooe_p] * R, train_config(cfg, **over), seed=seed, init=init, device=device)
+    tr = Trainer(x_train, [cfg.ooe_p] * R, train_config(cfg, **over), generator=streams.torch_generator("train", part), init=init,
+                 device=device)
     tr.train(updates, desc=f"train {part} x{R}")
     J, b = tr.params()
     return {"J": J.cpu(), "b": b.cpu(), "chains": tr.chains.cpu()}
 
 
-def measure(cfg, *, seed: int, device=None) -> dict:
+def measure(cfg, run) -> dict:
     """PCD-k vs Rdm-k' (its own training length), `ooe_replicates` models of each from as many initial
     networks (replicate r of both modes starts from the same one); E_AAI, E_2 along generation time.
 
     Curves are replicate means; window differences as in `ooe_window_statistics`, each replicate against
     the untrained network it started from.
     """
-    data = encoding.load(cfg.dataset, cfg.ooe_n_test, seed)
+    torch.set_num_threads(1)
+    streams = run.streams
+    data = encoding.load(cfg.dataset, cfg.ooe_n_test, streams.rng("training list", cfg.dataset))
     encoding.check_sizes(data, [cfg.ooe_p])
     R = int(cfg.ooe_replicates)
-    g = torch.Generator().manual_seed(int(seed) * 31 + 5)
-    init = init_couplings(data.n, cfg.gain, n_models=R, generator=g)
+    init = init_couplings(data.n, cfg.gain, n_models=R, generator=streams.torch_generator("ooe initial networks"))
     k_rdm = int(cfg.ooe_rdm_k)
     u_rdm = int(cfg.ooe_rdm_updates) or max(1, cfg.ooe_updates * cfg.k // k_rdm)   # 0: the PCD run's Langevin budget
     times = ooe_snapshot_times(cfg.ooe_gen_steps, cfg.ooe_times, k_rdm, int(cfg.ooe_window_frames))
-    dev = str(compute_device(device))
+    dev = str(compute_device(run.device))
     # three runs that share nothing (each its own generator): Rdm-k's training, PCD-k's, and the null's generation
     # (the untrained networks the replicates started from, generated as the trained ones below, their own noise);
     # on the CPU, long ones spread over the cores (the same numbers in any process)
-    common = dict(cfg=cfg, seed=seed, x_train=data.x_train, R=R, init=init, times=times, device=dev)
+    common = dict(cfg=cfg, streams=streams, x_train=data.x_train, R=R, init=init, times=times, device=dev)
     tasks = [dict(part="rdm", updates=u_rdm, over={"mode": "rdm", "k": k_rdm}, **common),
              dict(part="pcd", updates=int(cfg.ooe_updates), over={}, **common),
              dict(part="untrained", updates=0, over={}, **common)]
@@ -90,7 +93,7 @@ def measure(cfg, *, seed: int, device=None) -> dict:
     models = {"pcd": (pcd["J"], pcd["b"]), "rdm": (rdm["J"], rdm["b"])}
     chains = {"pcd": pcd["chains"], "rdm": rdm["chains"]}
     J = torch.cat([models["pcd"][0], models["rdm"][0]]).to(dev); b = torch.cat([models["pcd"][1], models["rdm"][1]]).to(dev)
-    _, snaps = from_noise(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, seed, "ooe", snap_at=times)
+    _, snaps = from_noise(J, b, cfg.ooe_gen, cfg.ooe_gen_steps, cfg, streams, "ooe", snap_at=times)
     # the images, brought to the host once (the measurements below are numpy)
     snaps = {t: v.cpu().numpy() for t, v in snaps.items()}
     null_snaps = null["snaps"]
@@ -112,7 +115,7 @@ def measure(cfg, *, seed: int, device=None) -> dict:
     m.update(reach_metrics(reach, curves))
     m.update(ooe_window_statistics(times, [{t: snaps[t][row["pcd"](r)] for t in times} for r in range(R)],
                                    [{t: snaps[t][row["rdm"](r)] for t in times} for r in range(R)], test_img, k_rdm,
-                                   cfg.ooe_gen_steps, cfg.ooe_boot, seed,
+                                   cfg.ooe_gen_steps, cfg.ooe_boot, streams.torch_generator("ooe bootstrap"),
                                    null_images=[{t: null_snaps[t][r] for t in times} for r in range(R)]))
     return {"times": times, "curves": curves, "images": {t: snaps[t][:, :8].copy() for t in times}, "shape": data.shape, "metrics": m}
 

@@ -39,12 +39,12 @@ def reversibility_metrics(ep: dict) -> dict:
             **{k: v for k, v in ep.items() if k.startswith("rev_")}}
 
 
-def rule_checks(cfg, seed: int) -> dict:
+def rule_checks(cfg, streams) -> dict:
     """A random asymmetric 2-neuron network (J ~ N(0, g²/2), J_ii = 0) and 5 data points, integrated on a
     grid: the local rule with its model phase exact, against central differences of L (Sec. 2); then the
-    reversibility runs of `thermo`."""
+    reversibility runs of `thermo` (`streams`: the run's; "rule network" and "reversibility")."""
     pts, area = exact.grid(cfg.grad_grid, 9.0)
-    g = torch.Generator().manual_seed(int(seed))
+    g = streams.torch_generator("rule network")
     J = torch.randn(2, 2, generator=g, dtype=torch.float64) * cfg.gain / math.sqrt(2); J.fill_diagonal_(0.0)
     b = 0.5 * torch.randn(2, generator=g, dtype=torch.float64)
     data = 1.5 * torch.randn(5, 2, generator=g, dtype=torch.float64)
@@ -54,7 +54,8 @@ def rule_checks(cfg, seed: int) -> dict:
     # a symmetric (Hebbian-like) variant of the rule, to show the test can fail
     sym = torch.cat([(0.5 * (rJ + rJ.T)).reshape(-1), rb])
     hJ = exact.hebbian_on_grid(J, b, data, cfg.T, pts)   # the symmetric rule a Boltzmann machine would use
-    ep = thermo.sampler_vs_rate_network(chains=cfg.ep_chains, steps=cfg.ep_steps, burn=cfg.ep_burn, dt=0.01, seed=seed)
+    ep = thermo.sampler_vs_rate_network(chains=cfg.ep_chains, steps=cfg.ep_steps, burn=cfg.ep_burn, dt=0.01,
+                                       generator=streams.torch_generator("reversibility"))
     m = {**rule_metrics(rule, fd, sym, rJ, hJ), **reversibility_metrics(ep)}
     return {"rule": rule.numpy(), "fd": fd.numpy(), "metrics": m}
 
@@ -74,9 +75,10 @@ def spectrum(model: dict) -> dict:
     return {"steps": steps, "eig": eig, "eta": eta, "metrics": spectrum_metrics(steps, eig, eta)}
 
 
-def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
-    """The rule checks (`"rule"`), then the main model of notebook 01 (its checkpoint in `run_dir` reused when
+def measure(cfg, run) -> dict:
+    """The rule checks (`"rule"`), then the main model of notebook 01 (its checkpoint in `run.dir` reused when
     present) and its spectrum (`"spectrum"`); `"metrics"`: both."""
-    rc = rule_checks(cfg, seed)
-    sp = spectrum(main_model(cfg, seed, run_dir, device=device))
+    torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
+    rc = rule_checks(cfg, run.streams)
+    sp = spectrum(main_model(cfg, run.streams, run.dir, device=run.device))
     return {"rule": rc, "spectrum": sp, "metrics": {**rc["metrics"], **sp["metrics"]}}

@@ -29,13 +29,14 @@ def age_metrics(prefix: str, steps, rows, pcd: dict, chain_abs_x: float) -> dict
             f"{prefix}_pcd_e_aai_test": pcd["e_aai_test"], f"{prefix}_chain_abs_x": chain_abs_x}
 
 
-def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age", device=None) -> dict:
-    """Generate from each age's (J, b) (stacked) and measure sample quality against train/test."""
+def samples_over_age(cfg, streams, model: dict, prefix: str = "age", device=None) -> dict:
+    """Generate from each age's (J, b) (stacked; the stream ("generate", prefix) of `streams`) and measure sample
+    quality against train/test."""
     data, snaps, p = model["data"], model["snaps"], model["p"]
     steps = sorted(snaps)
     J = torch.stack([snaps[s][0][0] for s in steps]).to(compute_device(device))
     b = torch.stack([snaps[s][1][0] for s in steps]).to(compute_device(device))
-    x, _ = from_noise(J, b, cfg.n_gen, cfg.gen_steps, cfg, seed, prefix)
+    x, _ = from_noise(J, b, cfg.n_gen, cfg.gen_steps, cfg, streams, prefix)
     train_img, test_img = data.images("train")[:p], data.images("test")
     rows = [metrics.quality(phi(x[i]).cpu().numpy(), train_img, test_img) for i in range(len(steps))]
     pcd = metrics.quality(phi(model["state"]["chains"][0]).cpu().numpy(), train_img, test_img)
@@ -46,22 +47,25 @@ def samples_over_age(cfg, seed: int, model: dict, prefix: str = "age", device=No
 PARALLEL_MIN_STEPS = 1000   # generation at least this long: the two datasets' runs go to worker processes
 
 
-def age_run(cfg, seed: int, run_dir, device, second: bool) -> dict:
+def age_run(cfg, streams, run_dir, device, second: bool) -> dict:
     """One dataset's run of `measure`: its main model (cached in `run_dir`) and samples over age; `second`: the
     second dataset's ({"age", "inputs": its data files})."""
+    torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
     if not second:
-        return {"age": samples_over_age(cfg, seed, main_model(cfg, seed, run_dir, device=device), device=device), "inputs": []}
-    fm = main_model(cfg, seed, run_dir, dataset=cfg.second_dataset, p=cfg.second_p, updates=cfg.second_updates, device=device)
-    return {"age": samples_over_age(cfg, seed, fm, prefix="fashion", device=device), "inputs": fm["data"].provenance}
+        return {"age": samples_over_age(cfg, streams, main_model(cfg, streams, run_dir, device=device), device=device), "inputs": []}
+    fm = main_model(cfg, streams, run_dir, dataset=cfg.second_dataset, p=cfg.second_p, updates=cfg.second_updates, device=device)
+    return {"age": samples_over_age(cfg, streams, fm, prefix="fashion", device=device), "inputs": fm["data"].provenance}
 
 
-def measure(cfg, *, seed: int, run_dir=None, device=None) -> dict:
-    """The main model (cached in `run_dir`'s checkpoints for notebooks 04 and 06) and its samples over age
+def measure(cfg, run) -> dict:
+    """The main model (cached in `run.dir`'s checkpoints for notebooks 04 and 06) and its samples over age
     (`"age"`); with `cfg.second_updates`, the same on `cfg.second_dataset` (`"fashion"`, its data files in
     `"inputs"`). `"metrics"`: both runs' metrics. The two runs share nothing (each its own generators): on the CPU,
     long ones run in two worker processes (the same numbers)."""
-    tasks = [dict(cfg=cfg, seed=seed, run_dir=run_dir, device=device, second=s) for s in ([False, True] if cfg.second_updates else [False])]
-    parallel = len(tasks) > 1 and compute_device(device).type == "cpu" and int(cfg.gen_steps) >= PARALLEL_MIN_STEPS
+    device = str(compute_device(run.device))
+    tasks = [dict(cfg=cfg, streams=run.streams, run_dir=run.dir, device=device, second=s)
+             for s in ([False, True] if cfg.second_updates else [False])]
+    parallel = len(tasks) > 1 and device == "cpu" and int(cfg.gen_steps) >= PARALLEL_MIN_STEPS
     runs = spread(age_run, tasks, desc="main models, samples over age") if parallel else [age_run(**t) for t in tasks]
     age = runs[0]["age"]
     out = {"age": age, "fashion": None, "inputs": [], "metrics": dict(age["metrics"])}
