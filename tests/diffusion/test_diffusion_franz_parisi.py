@@ -58,3 +58,16 @@ def test_per_sample_ln_z_and_barrier_match_the_curve():
         assert abs(-fp.ln_z_per_sample(MIX, 0.42, qi, s).mean() - v) < 1e-10
     b, se = fp.barrier_with_se(MIX, 0.42, s, q[0], q[1])
     assert abs(b - (c["V"][0] - c["V"][1])) < 1e-10 and 0 < se < abs(b)
+
+
+def test_the_q_tiling_changes_no_number_beyond_rounding():
+    """fp_potential's q_block only decides how many q values share a tile: V bit for bit, V' and V'' to rounding
+    (a BLAS product whose blocking follows the tile)."""
+    s = fp.draw_samples(MIX, 5000, Streams(4))
+    q = 0.075 + 0.01 * np.arange(37)
+    ref = fp.fp_potential(MIX, 0.3, q, s, q_block=4, block=1024)
+    for q_block in (1, 2, 5):
+        c = fp.fp_potential(MIX, 0.3, q, s, q_block=q_block, block=1024)
+        assert np.array_equal(c["V"], ref["V"])
+        for k in ("dV", "ddV"):
+            np.testing.assert_allclose(c[k], ref[k], rtol=1e-13, atol=1e-12)
