@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common.bench import write_benchmark  # noqa: E402
 from papers.acl.metrics import frechet_distance  # noqa: E402
 from papers.acl.nets import Classifier, ConvDecoder, ConvEncoder, batched  # noqa: E402
+from common.seed import Streams  # noqa: E402
 from papers.acl.train import Hyper, fit_code_model, fit_gan  # noqa: E402
 
 
@@ -134,13 +135,13 @@ def main():
 
     def acl_ae():
         torch.manual_seed(0)
-        fit_code_model(x, ConvEncoder(1, 28, 16), ConvDecoder(16, 1, 28), hp, seed=0)
+        fit_code_model(x, ConvEncoder(1, 28, 16), ConvDecoder(16, 1, 28), hp, Streams(0).child("bench"))
 
     def gan(variant):
         def run():
             torch.manual_seed(0)
             E = ConvEncoder(1, 28, 16) if variant == "acl" else None
-            fit_gan(x, ConvDecoder(16, 1, 28), ConvEncoder(1, 28, 1), hp, seed=0, E=E)
+            fit_gan(x, ConvDecoder(16, 1, 28), ConvEncoder(1, 28, 1), hp, Streams(0).child("bench"), E=E)
         return run
 
     load_before = os.getloadavg()

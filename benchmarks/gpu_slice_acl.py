@@ -31,7 +31,12 @@ def full_counts(cfg) -> dict[str, int]:
     (ae_steps, code_steps, the MMD null's null_steps); classifier replicates x (cls_steps, ae_steps of the
     inversion decoder, its code_steps, its null's steps); GAN / ACL-GAN replicates x gan_steps and ACL-GAN's
     code refit (code_steps); with `gan_null`, ACL-GAN without the adversary as many more ACL-GAN steps (its
-    MMD term costs about D_c's) and its MMD refit (null_steps)."""
+    MMD term costs about D_c's) and its MMD refit (null_steps). A study the profile does not run (`cls_study` or
+    `gan_study` False, as at quick) counts 0."""
+    from types import SimpleNamespace
+
+    cfg = SimpleNamespace(**(vars(cfg) | {"cls_replicates": cfg.cls_replicates if getattr(cfg, "cls_study", True) else 0,
+                                          "gan_replicates": cfg.gan_replicates if getattr(cfg, "gan_study", True) else 0}))
     refit = cfg.code_steps if cfg.code_refit else 0
     null = cfg.null_steps or cfg.code_steps
     cls_code = cfg.cls_code_steps or cfg.code_steps
@@ -64,6 +69,7 @@ def unit_times(cfg, device: str, steps: int) -> dict[str, float]:
     """Seconds per step of each unit on `device`, at the sizes of `cfg` (after one warm-up step each)."""
     import torch
 
+    from common.seed import Streams
     from papers.acl.mmd import fit_mmd_code_generator
     from papers.acl.nets import Classifier, ConvDecoder, ConvEncoder
     from papers.acl.train import Hyper, fit_code_model, fit_gan
@@ -79,14 +85,15 @@ def unit_times(cfg, device: str, steps: int) -> dict[str, float]:
     zero = dict(cls_steps=0, ae_steps=0, code_steps=0, gan_steps=0)
     hp = lambda **over: Hyper.from_cfg(cfg, **(zero | over))
     codes = torch.randn(len(x), cfg.code_dim, generator=torch.Generator().manual_seed(2)).to(device)
+    st = Streams(0).child("gpu-slice")
     runs = {
-        "ae_step": lambda n: fit_code_model(x, *ae(), hp(ae_steps=n)),
-        "code_step": lambda n: fit_code_model(x, *ae(), hp(code_steps=n)),
-        "mmd_step": lambda n: fit_mmd_code_generator(codes, hp(code_steps=n), seed=0),
-        "cls_step": lambda n: fit_code_model(x, *cls(), hp(cls_steps=n, code_dim=cfg.cls_feat_dim), y=y, objective="classifier"),
-        "cls_dec_step": lambda n: fit_code_model(x, *cls(), hp(ae_steps=n, code_dim=cfg.cls_feat_dim), y=y, objective="classifier"),
-        "gan_step": lambda n: fit_gan(x, *gan(False)[:2], hp(gan_steps=n)),
-        "aclgan_step": lambda n: (lambda G, Dx, E: fit_gan(x, G, Dx, hp(gan_steps=n, code_refit=False), E=E))(*gan(True)),
+        "ae_step": lambda n: fit_code_model(x, *ae(), hp(ae_steps=n), st),
+        "code_step": lambda n: fit_code_model(x, *ae(), hp(code_steps=n), st),
+        "mmd_step": lambda n: fit_mmd_code_generator(codes, hp(code_steps=n), st),
+        "cls_step": lambda n: fit_code_model(x, *cls(), hp(cls_steps=n, code_dim=cfg.cls_feat_dim), st, y=y, objective="classifier"),
+        "cls_dec_step": lambda n: fit_code_model(x, *cls(), hp(ae_steps=n, code_dim=cfg.cls_feat_dim), st, y=y, objective="classifier"),
+        "gan_step": lambda n: fit_gan(x, *gan(False)[:2], hp(gan_steps=n), st),
+        "aclgan_step": lambda n: (lambda G, Dx, E: fit_gan(x, G, Dx, hp(gan_steps=n, code_refit=False), st, E=E))(*gan(True)),
     }
     out = {}
     for name, fn in runs.items():

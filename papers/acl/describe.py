@@ -48,6 +48,7 @@ DESCRIPTIONS = {
     "cls_steps": "classifier training steps",
     "gan_steps": "image GAN / ACL-GAN steps",
     "gan_study": "notebook 04 trains the image GAN / ACL-GAN (False: its claims are judged at full)",
+    "cls_study": "notebook 03 trains the ACL-classifier (False: its claims are judged at full)",
     "gan_null": "also train ACL-GAN without the adversary (code_objective=mmd), the control of gan-improves",
     "gmm_components": "components of the RAE ex-post density baseline",
     "gmm_iters": "EM iterations of that baseline, at most",

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from common import devseeds, paths
+from common.seed import Streams
 from common.errors import user_errors_exit
 
 CODE_VARIANTS = {  # name: Hyper overrides of the code-only phase (quick profile otherwise)
@@ -50,20 +51,40 @@ CLS_VARIANTS = {  # the classifier's ReLU features: the earlier code phase again
 }
 
 
-def fit_code_phase(codes: torch.Tensor, hp):
-    """G_c / D_c alone on cached codes for hp.code_steps (the code-only phase), at fixed seeds, so
-    that variants differ only by their settings."""
+def fit_code_phase(codes: torch.Tensor, hp, streams: Streams):
+    """G_c / D_c alone on cached codes for hp.code_steps (the code-only phase), from the same streams for every
+    variant (G_c's initial weights "gc-init", as the MMD null's; batches "code-batches"), so that variants differ
+    only by their settings."""
     from .acl import CodeGAN
     from .train import code_step
 
-    torch.manual_seed(7)
-    acl = CodeGAN(codes.shape[1], hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
+    with streams.torch_global("gc-init"):
+        acl = CodeGAN(codes.shape[1], hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
     acl.set_scale(codes, whiten=hp.whiten_codes)
     opts = acl.optimizers(hp.code_lr, hp.code_lr)
-    gen = torch.Generator().manual_seed(3)
+    gen = streams.torch_generator("code-batches")
     for k in range(hp.code_steps):
         code_step(acl, codes, opts, hp, gen, k)
     return acl
+
+
+def _dev_model(cfg, images, objective: str, hp, streams: Streams):
+    """One quick autoencoder ("ae") or classifier + inversion decoder (else) built from `streams` ("init") and
+    trained by `fit_code_model` with `hp` (its code-only phase off): (E, D, the encoding function)."""
+    from .nets import Classifier, ConvDecoder, ConvEncoder
+    from .train import fit_code_model
+
+    with streams.torch_global("init"):
+        if objective == "ae":
+            E, D = ConvEncoder(1, 28, cfg.code_dim, cfg.width), ConvDecoder(cfg.code_dim, 1, 28, cfg.width)
+        else:
+            E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
+            D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
+    if objective == "ae":
+        fit_code_model(images.x, E, D, hp, streams)
+        return E, D, E
+    fit_code_model(images.x, E, D, hp, streams, y=images.y, objective="classifier")
+    return E, D, E.features
 
 
 def tune_codes(seed: int, objective: str = "ae") -> dict:
@@ -73,37 +94,27 @@ def tune_codes(seed: int, objective: str = "ae") -> dict:
     from .baselines import code_samplers
     from .config import get_config
     from .images import Images
-    from .seeds import rep_seed
-    from .nets import ConvDecoder, ConvEncoder
-    from .train import Hyper, encode_all, fit_code_model
+    from .train import Hyper, encode_all
     from .twosample import c2st_accuracy
 
     cfg = get_config("quick")
     images = Images(cfg)
-    rs = rep_seed(seed, objective, 0)
-    torch.manual_seed(rs)
-    if objective == "ae":
-        E, D = ConvEncoder(1, 28, cfg.code_dim, cfg.width), ConvDecoder(cfg.code_dim, 1, 28, cfg.width)
-        fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_steps=0), seed=rs)
-        enc, variants = E, CODE_VARIANTS
-    else:
-        from .nets import Classifier
-        E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
-        D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
-        fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_dim=cfg.cls_feat_dim, code_steps=0), seed=rs,
-                       y=images.y, objective="classifier")
-        enc, variants = E.features, CLS_VARIANTS
+    st = Streams(seed).child(objective, 0)
+    over = dict(code_steps=0) if objective == "ae" else dict(code_dim=cfg.cls_feat_dim, code_steps=0)
+    _, _, enc = _dev_model(cfg, images, objective, Hyper.from_cfg(cfg, **over), st)
+    variants = CODE_VARIANTS if objective == "ae" else CLS_VARIANTS
     tr, te = encode_all(enc, images.x), encode_all(enc, images.test_x)
     n = len(te)
-    samplers = code_samplers(tr.numpy(), cfg.gmm_components, 0, cfg.gmm_iters)
-    out = {k: c2st_accuracy(te, s(n, np.random.default_rng(0)), seed=1) for k, s in samplers.items()}
-    out["train_codes"] = c2st_accuracy(te, tr[torch.randperm(len(tr), generator=torch.Generator().manual_seed(0))[:n]], seed=1)
-    z = torch.randn(n, cfg.z_dim, generator=torch.Generator().manual_seed(5))
+    samplers = code_samplers(tr.numpy(), cfg.gmm_components, int(st.rng("gmm-init").integers(2**31 - 1)), cfg.gmm_iters)
+    test = st.child("c2st")
+    out = {k: c2st_accuracy(te, s(n, st.rng("baseline-noise")), test) for k, s in samplers.items()}
+    out["train_codes"] = c2st_accuracy(te, tr[torch.randperm(len(tr), generator=st.torch_generator("train-codes"))[:n]], test)
+    z = torch.randn(n, cfg.z_dim, generator=st.torch_generator("z"))
     for name, over in variants.items():
         t0 = time.perf_counter()
         hp = Hyper.from_cfg(cfg, **over)
-        acl = fit_code_phase(tr, hp)
-        out[name] = c2st_accuracy(te, acl.sample(n, z=z), seed=1)
+        acl = fit_code_phase(tr, hp, st.child("code-phase"))
+        out[name] = c2st_accuracy(te, acl.sample(n, z=z), test)
         print(f"seed {seed} {name}: c2st {out[name]:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
     return out
 
@@ -124,7 +135,6 @@ def tune_cls_fid(seed: int) -> dict:
     from .evaluation import evaluator
     from .image_replicates import cls_hyper
     from .images import Images
-    from .seeds import rep_seed
     from .nets import Classifier, ConvDecoder
     from .train import encode_all, fit_code_model
 
@@ -132,23 +142,24 @@ def tune_cls_fid(seed: int) -> dict:
     images = Images(cfg)
     dev_dir = paths.results_root() / "acl" / "dev"
     ev, _ = evaluator(cfg, images, dev_dir)
-    rs = rep_seed(seed, "cls", 0)
-    torch.manual_seed(rs)
-    E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
-    D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
-    fit_code_model(images.x, E, D, cls_hyper(cfg, code_steps=0), seed=rs, y=images.y, objective="classifier")
+    st = Streams(seed).child("cls", 0)
+    with st.torch_global("init"):
+        E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
+        D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
+    fit_code_model(images.x, E, D, cls_hyper(cfg, code_steps=0), st, y=images.y, objective="classifier")
     tr = encode_all(E.features, images.x)
     n = cfg.n_eval
     out = {}
+    gmm_init = int(st.rng("gmm-init").integers(2**31 - 1))
     with torch.no_grad():
-        for name, sampler in code_samplers(tr.numpy(), cfg.gmm_components, 0, cfg.gmm_iters).items():
-            c = torch.as_tensor(sampler(n, np.random.default_rng(0)), dtype=torch.float32)
+        for name, sampler in code_samplers(tr.numpy(), cfg.gmm_components, gmm_init, cfg.gmm_iters).items():
+            c = torch.as_tensor(sampler(n, st.rng("baseline-noise")), dtype=torch.float32)
             out[name] = {"fid": ev.evaluate(D(c), memorization=False, full=False)["fid"]}
-    z = torch.randn(n, cfg.z_dim, generator=torch.Generator().manual_seed(5))
+    z = torch.randn(n, cfg.z_dim, generator=st.torch_generator("z"))
     for name, over in CLS_FID_VARIANTS.items():
         t0 = time.perf_counter()
         hp = cls_hyper(get_config("quick", **over))
-        acl = fit_code_phase(tr, hp)
+        acl = fit_code_phase(tr, hp, st.child("code-phase"))
         with torch.no_grad():
             fid = ev.evaluate(D(acl.sample(n, z=z)), memorization=False, full=False)["fid"]
         out[name] = {"fid": fid, "minus_gauss": fid - out["gauss"]["fid"], "seconds": time.perf_counter() - t0}
@@ -169,7 +180,7 @@ def tune_synthetic(seed: int, replicates: int = 3) -> dict:
     for name, over in (("diag-plain", dict(syn_whiten_codes=False, syn_residual_gc=False)), ("whiten-residual", {})):
         cfg = get_config("quick", **over)
         cfg.syn_mixtures = list(DEV_MIXTURES)
-        res = [synthetic_task(vars(cfg), m, r, seed, "ae") for m in DEV_MIXTURES for r in range(replicates)]
+        res = [synthetic_task(vars(cfg), m, r, Streams(seed), "ae") for m in DEV_MIXTURES for r in range(replicates)]
         met = analysis.synthetic_metrics(synthetic_table(res), DEV_MIXTURES)
         out[name] = {k: v for k, v in met.items() if k.endswith(("_hq", "_modes")) and ("acl_ae" in k or "gmm" in k)}
         print(f"seed {seed} {name}:", json.dumps(out[name]), flush=True)
@@ -183,13 +194,13 @@ BUDGET_GRID = {  # (batch, steps, lr) of a code phase: the same grid for ACL's G
 BUDGET_METRICS = ("fid", "kid", "density", "coverage", "precision", "recall", "class_min_frac", "class_tv")
 
 
-def _scores(ev, dec, codes: torch.Tensor, held: torch.Tensor, seed: int) -> dict:
+def _scores(ev, dec, codes: torch.Tensor, held: torch.Tensor, streams: Streams) -> dict:
     """The image metrics of Dec(codes) and the code two-sample accuracy of `codes` against held-out codes."""
     from .twosample import c2st_accuracy
 
     with torch.no_grad():
         m = ev.evaluate(dec(codes), memorization=False, full=True)
-    return {k: float(m[k]) for k in BUDGET_METRICS} | {"c2st": c2st_accuracy(held, codes[:len(held)], seed=seed)}
+    return {k: float(m[k]) for k in BUDGET_METRICS} | {"c2st": c2st_accuracy(held, codes[:len(held)], streams)}
 
 
 def tune_budget(seed: int, objectives=("ae", "cls")) -> dict:
@@ -206,43 +217,34 @@ def tune_budget(seed: int, objectives=("ae", "cls")) -> dict:
     from .image_replicates import cls_hyper
     from .images import Images
     from .mmd import fit_mmd_code_generator
-    from .nets import Classifier, ConvDecoder, ConvEncoder
-    from .seeds import rep_seed
-    from .train import Hyper, encode_all, fit_code_model
+    from .train import Hyper, encode_all
 
     cfg = get_config("quick")
     images = Images(cfg)
     ev, _ = evaluator(cfg, images, paths.results_root() / "acl" / "dev")
     out = {}
     for objective in objectives:
-        rs = rep_seed(seed, objective, 0)
-        torch.manual_seed(rs)
-        if objective == "ae":
-            E, D = ConvEncoder(1, 28, cfg.code_dim, cfg.width), ConvDecoder(cfg.code_dim, 1, 28, cfg.width)
-            hp0 = Hyper.from_cfg(cfg)
-            fit_code_model(images.x, E, D, Hyper.from_cfg(cfg, code_steps=0), seed=rs)
-            enc = E
-        else:
-            E = Classifier(1, 28, len(images.classes), cfg.width // 2, cfg.cls_feat_dim)
-            D = ConvDecoder(cfg.cls_feat_dim, 1, 28, cfg.width)
-            hp0 = cls_hyper(cfg)
-            fit_code_model(images.x, E, D, cls_hyper(cfg, code_steps=0), seed=rs, y=images.y, objective="classifier")
-            enc = E.features
+        st = Streams(seed).child(objective, 0)
+        hp0 = Hyper.from_cfg(cfg) if objective == "ae" else cls_hyper(cfg)
+        _, D, enc = _dev_model(cfg, images, objective, Hyper(**{**hp0.__dict__, "code_steps": 0}).check(), st)
         tr, held = encode_all(enc, images.x), encode_all(enc, images.test_x)
         n = cfg.n_eval
         res = {}
-        for name, sampler in code_samplers(tr.numpy(), cfg.gmm_components, 0, cfg.gmm_iters).items():
+        test = st.child("c2st")
+        gmm_init = int(st.rng("gmm-init").integers(2**31 - 1))
+        for name, sampler in code_samplers(tr.numpy(), cfg.gmm_components, gmm_init, cfg.gmm_iters).items():
             if name != "normal":
-                res[name] = _scores(ev, D, torch.as_tensor(sampler(n, np.random.default_rng(0)), dtype=torch.float32), held, 1)
-        z = torch.randn(n, hp0.z_dim, generator=torch.Generator().manual_seed(5))
+                res[name] = _scores(ev, D, torch.as_tensor(sampler(n, st.rng("baseline-noise")), dtype=torch.float32), held, test)
+        z = torch.randn(n, hp0.z_dim, generator=st.torch_generator("z"))
+        phase = st.child("code-phase")   # ACL's G_c and the null start from the same weights ("gc-init")
         for gname, g in BUDGET_GRID.items():
             hp = Hyper(**{**hp0.__dict__, "code_batch": g["batch"], "code_steps": g["steps"], "code_lr": g["lr"]}).check()
             t0 = time.perf_counter()
-            acl = fit_code_phase(tr, hp)
-            res.setdefault("acl", {})[gname] = _scores(ev, D, acl.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
+            acl = fit_code_phase(tr, hp, phase)
+            res.setdefault("acl", {})[gname] = _scores(ev, D, acl.sample(n, z=z), held, test) | {"seconds": time.perf_counter() - t0}
             t0 = time.perf_counter()
-            null = fit_mmd_code_generator(tr, hp, seed=7)
-            res.setdefault("mmd", {})[gname] = _scores(ev, D, null.sample(n, z=z), held, 1) | {"seconds": time.perf_counter() - t0}
+            null = fit_mmd_code_generator(tr, hp, phase)
+            res.setdefault("mmd", {})[gname] = _scores(ev, D, null.sample(n, z=z), held, test) | {"seconds": time.perf_counter() - t0}
             print(f"seed {seed} {objective} {gname}: ACL FID {res['acl'][gname]['fid']:.1f} "
                   f"({res['acl'][gname]['seconds']:.0f} s), MMD null FID {res['mmd'][gname]['fid']:.1f} "
                   f"({res['mmd'][gname]['seconds']:.0f} s); GMM {res['gmm']['fid']:.1f}", flush=True)
@@ -306,7 +308,7 @@ def tune_syn_steps(seed: int) -> dict:
     for mult in SYN_STEP_MULTIPLIERS:   # multiples of the earlier quick steps, 400 / 1500 / 700
         cfg = get_config("quick", syn_ae_steps=400 * mult, syn_code_steps=1500 * mult, syn_gan_steps=700 * mult)
         t0 = time.perf_counter()
-        met = analysis.synthetic_metrics(synthetic_table(synthetic_study(cfg, seed)), cfg.syn_mixtures)
+        met = analysis.synthetic_metrics(synthetic_table(synthetic_study(cfg, Streams(seed))), cfg.syn_mixtures)
         out[f"x{mult}"] = {k: v for k, v in met.items() if k.endswith(("_hq", "_modes"))} | {"seconds": time.perf_counter() - t0}
         print(f"seed {seed} x{mult} ({out[f'x{mult}']['seconds']:.0f} s):",
               json.dumps({k: v for k, v in out[f"x{mult}"].items() if k.endswith("_modes")}), flush=True)

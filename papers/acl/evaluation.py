@@ -11,8 +11,9 @@ import hashlib
 import json
 from pathlib import Path
 
-import numpy as np
 import torch
+
+from common.seed import Streams
 
 from .baselines import BASELINES
 from .images import Images, provenance
@@ -21,7 +22,6 @@ from .nets import Classifier
 from .regions import region_samples
 from .runfiles import save_atomic
 from .samplers import NULLS
-from .seeds import rep_seed
 from .train import encode_all
 from .twosample import c2st_accuracy
 
@@ -34,7 +34,8 @@ def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
         net.load_state_dict(torch.load(path, weights_only=True))
         net.eval()
     else:
-        net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs, seed=cfg.feat_seed)
+        net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs,
+                                Streams(cfg.feat_seed).child("featnet"))
         save_atomic(net.state_dict(), path)
     info = {"featnet_sha256": weights_sha256(net), "featnet_test_acc": accuracy(net, images.test_x, images.test_y),
             "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
@@ -46,7 +47,8 @@ def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
     process all of the machine's, in a worker process its one) and an Evaluator on the test reference."""
     net, info = feature_net(cfg, images, run_dir)
     ev = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_prdc=cfg.n_prdc,
-                   n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size)
+                   n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size,
+                   streams=Streams(cfg.feat_seed).child("evaluation"))   # KID's subsets: the same for every sampler
     return ev, info
 
 
@@ -81,21 +83,21 @@ def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
             for name, x in samples.items()}
 
 
-def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, seed: int) -> dict:
+def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, streams: Streams) -> dict:
     """Classifier two-sample accuracy (Lopez-Paz & Oquab 2017, `twosample`) of each code sampler against
     held-out codes E(x_test): G_c ("acl"), the baselines, the MMD-trained G_c (`null`), and the floor:
     training codes vs held-out codes. Tests ACL's premise that G_c(z) follows E(x) (claims `ae-code-c2st*`)."""
     held = encode_all(res["encode"], images.test_x.to(images.x.device)).cpu()
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator("c2st-codes")
     fakes = {"acl": res["models"]["acl"].sample(n, gen).cpu(), "mmd_gc": null.sample(n, gen).cpu()}
-    fakes |= {k: sampler(n, np.random.default_rng(seed)) for k, sampler in samplers.items()}
+    fakes |= {k: sampler(n, streams.rng("c2st-baseline-codes")) for k, sampler in samplers.items()}
     train_codes = encode_all(res["encode"], images.x).cpu()
     fakes["train_codes"] = train_codes[torch.randperm(len(train_codes), generator=gen)[:n]]
-    return {k: c2st_accuracy(held, f, seed=rep_seed(seed, "c2st")) for k, f in fakes.items()}
+    return {k: c2st_accuracy(held, f, streams.child("c2st")) for k, f in fakes.items()}   # one test for every sampler
 
 
-def region_metrics(ev: Evaluator, sample_fn, z_dim: int, cfg, seed: int) -> list[dict]:
+def region_metrics(ev: Evaluator, sample_fn, z_dim: int, cfg, streams: Streams) -> list[dict]:
     """Metrics of the samples of every region of the prior (`regions.region_samples`: `n_regions` shells of
     |z|, then 2^m orthants, each of equal prior mass; the abstract's "any part of the prior")."""
     return [ev.evaluate(x, memorization=False) | {"region": name}
-            for name, x in region_samples(sample_fn, z_dim, cfg.n_regions, cfg.n_region, seed)]
+            for name, x in region_samples(sample_fn, z_dim, cfg.n_regions, cfg.n_region, streams)]

@@ -6,7 +6,7 @@ Paper: J. Yuan et al., "Adversarial Code Learning for Image Generation", arXiv:2
 https://arxiv.org/abs/2001.11539 (abstract: autoencoders and standard classifiers turned into generators,
 and GANs improved, by adversarial code learning; the formulation is reconstructed, papers/acl/README.md).
 
-Every comparison is paired: replicate r of every method uses the same seed, data subset and, for
+Every comparison is paired: replicate r of every method uses the same random streams, data subset and, for
 the autoencoder baselines, the same trained decoder. Trained models are checkpointed in
 `<run_dir>/ckpt/`, so a later notebook (or a rerun) loads them instead of training again.
 """
@@ -20,23 +20,22 @@ from common.parallel import pmap
 from .evaluation import code_c2st, evaluate_samples, evaluator, region_metrics
 from .images import Images, image_device, provenance
 from .metrics import accuracy
-from .nets import Classifier, ConvDecoder, ConvEncoder, seed_init
+from .nets import Classifier, ConvDecoder, ConvEncoder
 from .runfiles import ckpt_path, save_atomic, task_cache
 from .samplers import code_model_samples, fit_baselines, gaussian_code_map, mmd_null
-from .seeds import fixed_noise, rep_seed
+from .seeds import grid_noise
 from .train import Hyper, acl_sample, fit_code_model, fit_gan, gan_sample, prior_dim
 
 
-def ae_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dict:
+def ae_replicate(cfg, images: Images, streams, r: int, run_dir) -> dict:
     """Train (or load) replicate r of the autoencoder with ACL attached (ACL-AE, the abstract's
-    autoencoder turned generator; `train.fit_code_model`)."""
-    rs = rep_seed(seed, "ae", r)
+    autoencoder turned generator; `train.fit_code_model`); `streams` are the replicate's training streams."""
     hp = Hyper.from_cfg(cfg)
-    seed_init(rs)
-    E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(images.x.device)
-    Dec = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(images.x.device)
-    out = fit_code_model(images.x, E, Dec, hp, seed=rs, ckpt=ckpt_path(run_dir, f"ae-r{r}"), ckpt_every=500, desc=f"ACL-AE r{r}")
-    out.update(seed=rs, hp=hp)
+    with streams.torch_global("init"):
+        E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(images.x.device)
+        Dec = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(images.x.device)
+    out = fit_code_model(images.x, E, Dec, hp, streams, ckpt=ckpt_path(run_dir, f"ae-r{r}"), ckpt_every=500, desc=f"ACL-AE r{r}")
+    out.update(streams=streams, hp=hp)
     return out
 
 
@@ -52,45 +51,49 @@ def cls_hyper(cfg, **over) -> Hyper:
     return Hyper.from_cfg(cfg, **(vals | over))
 
 
-def classifier_replicate(cfg, images: Images, seed: int, r: int, run_dir) -> dict:
+def classifier_replicate(cfg, images: Images, streams, r: int, run_dir) -> dict:
     """Train (or load) replicate r of a standard classifier, its feature-inversion decoder and ACL (the
-    abstract's classifier turned generator)."""
-    rs = rep_seed(seed, "cls", r)
+    abstract's classifier turned generator); `streams` are the replicate's training streams."""
     hp = cls_hyper(cfg)
-    seed_init(rs)
     dev = images.x.device
-    C = Classifier(images.channels, images.size, len(images.classes), cfg.width // 2, cfg.cls_feat_dim).to(dev)
-    Dec = ConvDecoder(cfg.cls_feat_dim, images.channels, images.size, cfg.width).to(dev)
-    out = fit_code_model(images.x, C, Dec, hp, seed=rs, y=images.y, objective="classifier",
+    with streams.torch_global("init"):
+        C = Classifier(images.channels, images.size, len(images.classes), cfg.width // 2, cfg.cls_feat_dim).to(dev)
+        Dec = ConvDecoder(cfg.cls_feat_dim, images.channels, images.size, cfg.width).to(dev)
+    out = fit_code_model(images.x, C, Dec, hp, streams, y=images.y, objective="classifier",
                          ckpt=ckpt_path(run_dir, f"cls-r{r}"), ckpt_every=500, desc=f"ACL-classifier r{r}")
-    out.update(seed=rs, hp=hp, cls_acc=accuracy(C.eval(), images.test_x.to(dev), images.test_y.to(dev)))
+    out.update(streams=streams, hp=hp, cls_acc=accuracy(C.eval(), images.test_x.to(dev), images.test_y.to(dev)))
     return out
 
 
 GAN_VARIANTS = {"gan": "", "aclgan": "acl", "aclganmmd": "aclmmd"}   # study -> variant of `gan_replicate`
 
 
-def gan_replicate(cfg, images: Images, seed: int, r: int, variant: str, run_dir) -> dict:
+def gan_replicate(cfg, images: Images, streams, r: int, variant: str, run_dir) -> dict:
     """Train (or load) replicate r of the plain GAN ("gan"), ACL-GAN ("acl") or ACL-GAN without the adversary
     ("aclmmd": G_c matched to E(x) by MMD in both phases, `code_objective="mmd"`; the control of gan-improves)
-    (the abstract's "improve existing GANs"; same G and D_x architectures, same seed; `train.fit_gan`)."""
-    rs = rep_seed(seed, "gan", r)
+    (the abstract's "improve existing GANs"; same G and D_x architectures and the same streams for every variant
+    of replicate r, so G and D_x start from the same weights; `train.fit_gan`)."""
     hp = Hyper.from_cfg(cfg, code_objective="mmd" if variant == "aclmmd" else "adv")
-    seed_init(rs)
     dev = images.x.device
-    G = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(dev)
-    Dx = ConvEncoder(images.channels, images.size, 1, cfg.width).to(dev)
-    E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(dev) if variant != "gan" else None
-    out = fit_gan(images.x, G, Dx, hp, seed=rs, E=E, ckpt=ckpt_path(run_dir, f"{variant}gan-r{r}"), ckpt_every=500,
+    with streams.torch_global("init"):
+        G = ConvDecoder(cfg.code_dim, images.channels, images.size, cfg.width).to(dev)
+        Dx = ConvEncoder(images.channels, images.size, 1, cfg.width).to(dev)
+        E = ConvEncoder(images.channels, images.size, cfg.code_dim, cfg.width).to(dev) if variant != "gan" else None
+    out = fit_gan(images.x, G, Dx, hp, streams, E=E, ckpt=ckpt_path(run_dir, f"{variant}gan-r{r}"), ckpt_every=500,
                   desc=f"{variant.upper()}-GAN r{r}")
-    out.update(seed=rs, hp=hp)
+    out.update(streams=streams, hp=hp)
     return out
 
 
-def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> dict:
+TRAIN_KEY = {"ae": "ae", "cls": "cls"}   # the training streams of a study's replicate ("gan" for every GAN variant)
+
+
+def image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: str) -> dict:
     """One replicate of one image study, in a worker: train (or load), sample, evaluate.
 
     study: "ae" (ACL-AE and its three baselines), "cls" (ACL-classifier and baselines), "gan", "aclgan".
+    `streams` are the run's (`run.streams`): replicate r trains from the child (study's training key, r), samples
+    from ("samples", study, r), scores its prior regions from ("regions", r); `seed` only names the result.
     Returns {"metrics": {method: metrics}, "grid": {method: (n_grid, C, H, W) array}, ...}.
     """
     from types import SimpleNamespace
@@ -98,49 +101,49 @@ def image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> d
     cfg = SimpleNamespace(**cfg_dict)
     images = Images(cfg, device=image_device(cfg))
     ev, featinfo = evaluator(cfg, images, run_dir)
-    gen_seed = rep_seed(seed, "samples", study, r)
+    train = streams.child(TRAIN_KEY.get(study, "gan"), r)
+    draw = streams.child("samples", study, r)
+    regions = streams.child("regions", r)   # the same regions for ACL-AE and its fitted Gaussian (paired)
     out = {"study": study, "replicate": r, "provenance": provenance(cfg, seed, images, featinfo)}
     if study in ("ae", "cls"):
-        res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, seed, r, run_dir)
-        samplers = fit_baselines(res, images, cfg, gen_seed)
-        samples = code_model_samples(res, images, cfg.n_eval, samplers, gen_seed)
-        null = mmd_null(res, images.x, res["seed"])  # ACL's G_c without the adversary, same initialization
+        res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, train, r, run_dir)
+        samplers = fit_baselines(res, images, cfg, draw)
+        samples = code_model_samples(res, images, cfg.n_eval, samplers, draw)
+        null = mmd_null(res, images.x, train)  # ACL's G_c without the adversary, same initialization
         with torch.no_grad():
-            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))).cpu()
-        zg = fixed_noise(seed, cfg.n_grid, res["hp"].z_dim)
-        grid = code_model_samples(res, images, cfg.n_grid, samplers, seed, z=zg)
-        out["c2st"] = code_c2st(res, images, samplers, null, cfg.n_eval, gen_seed)
+            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, draw.torch_generator("null-noise"))).cpu()
+        zg = grid_noise(streams, cfg.n_grid, res["hp"].z_dim)
+        grid = code_model_samples(res, images, cfg.n_grid, samplers, streams.child("grid"), z=zg)
+        out["c2st"] = code_c2st(res, images, samplers, null, cfg.n_eval, draw)
         if study == "cls":
             out["cls_acc"] = res["cls_acc"]
             with torch.no_grad():  # the classifier's own head on the generated codes
-                codes = res["models"]["acl"].sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed))
+                codes = res["models"]["acl"].sample(cfg.n_eval, draw.torch_generator("own-head-codes"))
                 lab = res["models"]["E"].head(codes).argmax(1).cpu().numpy()
             out["own_head_class_frac"] = (np.bincount(lab, minlength=len(images.classes)) / len(lab)).tolist()
     else:
-        res = gan_replicate(cfg, images, seed, r, GAN_VARIANTS[study] or "gan", run_dir)
+        res = gan_replicate(cfg, images, train, r, GAN_VARIANTS[study] or "gan", run_dir)
         zd = prior_dim(res["models"], res["hp"])  # the plain GAN takes code_dim-wide noise, ACL-GAN z_dim
-        gen = torch.Generator().manual_seed(gen_seed)
-        samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], gen).cpu()}
-        grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=fixed_noise(seed, cfg.n_grid, zd)).cpu()}
+        samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], draw.torch_generator("noise")).cpu()}
+        grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=grid_noise(streams, cfg.n_grid, zd)).cpu()}
         if study != "aclganmmd":   # the null of gan-improves is scored on FID and PRDC only
             out["regions"] = region_metrics(ev, lambda z: gan_sample(res["models"], len(z), res["hp"], z=z).cpu(), zd, cfg,
-                                        rep_seed(seed, "regions", r))
+                                        regions)
     out["metrics"] = evaluate_samples(ev, samples, full=True)
     out["grid"] = {k: v.numpy() for k, v in grid.items()}
     out["history"] = res["history"]
     if study == "ae":
-        rseed = rep_seed(seed, "regions", r)
-        out["regions"] = region_metrics(ev, lambda z: acl_sample(res["models"], len(z), z=z).cpu(), res["hp"].z_dim, cfg, rseed)
+        out["regions"] = region_metrics(ev, lambda z: acl_sample(res["models"], len(z), z=z).cpu(), res["hp"].z_dim, cfg, regions)
         gmap = gaussian_code_map(res["encode"], images.x)  # the control: the fitted Gaussian's regions, same decoder
         with torch.no_grad():
             out["regions_gauss"] = region_metrics(ev, lambda z: res["models"]["Dec"](gmap(z).to(images.x.device)).cpu(),
-                                                  cfg.code_dim, cfg, rseed)
+                                                  cfg.code_dim, cfg, regions)
     return out
 
 
-def cached_image_task(cfg_dict: dict, run_dir: str, seed: int, r: int, study: str) -> dict:
+def cached_image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: str) -> dict:
     """`image_task`, its result stored in the run's checkpoint folder for a later notebook."""
-    out = image_task(cfg_dict, run_dir, seed, r, study)
+    out = image_task(cfg_dict, run_dir, streams, seed, r, study)
     save_atomic(out, task_cache(run_dir, seed, study, r))
     return out
 
@@ -153,15 +156,16 @@ def n_replicates(cfg, study: str) -> int:
     return getattr(cfg, {"ae": "replicates", "cls": "cls_replicates"}.get(study, "gan_replicates"))
 
 
-def image_study(cfg, run_dir, seed: int, studies: list[str], also: tuple[str, ...] = ()) -> list[dict]:
+def image_study(cfg, run, studies: list[str], also: tuple[str, ...] = ()) -> list[dict]:
     """Every replicate of the given studies, two worker processes (one thread each).
 
     `also`: studies a later notebook of the same run needs, trained in the same worker pool (an odd
     number of tasks on 2 workers would leave one idle) and cached; a replicate already cached is loaded.
-    Every task seeds itself, so pooling or caching changes no number.
+    Every task draws from its own keyed streams of `run.streams`, so pooling or caching changes no number.
     """
+    run_dir, seed = run.dir, run.seed
     wanted = [(s, r) for s in list(studies) + [a for a in also if a not in studies] for r in range(n_replicates(cfg, s))]
-    todo = [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), seed=seed, r=r, study=s)
+    todo = [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), streams=run.streams, seed=seed, r=r, study=s)
             for s, r in sorted(wanted, key=lambda sr: COST_ORDER.get(sr[0], 0))
             if not task_cache(run_dir, seed, s, r).exists()]
     if todo:

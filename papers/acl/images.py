@@ -10,6 +10,9 @@ import numpy as np
 import torch
 
 from common.data import load_dataset
+from common.seed import Streams
+
+SPLIT_STREAMS = Streams(0).child("split")   # the split is the same for every run seed: the streams of seed 0
 
 
 class Images:
@@ -19,13 +22,13 @@ class Images:
         train = load_dataset(cfg.dataset, "train")
         test = load_dataset(cfg.dataset, "test")
         self.classes, self.provenance = train.classes, train.provenance + test.provenance
-        order = np.random.default_rng(0).permutation(len(train))
+        order = SPLIT_STREAMS.rng("train").permutation(len(train))
         n = len(train) if cfg.n_train in (0, None) else min(cfg.n_train, len(train))
         tr, rest = order[:n], order[n:]
         if len(rest) < cfg.n_floor:  # small sets (digits): the floor set overlaps training
             rest = order
         fl = np.sort(rest[:cfg.n_floor])
-        te = np.sort(np.random.default_rng(1).permutation(len(test))[:cfg.n_eval])
+        te = np.sort(SPLIT_STREAMS.rng("test").permutation(len(test))[:cfg.n_eval])
         X, Y = np.asarray(train.x), train.y
         self.x = torch.as_tensor(X[np.sort(tr)], device=device)
         self.y = torch.as_tensor(Y[np.sort(tr)], device=device)
@@ -41,12 +44,19 @@ class Images:
 
 
 def image_device(cfg) -> str:
-    """Where the image models of a run train: the run's device (`cfg.device`, set by the notebooks), else the CPU."""
+    """Where the image models of a run train: the run's device (`cfg.device`, set by `on_device`), else the CPU."""
     return str(getattr(cfg, "device", None) or "cpu")
 
 
-SPLIT = ("train: the first n_train images of permutation(seed 0) of the training split; reference: n_eval images "
-         "of permutation(seed 1) of the test split; floor: the next n_floor training images (disjoint from train)")
+def on_device(cfg, run):
+    """`cfg` with `device` the run's (`run.device`): what the image studies' workers read (`image_device`)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**(vars(cfg) | {"device": str(run.device) if run.device is not None else "cpu"}))
+
+
+SPLIT = ("train: the first n_train images of a permutation (stream split/train of seed 0) of the training split; "
+         "reference: n_eval images of a permutation (stream split/test of seed 0) of the test split; floor: the next n_floor training images (disjoint from train)")
 
 
 def provenance(cfg, seed: int, images: Images | None = None, featinfo: dict | None = None) -> dict:

@@ -17,6 +17,8 @@ import time
 
 import torch
 
+from common.seed import Streams
+
 from .devtune import main as devtune_main
 from .devtune import tune_codes
 
@@ -40,7 +42,6 @@ def look_controls(seed: int) -> dict:
     from .image_replicates import ae_replicate
     from .images import Images
     from .samplers import code_model_samples, fit_baselines, mmd_null
-    from .seeds import rep_seed
     from .synthetic_replicates import synthetic_task
 
     cfg = get_config("quick")
@@ -49,18 +50,18 @@ def look_controls(seed: int) -> dict:
     with TemporaryDirectory() as tmp:
         ev, _ = evaluator(cfg, images, Path(tmp))
         t0 = time.perf_counter()
-        res = ae_replicate(cfg, images, seed, 0, Path(tmp))
-        gen_seed = rep_seed(seed, "samples", "ae", 0)
-        samples = code_model_samples(res, images, cfg.n_eval, fit_baselines(res, images, cfg, gen_seed), gen_seed)
-        null = mmd_null(res, images.x, res["seed"])
+        train, draw = Streams(seed).child("ae", 0), Streams(seed).child("samples", "ae", 0)   # as the run draws them
+        res = ae_replicate(cfg, images, train, 0, Path(tmp))
+        samples = code_model_samples(res, images, cfg.n_eval, fit_baselines(res, images, cfg, draw), draw)
+        null = mmd_null(res, images.x, train)
         with torch.no_grad():
-            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, torch.Generator().manual_seed(gen_seed)))
+            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, draw.torch_generator("null-noise")))
         for name, x in samples.items():
             m = ev.evaluate(x, memorization=False, full=False)
             out["ae"][name] = {"fid": m["fid"], "kid": m["kid"], "class_min_frac": m["class_min_frac"]}
         print(f"seed {seed} images ({time.perf_counter() - t0:.0f} s):", json.dumps(out["ae"]), flush=True)
     for mix in ("ring", "grid"):
-        r = synthetic_task(vars(cfg), mix, 0, seed, "ae")
+        r = synthetic_task(vars(cfg), mix, 0, Streams(seed), "ae")
         for name in ("acl_ae", "ae_mmd_gc", "ae_gmm", "uniform"):
             out[mix][name] = {"modes": r[name]["modes"], "modes_any": r[name]["modes_any"], "hq": r[name]["hq_frac"]}
         print(f"seed {seed} {mix}:", json.dumps(out[mix]), flush=True)

@@ -21,8 +21,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from common.progress import progress
+from common.seed import Streams
 
-from .nets import Classifier, batched, seed_init, seeded_cpu
+from .nets import Classifier, batched
 
 
 
@@ -49,7 +50,7 @@ def frechet_distance(real: np.ndarray | torch.Tensor, fake: np.ndarray | torch.T
     return float(fid.compute())
 
 
-def kernel_distance(real, fake, subsets: int = 50, subset_size: int = 1000, seed: int = 0) -> tuple[float, float]:
+def kernel_distance(real, fake, streams, subsets: int = 50, subset_size: int = 1000) -> tuple[float, float]:
     """KID (Binkowski et al. 2018: unbiased MMD^2, cubic polynomial kernel) mean and sd over random subsets
     (torchmetrics)."""
     from torchmetrics.image.kid import KernelInceptionDistance
@@ -61,7 +62,7 @@ def kernel_distance(real, fake, subsets: int = 50, subset_size: int = 1000, seed
         kid = KernelInceptionDistance(feature=Precomputed(real.shape[1]), subsets=subsets, subset_size=size)
     kid.update(real, real=True)
     kid.update(fake, real=False)
-    with seeded_cpu(seed):  # KID's random subsets (on the CPU: the features are host arrays)
+    with streams.torch_global("kid-subsets"):  # KID's random subsets (torchmetrics draws from the global generator)
         mean, sd = kid.compute()
     return float(mean), float(sd)
 
@@ -133,13 +134,14 @@ def weights_sha256(model: nn.Module) -> str:
     return h.hexdigest()
 
 
-def train_feature_net(x: torch.Tensor, y: torch.Tensor, n_classes: int, epochs: int, seed: int = 0,
+def train_feature_net(x: torch.Tensor, y: torch.Tensor, n_classes: int, epochs: int, streams,
                       batch: int = 128, lr: float = 2e-3, width: int = 16, feat_dim: int = 64) -> Classifier:
-    """The evaluation network: a CNN classifier trained on the training split (fixed seed)."""
-    seed_init(seed)
-    net = Classifier(x.shape[1], x.shape[2], n_classes, width, feat_dim).to(x.device)
+    """The evaluation network: a CNN classifier trained on the training split; its initial weights ("init") and
+    batches ("batches") from `streams` (`Streams(feat_seed)`: the same network for every run)."""
+    with streams.torch_global("init"):
+        net = Classifier(x.shape[1], x.shape[2], n_classes, width, feat_dim).to(x.device)
     opt = torch.optim.Adam(net.parameters(), lr)
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator("batches")
     steps = epochs * ((len(x) + batch - 1) // batch)
     for _ in progress(range(steps), desc="feature net"):
         idx = torch.randint(len(x), (batch,), generator=gen).to(x.device)
@@ -165,9 +167,10 @@ class Evaluator:
 
     def __init__(self, net: Classifier, real: torch.Tensor, train: torch.Tensor, floor_x: torch.Tensor,
                  n_classes: int, n_prdc: int = 2000, n_mem: int = 1000, k: int = 5, kid_subsets: int = 50,
-                 kid_subset_size: int = 1000):
+                 kid_subset_size: int = 1000, streams=None):
         self.net, self.n_classes, self.n_prdc, self.n_mem, self.k = net.eval(), n_classes, n_prdc, n_mem, k
         self.kid_subsets, self.kid_subset_size = kid_subsets, kid_subset_size
+        self.streams = streams if streams is not None else Streams(0).child("evaluation")
         self.real_x, self.train_x = real, train
         self.real = self.features(real)
         self.floor_x = floor_x
@@ -189,7 +192,7 @@ class Evaluator:
         feats = self.features(samples)
         labels = batched(self.net.head, torch.as_tensor(feats, dtype=torch.float32)).argmax(1).numpy()
         out = {"n": int(len(samples)), "fid": frechet_distance(self.real, feats)}
-        out["kid"], out["kid_sd"] = kernel_distance(self.real, feats, self.kid_subsets, self.kid_subset_size)
+        out["kid"], out["kid_sd"] = kernel_distance(self.real, feats, self.streams, self.kid_subsets, self.kid_subset_size)
         out.update(class_histogram(labels, self.n_classes))
         if full:
             m = min(self.n_prdc, len(feats), len(self.real))

@@ -20,7 +20,6 @@ from __future__ import annotations
 import torch
 
 from .acl import CodeGAN
-from .nets import seeded_cpu
 
 BANDWIDTH_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 
@@ -120,27 +119,28 @@ def mmd_code_step(acl: CodeGAN, codes: torch.Tensor, opt: torch.optim.Optimizer,
     return loss.detach()
 
 
-def fit_mmd_code_generator(codes: torch.Tensor, hp, seed: int, factors=BANDWIDTH_FACTORS) -> CodeGAN:
+def fit_mmd_code_generator(codes: torch.Tensor, hp, streams, factors=BANDWIDTH_FACTORS) -> CodeGAN:
     """A CodeGAN of ACL's size whose G_c is trained by MMD^2 to the cached codes (no D_c step ever).
 
     `hp` (a `train.Hyper`) gives the architecture (code_dim, z_dim, hidden, depth, residual_gc), the
     standardization (normalize_codes, whiten_codes) and the schedule: Adam betas (0.5, 0.9), lr decaying
     linearly to code_lr_final x its start, with the null's own batch, lr and steps (`Hyper.null()`:
     null_batch / null_lr / null_steps, chosen on development seeds on the same grid as ACL's code_batch /
-    code_lr / code_steps; 0 keeps ACL's). The initial weights come from the CPU generator seeded with `seed`
-    (the global RNG of the CPU is restored afterwards; no device generator is touched), so the null is
-    the same on every device. Runs on the device of `codes`; returns the model in eval mode.
+    code_lr / code_steps; 0 keeps ACL's). The initial weights come from the stream ("gc-init",) of `streams`
+    (a `common.seed.Streams`; torch's global generators are restored afterwards), the stream ACL's G_c is built
+    from in `train.fit_code_model`: the null starts from ACL's initial G_c. The model is built on the CPU, so the
+    null is the same on every device. Runs on the device of `codes`; returns the model in eval mode.
     """
     hp = hp.null()
     dev = codes.device
-    with seeded_cpu(seed):
+    with streams.torch_global("gc-init"):
         acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc)
     acl = acl.to(dev)
     if hp.normalize_codes:
         acl.set_scale(codes, whiten=hp.whiten_codes)
     bandwidths = [median_distance(acl.standardize(codes)) * f for f in factors]
     opt = acl.optimizers(hp.code_lr, hp.code_lr)["G_c"]
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator("null-batches")
     for k in range(hp.code_steps):
         mmd_code_step(acl, codes, opt, hp, gen, k, bandwidths)
     acl.bandwidths = bandwidths

@@ -8,7 +8,6 @@ Conv nets take (N, C, S, S) images with S divisible by 4 (8x8 digits, 28x28 Fash
 """
 from __future__ import annotations
 
-import contextlib
 
 import torch
 from torch import nn
@@ -77,23 +76,6 @@ class Classifier(nn.Module):
 
     def forward(self, x):
         return self.head(self.trunk(x))
-
-
-def seed_init(seed: int) -> None:
-    """Seed the CPU generator that initializes the models (every model is built on the CPU, then moved to
-    the run's device), leaving every device generator alone: torch.manual_seed would also reseed the
-    global CUDA generator, which nothing here draws from and nothing would restore. On the CPU the
-    numbers are those of torch.manual_seed."""
-    torch.random.default_generator.manual_seed(int(seed))
-
-
-@contextlib.contextmanager
-def seeded_cpu(seed: int):
-    """Within the block the CPU generator is seeded with `seed`; its state before is restored after, and no
-    device generator is touched."""
-    with torch.random.fork_rng(devices=[]):
-        seed_init(seed)
-        yield
 
 
 def n_params(model: nn.Module) -> int:

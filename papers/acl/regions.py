@@ -13,8 +13,6 @@ import numpy as np
 import torch
 from scipy import stats
 
-from .seeds import rep_seed
-
 
 def shell_noise(n: int, d: int, q_lo: float, q_hi: float, rng: np.random.Generator) -> np.ndarray:
     """n draws of N(0, I_d) conditioned on F_chi(|z|) in [q_lo, q_hi] (inverse-CDF radius, uniform direction)."""
@@ -39,17 +37,17 @@ def orthant_noise(n: int, d: int, k: int, n_sign_dims: int, rng: np.random.Gener
     return z
 
 
-def region_samples(sample_fn, z_dim: int, n_regions: int, n: int, seed: int) -> list[tuple[str, torch.Tensor]]:
+def region_samples(sample_fn, z_dim: int, n_regions: int, n: int, streams) -> list[tuple[str, torch.Tensor]]:
     """(name, samples) of each region of the prior (the abstract's "any part of the prior"; claims
     `prior-regions-*`): `n_regions` shells of |z| with equal prior mass (shell k: chi quantiles
     k/K..(k+1)/K), then the 2^m orthants of the first m = floor(log2 n_regions) coordinates (at most
-    z_dim), also of equal mass."""
+    z_dim), also of equal mass. Region k's noise is the stream ("shell", k) or ("orthant", k) of `streams`."""
     out = []
     for k in range(n_regions):
-        z = shell_noise(n, z_dim, k / n_regions, (k + 1) / n_regions, np.random.default_rng(rep_seed(seed, "shell", k)))
+        z = shell_noise(n, z_dim, k / n_regions, (k + 1) / n_regions, streams.rng("shell", k))
         out.append((f"shell{k}", sample_fn(torch.as_tensor(z, dtype=torch.float32))))
     m = max(1, min(z_dim, int(np.log2(n_regions))))
     for k in range(2 ** m):
-        z = orthant_noise(n, z_dim, k, m, np.random.default_rng(rep_seed(seed, "orthant", k)))
+        z = orthant_noise(n, z_dim, k, m, streams.rng("orthant", k))
         out.append((f"orthant{k}", sample_fn(torch.as_tensor(z, dtype=torch.float32))))
     return out

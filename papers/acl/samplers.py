@@ -19,32 +19,35 @@ from .train import acl_sample, encode_all
 NULLS = ("mmd_gc",)  # G_c of ACL's size trained without the adversary (`mmd`), the control of the ACL claims
 
 
-def fit_baselines(out: dict, images, cfg, seed: int) -> dict:
+def fit_baselines(out: dict, images, cfg, streams) -> dict:
     """The three code samplers (N(0, I), fitted Gaussian, GMM) fitted once on the codes of the training set
-    (RAE's ex-post density, official code `estimate_density_and_sample.py`, "GMM_10")."""
+    (RAE's ex-post density, official code `estimate_density_and_sample.py`, "GMM_10"); the GMM's EM starts from
+    the stream "gmm-init" of `streams`."""
     codes = encode_all(out["encode"], images.x).cpu()
-    return code_samplers(codes.numpy(), cfg.gmm_components, seed, cfg.gmm_iters)
+    return code_samplers(codes.numpy(), cfg.gmm_components, int(streams.rng("gmm-init").integers(2**31 - 1)), cfg.gmm_iters)
 
 
-def code_model_samples(out: dict, images, n: int, samplers: dict, seed: int, z: torch.Tensor | None = None) -> dict:
+def code_model_samples(out: dict, images, n: int, samplers: dict, streams, z: torch.Tensor | None = None) -> dict:
     """Samples of ACL (Dec(G_c(z)), the abstract's autoencoder-as-generator) and of the baselines
-    (`fit_baselines`) on the same decoder: {name: images}."""
+    (`fit_baselines`) on the same decoder: {name: images}. G_c's noise is the stream "acl-noise" of `streams`;
+    every baseline draws from the stream "baseline-noise" (the same draws for each: common random numbers)."""
     models = out["models"]
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator("acl-noise")
     with torch.no_grad():
         res = {"acl": acl_sample(models, n, gen, z).cpu()}
         for name, sampler in samplers.items():
-            c = torch.as_tensor(sampler(n, np.random.default_rng(seed)), dtype=torch.float32).to(images.x.device)
+            c = torch.as_tensor(sampler(n, streams.rng("baseline-noise")), dtype=torch.float32).to(images.x.device)
             res[name] = models["Dec"](c).cpu()
     return res
 
 
-def mmd_null(res: dict, x: torch.Tensor, seed: int) -> CodeGAN:
+def mmd_null(res: dict, x: torch.Tensor, streams) -> CodeGAN:
     """The control of a trained ACL model `res` (fit_code_model / fit_gan's output, with its "hp"): a G_c
     of the same size, standardization and schedule fitted by MMD to the same cached codes E(x) of the
-    trained encoder (`mmd.fit_mmd_code_generator`), from the same seeded initialization as ACL's G_c."""
+    trained encoder (`mmd.fit_mmd_code_generator`), from the same initialization as ACL's G_c: `streams` is the
+    training streams of `res` (its "gc-init" stream built ACL's G_c)."""
     encode = res.get("encode") or res["models"]["E"]
-    return fit_mmd_code_generator(encode_all(encode, x), res["hp"], seed)
+    return fit_mmd_code_generator(encode_all(encode, x), res["hp"], streams)
 
 
 def gaussian_code_map(encode, x: torch.Tensor):

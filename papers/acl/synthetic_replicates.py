@@ -13,11 +13,9 @@ from types import SimpleNamespace
 import torch
 
 from common.parallel import pmap
-from common.seed import numpy_rng
 
-from .nets import mlp, seed_init
+from .nets import mlp
 from .samplers import code_model_samples, fit_baselines, mmd_null
-from .seeds import rep_seed
 from .synthetic import mixture, mode_stats, sample_mixture, uniform_like
 from .train import Hyper, fit_code_model, fit_gan, gan_sample
 
@@ -38,49 +36,51 @@ def syn_hyper(cfg) -> Hyper:
 SYN_MODELS = ("aclgan", "aclganmmd", "gan", "ae")   # longest first
 
 
-def synthetic_task(cfg_dict: dict, mix: str, r: int, seed: int, model: str) -> dict:
+def synthetic_task(cfg_dict: dict, mix: str, r: int, streams, model: str) -> dict:
     """One (mixture, replicate, model) run; model in `SYN_MODELS` (aclganmmd: ACL-GAN trained without the
     adversary, `code_objective="mmd"`, the control of the syn-aclgan claims). Returns mode statistics
-    (`synthetic.mode_stats`: VEEGAN's HQ fraction, PacGAN's mode count) of each sampler."""
+    (`synthetic.mode_stats`: VEEGAN's HQ fraction, PacGAN's mode count) of each sampler. `streams` are the
+    run's: every model of (mix, r) draws from the child ("syn", mix, r), so they share the data ("data") and
+    the initial weights ("init"), and are paired."""
     cfg = SimpleNamespace(**cfg_dict)
-    rs = rep_seed(seed, "syn", mix, r)
-    data = torch.as_tensor(sample_mixture(mix, cfg.syn_n, numpy_rng(rs, "data")))
+    st = streams.child("syn", mix, r)
+    data = torch.as_tensor(sample_mixture(mix, cfg.syn_n, st.rng("data")))
     means, sigma = mixture(mix)
     hp = syn_hyper(cfg)
     h, c = cfg.syn_hidden, cfg.syn_code_dim
-    seed_init(rs)
-    out = {"mixture": mix, "replicate": r, "seed": rs}
-    gen = torch.Generator().manual_seed(rep_seed(seed, "syn-eval", mix, r))
+    out = {"mixture": mix, "replicate": r, "streams": repr(st)}
     if model == "ae":
-        E, Dec = mlp([2, h, h, c]), mlp([c, h, h, 2])
-        res = fit_code_model(data, E, Dec, hp, seed=rs)
+        with st.torch_global("init"):
+            E, Dec = mlp([2, h, h, c]), mlp([c, h, h, 2])
+        res = fit_code_model(data, E, Dec, hp, st)
         pts = SimpleNamespace(x=data)
-        samples = code_model_samples(res, pts, cfg.syn_eval, fit_baselines(res, pts, cfg, rs), rs)
+        samples = code_model_samples(res, pts, cfg.syn_eval, fit_baselines(res, pts, cfg, st), st.child("samples"))
         res["hp"] = hp
-        null = mmd_null(res, data, rs)  # the control: ACL's G_c without the adversary, same initialization
+        null = mmd_null(res, data, st)  # the control: ACL's G_c without the adversary, same initialization
         with torch.no_grad():
-            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.syn_eval, torch.Generator().manual_seed(rs))).cpu()
+            samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.syn_eval, st.torch_generator("null-noise"))).cpu()
         for name, x in samples.items():
             key = "acl_ae" if name == "acl" else f"ae_{name}"
             out[key] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
-        u = uniform_like(mix, data.numpy(), cfg.syn_eval, numpy_rng(rs, "uniform"))  # the structureless control
+        u = uniform_like(mix, data.numpy(), cfg.syn_eval, st.rng("uniform"))  # the structureless control
         out["uniform"] = mode_stats(u, means, sigma) | {"points": u[:500].tolist()}
     else:  # gan, aclgan, or aclganmmd: ACL-GAN without the adversary (G_c matched by MMD in both phases)
-        G, Dx = mlp([c, h, h, 2]), mlp([2, h, h, 1], act="leaky")
-        E = mlp([2, h, h, c]) if model != "gan" else None
+        with st.torch_global("init"):
+            G, Dx = mlp([c, h, h, 2]), mlp([2, h, h, 1], act="leaky")
+            E = mlp([2, h, h, c]) if model != "gan" else None
         if model == "aclganmmd":
             hp = replace(hp, code_objective="mmd")
-        res = fit_gan(data, G, Dx, hp, seed=rs, E=E)
-        x = gan_sample(res["models"], cfg.syn_eval, hp, gen)
+        res = fit_gan(data, G, Dx, hp, st, E=E)
+        x = gan_sample(res["models"], cfg.syn_eval, hp, st.torch_generator("eval-noise"))
         out[model] = mode_stats(x.numpy(), means, sigma) | {"points": x[:500].numpy().tolist()}
     return out
 
 
-def synthetic_study(cfg, seed: int) -> list[dict]:
+def synthetic_study(cfg, streams) -> list[dict]:
     """Every mixture x replicate x {ae (+ baselines), gan, aclgan}, `syn_replicates` of each, on two
     worker processes. The 2-D models are cheap, and the paired GAN comparison needs more than three
     replicates: with three, one collapsed plain GAN on the grid (4 modes) made the verdict change with the seed."""
-    tasks = [dict(cfg_dict=vars(cfg), mix=m, r=r, seed=seed, model=k) for m in cfg.syn_mixtures
+    tasks = [dict(cfg_dict=vars(cfg), mix=m, r=r, streams=streams, model=k) for m in cfg.syn_mixtures
              for k in (SYN_MODELS if getattr(cfg, "syn_gan", True) else ("ae",)) for r in range(cfg.syn_replicates)]
     return pmap(synthetic_task, tasks, workers=cfg.workers or None, desc="synthetic runs")
 

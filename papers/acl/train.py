@@ -19,11 +19,11 @@ from torch import nn
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.errors import UserError
 from common.progress import progress
+from common.seed import Streams
 
 from .acl import CodeGAN
 from .losses import check_loss, confuse_loss, d_loss, g_loss, gradient_penalty
 from .mmd import BANDWIDTH_FACTORS, batch_bandwidths, median_distance, mmd2, mmd_code_step
-from .nets import seed_init
 
 MODES = ("joint", "two_stage")
 
@@ -172,7 +172,7 @@ def code_step(acl: CodeGAN, codes: torch.Tensor, opts: dict, hp: Hyper, gen: tor
     return ld, lg
 
 
-def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: Hyper, seed: int = 0,
+def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: Hyper, streams: Streams,
                    y: torch.Tensor | None = None, objective: str = "ae", ckpt=None, ckpt_every: int = 0,
                    stop_step: int | None = None, desc: str | None = None) -> dict:
     """Train an autoencoder (objective="ae") or a classifier (objective="classifier") with ACL attached (the
@@ -194,20 +194,20 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
         code_dim = encode(x[:2]).shape[1]
     if code_dim != hp.code_dim:
         raise UserError(f"code_dim={hp.code_dim} does not match the encoder's output size {code_dim}; set code_dim={code_dim}")
-    seed_init(seed)
-    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev)
+    with streams.torch_global("gc-init"):   # the MMD null starts from the same G_c (`mmd.fit_mmd_code_generator`)
+        acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev)
     models = nn.ModuleDict({"E": encoder, "Dec": decoder, "acl": acl})
     opts = Optimizers(acl.optimizers(hp.code_lr, hp.code_lr))
     rec_params = list(decoder.parameters()) + (list(encoder.parameters()) if objective == "ae" else [])
     opts["rec"] = torch.optim.Adam(rec_params, hp.lr)
     if objective == "classifier":
         opts["cls"] = torch.optim.Adam(encoder.parameters(), hp.lr)
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator("batches")
     start, history = _resume(ckpt, models, opts, gen)
     p1 = hp.cls_steps if objective == "classifier" else 0
     p2 = p1 + hp.ae_steps
     total = p2 + hp.code_steps
-    meta = {"hyper": asdict(hp), "objective": objective, "seed": seed}
+    meta = {"hyper": asdict(hp), "objective": objective, "streams": repr(streams)}
     codes = None
     for step in progress(range(start, total), total=total - start, desc=desc or f"ACL-{objective}"):
         if step < p1:  # 1. classifier
@@ -256,7 +256,7 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
     return {"models": models, "encode": encode, "history": history, "steps": total}
 
 
-def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int = 0, E: nn.Module | None = None,
+def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, streams: Streams, E: nn.Module | None = None,
             ckpt=None, ckpt_every: int = 0, stop_step: int | None = None, desc: str | None = None) -> dict:
     """A GAN (E is None: G consumes z ~ N(0, I) of size code_dim) or ACL-GAN (G consumes G_c(z); the abstract's
     "improve existing GANs", reconstructed after alpha-GAN, Rosca et al. 2017: E, G, D_x and a code discriminator).
@@ -272,8 +272,8 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
     hp.check()
     adversarial = hp.code_objective == "adv"
     dev = x.device
-    seed_init(seed)
-    acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev) if E is not None else None
+    with streams.torch_global("gc-init"):
+        acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth, hp.loss, hp.gp_weight, hp.residual_gc).to(dev) if E is not None else None
     models = nn.ModuleDict({"G": G, "Dx": Dx} | ({"E": E, "acl": acl} if E is not None else {}))
     betas = (0.5, 0.999) if hp.loss == "ns" else (0.5, 0.9)
     gen_params = list(G.parameters()) + (list(E.parameters()) if E is not None else [])
@@ -281,9 +281,9 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, seed: int =
                       Dx=torch.optim.Adam(Dx.parameters(), hp.lr_d, betas=betas))
     if acl is not None:  # G_c / D_c: the same optimizers and code standardization as ACL-AE
         opts.update(acl.optimizers(hp.code_lr, hp.code_lr))
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator("batches")
     start, history = _resume(ckpt, models, opts, gen)
-    meta = {"hyper": asdict(hp), "variant": "acl" if E is not None else "gan", "seed": seed}
+    meta = {"hyper": asdict(hp), "variant": "acl" if E is not None else "gan", "streams": repr(streams)}
 
     def codes(n):
         z = torch.randn(n, hp.z_dim if E is not None else hp.code_dim, generator=gen).to(dev)

@@ -14,18 +14,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .nets import mlp, seeded_cpu
+from .nets import mlp
 
 
-def c2st_accuracy(real, fake, seed: int = 0, hidden: int = 64, steps: int = 300, lr: float = 3e-3) -> float:
+def c2st_accuracy(real, fake, streams, hidden: int = 64, steps: int = 300, lr: float = 3e-3) -> float:
     """Held-out accuracy of an MLP (2 x `hidden`, ReLU) trained full-batch with Adam for `steps` to tell
-    `real` (label 1) from `fake` (label 0). Uses min(len(real), len(fake)) of each; half train, half test."""
+    `real` (label 1) from `fake` (label 0). Uses min(len(real), len(fake)) of each; half train, half test.
+    `streams` (a `common.seed.Streams`): the subsets ("split") and the MLP's initial weights ("init")."""
     real = torch.as_tensor(np.asarray(real.detach().cpu() if torch.is_tensor(real) else real), dtype=torch.float32)
     fake = torch.as_tensor(np.asarray(fake.detach().cpu() if torch.is_tensor(fake) else fake), dtype=torch.float32)
     n = min(len(real), len(fake))
     if n < 4 or real.shape[1:] != fake.shape[1:]:
         raise ValueError(f"need two sets of >= 4 codes of the same width, got {tuple(real.shape)} and {tuple(fake.shape)}")
-    gen = torch.Generator().manual_seed(seed)
+    gen = streams.torch_generator("split")
     real = real[torch.randperm(len(real), generator=gen)[:n]]
     fake = fake[torch.randperm(len(fake), generator=gen)[:n]]
     h = n // 2
@@ -34,7 +35,7 @@ def c2st_accuracy(real, fake, seed: int = 0, hidden: int = 64, steps: int = 300,
     xte = (torch.cat([real[h:], fake[h:]]) - mu) / sd
     ytr = torch.cat([torch.ones(h), torch.zeros(h)])
     yte = torch.cat([torch.ones(n - h), torch.zeros(n - h)])
-    with seeded_cpu(seed):  # the CPU generator restored after; no device generator touched
+    with streams.torch_global("init"):  # torch's global generators restored after
         net = mlp([real.shape[1], hidden, hidden, 1])
     opt = torch.optim.Adam(net.parameters(), lr)
     with torch.enable_grad():  # callable under no_grad

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from common.seed import Streams
 from papers.acl.acl import CodeGAN
 from papers.acl.metrics import memorization_ratio
 from papers.acl.regions import orthant_noise
@@ -49,13 +50,14 @@ def test_residual_pads_or_cuts_the_noise_to_the_code_width():
 def test_c2st_chance_for_one_distribution_and_one_for_separated_ones():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2000, 4)), rng.standard_normal((2000, 4))
-    assert abs(c2st_accuracy(a, b, seed=0) - 0.5) < 0.05
-    assert c2st_accuracy(a, b + np.array([4.0, 0, 0, 0]), seed=0) > 0.97
-    assert c2st_accuracy(a, b, seed=3) == c2st_accuracy(a, b, seed=3)               # deterministic
+    st = Streams(0).child("c2st")
+    assert abs(c2st_accuracy(a, b, st) - 0.5) < 0.05
+    assert c2st_accuracy(a, b + np.array([4.0, 0, 0, 0]), st) > 0.97
+    assert c2st_accuracy(a, b, Streams(3)) == c2st_accuracy(a, b, Streams(3))       # deterministic
     with torch.no_grad():                                                           # callable under no_grad
-        assert c2st_accuracy(torch.as_tensor(a), torch.as_tensor(b) * 3, seed=0) > 0.7
+        assert c2st_accuracy(torch.as_tensor(a), torch.as_tensor(b) * 3, st) > 0.7
     with pytest.raises(ValueError):
-        c2st_accuracy(a, b[:, :3])
+        c2st_accuracy(a, b[:, :3], st)
 
 
 def test_orthant_noise_has_the_signs_of_its_region():
@@ -88,7 +90,7 @@ def test_gan_image_task_with_code_dim_not_z_dim(tmp_path, study):
 
     cfg = get_config("smoke", code_dim=4, z_dim=8, gan_steps=3, code_steps=3, n_eval=120, n_region=60,
                      n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2)
-    out = image_replicates.image_task(vars(cfg), str(tmp_path), 0, 0, study)
+    out = image_replicates.image_task(vars(cfg), str(tmp_path), Streams(0), 0, 0, study)
     assert out["grid"][study].shape == (cfg.n_grid, 1, 8, 8)
     if study == "aclganmmd":   # the null of gan-improves: FID and PRDC only, and no D_c ever trained
         assert "regions" not in out and np.isfinite(out["metrics"][study]["fid"])

@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from common.seed import Streams
 from papers.acl import image_replicates
 from papers.acl.config import get_config
 from papers.acl.mmd import fit_mmd_code_generator
@@ -19,7 +20,7 @@ SMALL = dict(code_steps=5, ae_steps=5, cls_steps=5, gan_steps=3, n_eval=120, n_r
 
 def _task(tmp_path, device, study):
     cfg = vars(get_config("smoke", **SMALL)) | {"device": device}
-    return image_replicates.image_task(cfg, str(tmp_path), 0, 0, study)
+    return image_replicates.image_task(cfg, str(tmp_path), Streams(0), 0, 0, study)
 
 
 @pytest.mark.parametrize("study", ["ae", "cls", "aclgan"])
@@ -38,8 +39,8 @@ def test_image_task_runs_on_the_device_it_is_given(tmp_path, test_device, study)
 def test_the_mmd_control_starts_from_the_same_weights_on_any_device(test_device):
     codes = torch.randn(300, 3, generator=torch.Generator().manual_seed(0))
     hp = Hyper(code_dim=3, z_dim=3, hidden=16, depth=1, code_steps=0, code_batch=32)
-    cpu = fit_mmd_code_generator(codes, hp, seed=4)
-    dev = fit_mmd_code_generator(codes.to(test_device), hp, seed=4)
+    cpu = fit_mmd_code_generator(codes, hp, Streams(4))
+    dev = fit_mmd_code_generator(codes.to(test_device), hp, Streams(4))
     assert all(p.device.type == torch.device(test_device).type for p in dev.parameters())
     assert all(torch.equal(a, b.cpu()) for a, b in zip(cpu.parameters(), dev.parameters()))
 
@@ -52,7 +53,7 @@ def _trained_mmd_control(device):
     out = []
     for steps in (0, 5):
         hp = Hyper(code_dim=3, z_dim=3, hidden=16, depth=1, code_steps=steps, code_batch=32)
-        model = fit_mmd_code_generator(codes.to(device), hp, seed=4)
+        model = fit_mmd_code_generator(codes.to(device), hp, Streams(4))
         with torch.no_grad():
             out.append(model.generate(z.to(device)).cpu())
     return out[0], out[1], {p.device.type for p in model.parameters()}

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import torch
 
+from common.seed import Streams
 from papers.acl.metrics import (class_histogram, frechet_distance, kernel_distance, memorization_ratio, prdc,
                                 weights_sha256)
 from papers.acl.nets import Classifier
@@ -33,8 +34,8 @@ def test_fid_scaled_gaussian_matches_closed_form():
 
 def test_kid_separates_shifted_sets_and_is_near_zero_for_same_distribution():
     a, b = feats(seed=0), feats(seed=1)
-    same, _ = kernel_distance(a, b, subsets=5, subset_size=500)
-    shifted, _ = kernel_distance(a, b + 1.0, subsets=5, subset_size=500)
+    same, _ = kernel_distance(a, b, Streams(0), subsets=5, subset_size=500)
+    shifted, _ = kernel_distance(a, b + 1.0, Streams(0), subsets=5, subset_size=500)
     assert abs(same) < 0.05 and shifted > 1.0
 
 

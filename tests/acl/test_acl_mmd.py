@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from common.seed import Streams
 from papers.acl.acl import CodeGAN
 from papers.acl.mmd import BANDWIDTH_FACTORS, fit_mmd_code_generator, kernel_mean, median_distance, mmd2
 from common.errors import UserError
@@ -63,12 +64,12 @@ HP = dict(code_dim=2, z_dim=2, hidden=32, depth=2, code_batch=128, code_lr=1e-3,
 def test_no_steps_gives_acl_g_c_at_its_initialization_and_d_c_is_never_trained():
     codes = _codes(200)
     hp = Hyper(**HP, code_steps=0, whiten_codes=True, residual_gc=True)
-    torch.manual_seed(11)                                             # how fit_code_model builds ACL's G_c
-    acl = CodeGAN(2, 2, 32, 2, residual=True)
-    null = fit_mmd_code_generator(codes, hp, seed=11)
+    with Streams(11).torch_global("gc-init"):                         # how fit_code_model builds ACL's G_c
+        acl = CodeGAN(2, 2, 32, 2, residual=True)
+    null = fit_mmd_code_generator(codes, hp, Streams(11))
     assert all(torch.equal(a, b) for a, b in zip(acl.parameters(), null.parameters()))
     hp = Hyper(**HP, code_steps=5)
-    trained = fit_mmd_code_generator(codes, hp, seed=11)
+    trained = fit_mmd_code_generator(codes, hp, Streams(11))
     assert all(torch.equal(a, b) for a, b in zip(acl.D.parameters(), trained.D.parameters()))      # no adversary
     assert not all(torch.equal(a, b) for a, b in zip(acl.G.parameters(), trained.G.parameters()))
     assert len(trained.bandwidths) == len(BANDWIDTH_FACTORS) and not trained.training
@@ -78,9 +79,9 @@ def test_the_fit_learns_two_clusters_and_leaves_the_global_rng_alone():
     codes = _codes(1000)
     state = torch.get_rng_state()
     hp = Hyper(**(HP | dict(hidden=24, code_batch=64, code_lr=3e-3)), code_steps=200)
-    null = fit_mmd_code_generator(codes, hp, seed=3)
+    null = fit_mmd_code_generator(codes, hp, Streams(3))
     assert torch.equal(torch.get_rng_state(), state)
-    again = fit_mmd_code_generator(codes, hp, seed=3)
+    again = fit_mmd_code_generator(codes, hp, Streams(3))
     assert all(torch.equal(a, b) for a, b in zip(null.parameters(), again.parameters()))     # seeded
     centres = torch.tensor([[-3.0, 1.0], [3.0, -1.0]])
 
@@ -92,7 +93,7 @@ def test_the_fit_learns_two_clusters_and_leaves_the_global_rng_alone():
     gauss = torch.as_tensor(np.random.default_rng(1).multivariate_normal(
         codes.mean(0).numpy(), np.cov(codes.numpy(), rowvar=False), 1000), dtype=torch.float32)
     assert near(c) > near(gauss) + 0.2                                # not the fitted Gaussian's bridge
-    untrained = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=0), seed=3)
+    untrained = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=0), Streams(3))
     u = untrained.sample(1000, torch.Generator().manual_seed(0))
     assert float(mmd2(c, codes, null.bandwidths)) < 0.2 * float(mmd2(u, codes, null.bandwidths))
 
@@ -105,8 +106,8 @@ def test_the_null_runs_its_own_schedule_and_zero_keeps_acls():
     tuned = Hyper(**HP, code_steps=7, null_steps=3, null_batch=16, null_lr=5e-3).null()
     assert (tuned.code_steps, tuned.code_batch, tuned.code_lr) == (3, 16, 5e-3) and tuned.hidden == hp.hidden
     codes = _codes(200)
-    a = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=0, null_steps=3), seed=11)   # the null trains 3 steps
-    b = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=3), seed=11)                 # = ACL's 3 steps
+    a = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=0, null_steps=3), Streams(11))   # the null trains 3 steps
+    b = fit_mmd_code_generator(codes, Hyper(**HP, code_steps=3), Streams(11))                 # = ACL's 3 steps
     assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
     with pytest.raises(UserError):
         Hyper(**HP, null_steps=-1).check()

@@ -120,7 +120,7 @@ def upstream_parts():
 
 
 def test_prior_region_claim_metrics():
-    out = prior_regions.measure(None, upstream=upstream_parts())
+    out = prior_regions.scores(upstream_parts())
     m = out["metrics"]
     names = ("acl_ae", "aclgan", "gan", "ae_gauss")
     keys = {f"region_{k}_{w}_{n}" for k in ("density", "precision") for w in ("ratio", "worst", "ratio_shell", "ratio_orthant")
@@ -138,16 +138,17 @@ def test_prior_regions_upstream_reads_notebooks_02_and_04_else_computes(tmp_path
     (tmp_path / "ae_results.json").write_text(json.dumps({"provenance": {}, "replicates": parts["ae"]}))
     calls = []
 
-    def fake_study(cfg, run_dir, seed, studies):
-        calls.append((run_dir, seed, studies))
+    def fake_study(cfg, run, studies):
+        calls.append((run.dir, run.seed, studies, cfg.device))
         return [dict(r, grid={"x": np.zeros(1)}) for r in parts["gan"]]
 
     monkeypatch.setattr(prior_regions, "image_study", fake_study)
-    got = prior_regions.upstream("cfg", tmp_path, 5)
+    run = SimpleNamespace(dir=tmp_path, seed=5, device="cpu")
+    got = prior_regions.upstream(SimpleNamespace(gan_study=True), run)
     assert got["ae"] == parts["ae"] and got["gan"] == parts["gan"]          # grids dropped, as notebook 04 saves them
-    assert calls == [(tmp_path, 5, ["gan", "aclgan"])]
+    assert calls == [(tmp_path, 5, ["gan", "aclgan"], "cpu")]
     (tmp_path / "gan_results.json").write_text(json.dumps({"provenance": {}, "replicates": parts["gan"]}))
-    assert prior_regions.upstream("cfg", tmp_path, 5) == parts and len(calls) == 1
+    assert prior_regions.upstream(SimpleNamespace(gan_study=True), run) == parts and len(calls) == 1
 
 
 def test_region_table_skips_replicates_scored_without_regions():
@@ -170,13 +171,14 @@ def test_without_the_gan_study_notebook_04_trains_nothing_and_05_scores_the_auto
     assert gan_vs_acl_gan.studies(cfg) == []
     assert gan_vs_acl_gan.studies(SimpleNamespace(gan_study=True, gan_null=False)) == ["gan", "aclgan"]
     monkeypatch.setattr(gan_vs_acl_gan, "reference", lambda *a: pytest.fail("scored without a GAN study"))
-    out = gan_vs_acl_gan.measure(cfg, 0, tmp_path)
+    run = SimpleNamespace(dir=tmp_path, seed=5, device="cpu")
+    out = gan_vs_acl_gan.measure(cfg, run)
     assert out["metrics"] == {"gan_study": False} and out["results"] == [] and "full" in out["why"]
     parts = upstream_parts()
     (tmp_path / "ae_results.json").write_text(json.dumps({"provenance": {}, "replicates": parts["ae"]}))
     monkeypatch.setattr(prior_regions, "image_study", lambda *a: pytest.fail("trained a GAN for notebook 05"))
-    got = prior_regions.upstream(cfg, tmp_path, 5)
+    got = prior_regions.upstream(cfg, run)
     assert set(got) == {"ae"}
-    m = prior_regions.measure(cfg, upstream=got)["metrics"]
+    m = prior_regions.measure(cfg, run)["metrics"]
     assert not [k for k in m if k.endswith("_gan") or k.endswith("_aclgan")]
     assert m["region_density_ratio_acl_ae"] == [0.25, 0.25] and m["region_density_ratio_ae_gauss"] == [0.5, 0.5]

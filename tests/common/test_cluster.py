@@ -59,8 +59,10 @@ def test_pmap_on_the_cluster_equals_the_local_pool_bitwise(on_cluster, monkeypat
     from papers.acl.config import get_config
     from papers.netrecon import tasks as netrecon
 
+    from common.seed import Streams
+
     cfg = vars(get_config("smoke"))
-    acl_tasks = [dict(cfg_dict=cfg, mix="ring", r=0, seed=0, model=m) for m in ("gan", "ae")]
+    acl_tasks = [dict(cfg_dict=cfg, mix="ring", r=0, streams=Streams(0), model=m) for m in ("gan", "ae")]
     net_tasks = netrecon_tasks()
     remote_net = pmap(netrecon.lyapunov_task, net_tasks, desc="lyapunov")
     remote_acl = pmap(acl.synthetic_task, acl_tasks, desc="synthetic")

@@ -13,6 +13,7 @@ import pandas as pd
 from ..analysis import c2st_metrics, floor_metrics, image_table, per_rep, summary_table
 from ..evaluation import reference
 from ..image_replicates import image_study, results_record
+from ..images import on_device
 
 RESULTS = "ae_results.json"   # the replicates without their grids; notebook 05 reads it (prior_regions.upstream)
 FLOOR_KEYS = ("fid", "kid", "density", "coverage", "memorization", "memorization_feat", "class_min_frac", "class_tv")
@@ -57,16 +58,22 @@ def claim_metrics(table: pd.DataFrame, results: list[dict]) -> dict:
     return fids | sample_metrics(table) | c2st_metrics(results, "ae") | wins(fids)
 
 
-def measure(cfg, seed: int, run_dir) -> dict:
-    """Score every ACL-AE replicate (trained, or loaded from `run_dir`'s checkpoints; the classifier
-    replicates of notebook 03 are trained in the same worker pool and cached there).
+def measure(cfg, run) -> dict:
+    """Score every ACL-AE replicate (trained, or loaded from the run folder's checkpoints; the classifier
+    replicates of notebook 03 are trained in the same worker pool and cached there); the data files read go to
+    the manifest, the replicates (without grids) to `RESULTS` in the run's folder (notebook 05 reads it).
 
     Returns {"metrics" (the floor, the provenance and the claim metrics), "inputs" (the data files read),
     "results" (per replicate, with sample grids), "table" (one row per replicate x sampler), "summary",
-    "floor", "record" (what notebook 02 saves as `RESULTS`)}."""
-    images, ev, featinfo, prov, floor = reference(cfg, run_dir, seed)
-    results = image_study(cfg, run_dir, seed, ["ae"], also=("cls",))  # cls replicates: notebook 03
+    "floor", "record" (what is saved as `RESULTS`)}."""
+    cfg = on_device(cfg, run)
+    images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
+    also = ("cls",) if getattr(cfg, "cls_study", True) else ()   # cls replicates: notebook 03 (not at quick)
+    results = image_study(cfg, run, ["ae"], also=also)
     table = image_table(results)
     metrics = floor_metrics(prov, featinfo, floor, FLOOR_KEYS, half_density=True) | claim_metrics(table, results)
+    record = results_record(prov, results)
+    run.log_inputs(images.provenance)
+    run.save_json(RESULTS, record)
     return {"metrics": metrics, "inputs": images.provenance, "results": results, "table": table,
-            "summary": summary_table(table, floor), "floor": floor, "record": results_record(prov, results)}
+            "summary": summary_table(table, floor), "floor": floor, "record": record}

@@ -13,6 +13,7 @@ import pandas as pd
 from ..analysis import c2st_metrics, floor_metrics, image_table, per_rep, summary_table
 from ..evaluation import reference
 from ..image_replicates import image_study, results_record
+from ..images import on_device
 
 RESULTS = "cls_results.json"
 
@@ -47,15 +48,25 @@ def claim_metrics(table: pd.DataFrame, results: list[dict]) -> dict:
     return fid_metrics(table) | class_metrics(table, results) | sample_metrics(table) | c2st_metrics(results, "cls")
 
 
-def measure(cfg, seed: int, run_dir) -> dict:
+NOT_RUN = ("the ACL-classifier runs at smoke and full only (`cls_study`): quick judges none of its claims "
+           "(cls-adv-fid, cls-fid-below-gmm are full's: ACL and its null or the GMM are level at quick's size), so its "
+           "two tasks went to two more autoencoder replicates")
+
+
+def measure(cfg, run) -> dict:
     """Score every ACL-classifier replicate (trained, or loaded from the cache notebook 02 filled).
 
     Returns {"metrics", "inputs", "results", "table", "summary", "floor", "classes" (the class names),
     "record" (what notebook 03 saves as `RESULTS`)}."""
-    images, ev, featinfo, prov, floor = reference(cfg, run_dir, seed)
-    results = image_study(cfg, run_dir, seed, ["cls"])
+    if not getattr(cfg, "cls_study", True):
+        return {"metrics": {"cls_study": False}, "results": [], "why": NOT_RUN}
+    cfg = on_device(cfg, run)
+    images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
+    results = image_study(cfg, run, ["cls"])
     table = image_table(results)
     metrics = floor_metrics(prov, featinfo, floor) | claim_metrics(table, results)
+    record = results_record(prov, results)
+    run.log_inputs(images.provenance)
+    run.save_json(RESULTS, record)
     return {"metrics": metrics, "inputs": images.provenance, "results": results, "table": table,
-            "summary": summary_table(table, floor), "floor": floor, "classes": images.classes,
-            "record": results_record(prov, results)}
+            "summary": summary_table(table, floor), "floor": floor, "classes": images.classes, "record": record}

@@ -13,6 +13,7 @@ import pandas as pd
 from ..analysis import floor_metrics, image_table, per_rep, pooled_sd, summary_table
 from ..evaluation import reference
 from ..image_replicates import image_study, results_record
+from ..images import on_device
 
 RESULTS = "gan_results.json"   # the replicates without their grids; notebook 05 reads it (prior_regions.upstream)
 
@@ -56,16 +57,20 @@ def studies(cfg) -> list[str]:
     return ["gan", "aclgan"] + (["aclganmmd"] if getattr(cfg, "gan_null", False) else [])
 
 
-def measure(cfg, seed: int, run_dir) -> dict:
+def measure(cfg, run) -> dict:
     """Score every GAN and ACL-GAN replicate (trained, or loaded from the run's cache).
 
     Returns {"metrics", "inputs", "results", "table", "summary", "floor", "record" (what notebook 04 saves
     as `RESULTS`)}; without `gan_study` {"metrics": {"gan_study": False}, "results": [], "why": `NOT_RUN`}."""
     if not studies(cfg):
         return {"metrics": {"gan_study": False}, "results": [], "why": NOT_RUN}
-    images, ev, featinfo, prov, floor = reference(cfg, run_dir, seed)
-    results = image_study(cfg, run_dir, seed, studies(cfg))
+    cfg = on_device(cfg, run)
+    images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
+    results = image_study(cfg, run, studies(cfg))
     table = image_table(results)
     metrics = floor_metrics(prov, featinfo, floor) | claim_metrics(table)
+    record = results_record(prov, results)
+    run.log_inputs(images.provenance)
+    run.save_json(RESULTS, record)   # read by notebook 05
     return {"metrics": metrics, "inputs": images.provenance, "results": results, "table": table,
-            "summary": summary_table(table, floor), "floor": floor, "record": results_record(prov, results)}
+            "summary": summary_table(table, floor), "floor": floor, "record": record}

@@ -10,7 +10,7 @@ from any part of the prior").
 Its input is the output of two other notebooks: the region metrics of every ACL-AE replicate (notebook
 02, `autoencoder_generator.RESULTS` = `ae_results.json`) and of every GAN / ACL-GAN replicate (notebook
 04, `gan_vs_acl_gan.RESULTS` = `gan_results.json`). `upstream` reads them from the run's folder, and
-computes what is absent exactly as those notebooks do; `measure` takes them as an argument.
+computes what is absent exactly as those notebooks do.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..analysis import region_ratio, region_worst
 from ..image_replicates import image_study, without_grids
+from ..images import on_device
 from .autoencoder_generator import RESULTS as AE_RESULTS
 from .gan_vs_acl_gan import RESULTS as GAN_RESULTS
 
@@ -29,20 +30,20 @@ SAMPLERS = (("ae", "acl_ae"), ("aclgan", "aclgan"), ("gan", "gan"))   # (image s
 SCORE_KEYS = ("density", "precision", "coverage", "fid")
 
 
-def upstream(cfg, run_dir, seed: int) -> dict:
+def upstream(cfg, run) -> dict:
     """The replicates notebook 05 scores, {"ae": [...], "gan": [...]} (without sample grids): read from
-    `ae_results.json` (written by notebook 02) and `gan_results.json` (notebook 04) in `run_dir`; where a
+    `ae_results.json` (written by notebook 02) and `gan_results.json` (notebook 04) in `run.dir`; where a
     file is absent (this notebook run alone), its replicates are trained here, or loaded from the run's
     checkpoint cache, through the same `image_replicates.image_study` calls as those notebooks."""
     parts = {}
     for part, (fname, studies) in UPSTREAM.items():
         if part == "gan" and not getattr(cfg, "gan_study", True):   # quick: notebook 04 trains no GAN
             continue
-        path = Path(run_dir) / fname
+        path = Path(run.dir) / fname
         if path.exists():
             parts[part] = json.loads(path.read_text())["replicates"]
         else:
-            parts[part] = without_grids(image_study(cfg, run_dir, seed, studies))
+            parts[part] = without_grids(image_study(on_device(cfg, run), run, studies))
     return parts
 
 
@@ -81,8 +82,12 @@ def claim_metrics(per_sampler: dict) -> dict:
     return m
 
 
-def measure(cfg, upstream: dict) -> dict:
-    """The region claims' metrics from `upstream` (notebooks 02 and 04: see `upstream`).
+def scores(parts: dict) -> dict:
+    """The region claims' metrics from the replicates of notebooks 02 and 04 (`upstream`'s output):
+    {"metrics", "regions" (`region_table`)}."""
+    return {"metrics": claim_metrics(regions_per_sampler(parts)), "regions": region_table(parts)}
 
-    Returns {"metrics", "regions" (`region_table`)}."""
-    return {"metrics": claim_metrics(regions_per_sampler(upstream)), "regions": region_table(upstream)}
+
+def measure(cfg, run) -> dict:
+    """The region claims' metrics of the run (`upstream`, then `scores`). Returns {"metrics", "regions"}."""
+    return scores(upstream(cfg, run))

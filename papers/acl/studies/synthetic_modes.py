@@ -25,14 +25,17 @@ def claim_metrics(rows: list[dict], mixtures, seed: int, prov: dict) -> dict:
     return metrics | {"seed": seed, "syn_n": prov["n_train"], "syn_eval": prov["n_eval"], "syn_split": prov["split"]}
 
 
-def measure(cfg, seed: int) -> dict:
-    """Every mixture x replicate x model (`synthetic_replicates.synthetic_study`), scored.
+def measure(cfg, run) -> dict:
+    """Every mixture x replicate x model (`synthetic_replicates.synthetic_study`, from `run.streams`), scored;
+    the rows saved in the run's folder as `RESULTS`.
 
     Returns {"metrics", "results" (per task, with 500 points per sampler for the scatter plots), "table"
-    (the long table), "record" (what notebook 01 saves as `RESULTS`)}."""
-    results = synthetic_study(cfg, seed)
+    (the long table), "record" (what is saved as `RESULTS`)}."""
+    results = synthetic_study(cfg, run.streams)
     table = pd.DataFrame(synthetic_table(results))
     rows = table.to_dict(orient="records")
-    prov = provenance(cfg, seed)
-    return {"metrics": claim_metrics(rows, cfg.syn_mixtures, seed, prov), "results": results, "table": table,
-            "record": {"provenance": prov, "rows": rows}}
+    prov = provenance(cfg, run.seed)
+    record = {"provenance": prov, "rows": rows}
+    run.save_json(RESULTS, record)
+    return {"metrics": claim_metrics(rows, cfg.syn_mixtures, run.seed, prov), "results": results, "table": table,
+            "record": record}
