@@ -132,12 +132,13 @@ def lyapunov_comparison(N, nets, steps, discard, repeats, task_module, pmap, one
     kernel switched off, on the same networks (lambda must agree to rounding); the tangent map in
     float32 for reference. lambda: mean over networks with its standard error.
     """
+    from common.seed import Streams
     from papers.netrecon import kernels
 
     def ours_tasks(gs, **extra):
         # the reference's protocol and work: both trajectories through the discarded steps (state
         # transient and alignment of the separation), then the averaging window
-        return [dict(N=N, g=g, seed=s, n_traj=1, t_transient=0.0, t_align=discard * 0.01,
+        return [dict(N=N, g=g, streams=Streams(0).child("net", s), n_traj=1, t_transient=0.0, t_align=discard * 0.01,
                      t_average=(steps - discard) * 0.01, **extra) for g in gs for s in range(nets)]
 
     def run_ours(tasks, fused=True):
@@ -146,7 +147,7 @@ def lyapunov_comparison(N, nets, steps, discard, repeats, task_module, pmap, one
         return sec, lam
 
     with one_thread():  # compile (or load) the kernel once, outside the timings
-        task_module.lyapunov_task(N=64, g=2.0, seed=0, n_traj=1, t_transient=0.0, t_average=0.1)
+        task_module.lyapunov_task(N=64, g=2.0, streams=Streams(0), n_traj=1, t_transient=0.0, t_average=0.1)
     sizes = {"point": [2.0], "sweep": [1.5, 2.0, 3.0, 4.0]}
     out = {"N": N, "networks_per_g": nets, "steps": steps, "discarded": discard, "repeats": repeats,
            "kernel_fused": kernels.available(),

@@ -3,16 +3,19 @@
 Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
 https://arxiv.org/abs/2409.04240
 
-One flat table per profile, resolved with `common.profiles.resolve`; a notebook's parameter
-overrides (None = the profile's value) are applied on top. Keys are grouped by notebook:
+One flat table per profile, resolved and checked with `common.profiles.configure` (types from `PROFILES`,
+ranges from `BOUNDS`) before any notebook runs; a run's overrides (`-p key=value`) are applied on top. Keys are grouped by notebook:
 regimes (01), reconstruction (02), prediction (03), DMFT (04), Lyapunov (05).
 
-The paper's contract with the runner (common/README.md): `PROFILES`, `get_config`, `preflight` and
-`TUNED`.
+The paper's contract with the runner (common/README.md): `PROFILES`, `BOUNDS`, `preflight` and `TUNED`
+(`get_config` is `configure` on this module, for tests and benchmarks).
 """
 from __future__ import annotations
 
-from common.profiles import resolve
+import sys
+
+from common.errors import UserError
+from common.profiles import configure
 
 _FULL = {
     "dt": 0.01,
@@ -133,16 +136,62 @@ PROFILES = {"smoke": _SMOKE, "quick": _QUICK, "full": _FULL}
 TUNED: dict = {}
 
 
+_SIZE = {"min": 2}               # units of a network: N >= 2
+_GAIN = {"min": 0.0}             # g >= 0
+_ETA = {"min": 0.0, "max": 1.0}  # a student's perturbation: J_S = sqrt(1 - eta^2) J + eta J'
+_TIME = {"above": 0.0}           # a run or averaging length
+_WAIT = {"min": 0.0}             # a transient (0: none)
+_COUNT = {"min": 1}
+
+#: The values a run refuses before any notebook starts (`common.profiles.configure`, one line naming the key);
+#: the model's own checks (`rnn.check_params`, ...) would otherwise raise only when a notebook builds its networks.
+BOUNDS = {
+    "dt": {"above": 0.0, "below": 1.0}, "workers": {"min": 0},
+    **{k: _SIZE for k in ("traj_N", "grid_N", "sub_N", "rec_N", "pred_N", "q_N", "ds_N", "st_N", "tr_N", "os_N",
+                          "qr_N")},
+    **{k: _GAIN for k in ("traj_gs", "grid_gs", "rec_gs", "pred_gs", "ds_g", "st_gs", "ly_gs_dmft", "os_gs",
+                          "qr_g", "eta2_g_chaos")},
+    # the g < 1 studies need a gain below onset
+    **{k: {"min": 0.0, "below": 1.0} for k in ("sub_gs", "q_g", "eta2_g")},
+    **{k: _ETA for k in ("pred_etas", "q_eta", "q_rel_etas", "q_ctrl_eta_horizon", "os_eta", "eta2_etas",
+                         "law_ctrl_etas")},
+    **{k: _TIME for k in ("traj_t", "grid_t_average", "sub_t_average", "adam_t_max", "pred_t_max", "pred_t_lyap",
+                          "q_T", "q_ctrl_T", "ds_t_max", "st_t_average", "st_record_dt", "st_max_lag", "st_dev_lag",
+                          "tr_T", "tr_dt", "sat_T", "sat_dt", "sat_window", "eta2_T", "eta2_T_chaos", "law_ctrl_T",
+                          "os_t_total", "qr_t_average")},
+    **{k: _WAIT for k in ("grid_t_transient", "grid_t_align", "sub_t_transient", "sub_t_align", "pred_t_burn",
+                          "pred_t_align", "st_t_transient", "st_t_align", "os_t_discard", "ctrl_dg_sub", "ctrl_dg_rel",
+                          "ctrl_dg_rel_tr", "sweep_noise", "sweep_ridge", "ds_noise", "ds_ridge")},
+    **{k: _COUNT for k in ("traj_show", "grid_seeds", "grid_n_traj", "sub_seeds", "sub_n_traj", "ctrl_sub_seeds",
+                           "rec_n_traj", "adam_batch", "adam_n_x0", "sweep_n_trajs", "adam_sweep_n_trajs",
+                           "pred_seeds", "pred_n_x0", "q_n_x0", "q_seeds", "ctrl_n_perm", "ds_seeds", "ds_n_trajs",
+                           "ds_n_x0", "st_seeds", "st_n_traj", "tr_seeds", "tr_n_x0", "os_seeds", "qr_k")},
+    "rec_n_steps": {"min": 2}, "ds_n_steps": {"min": 2}, "adam_window": {"min": 2}, "tr_nodes": {"min": 3},
+    "adam_epochs_sub": {"min": 0}, "adam_epochs_chaos": {"min": 0}, "adam_sweep_epochs": {"min": 0},
+    "adam_sweep_patience": {"min": 0}, "adam_lr": {"above": 0.0},
+    "pred_delta": {"above": 0.0}, "ds_min_r": {"min": -1.0, "max": 1.0},
+    "st_dtype": {"choices": ["float32", "float64"]},
+}
+
+
 def get_config(profile: str, **overrides):
-    """The resolved settings of `profile` with the non-None `overrides` applied."""
-    return resolve(PROFILES, profile, **overrides)
+    """The resolved and checked settings of `profile` with the non-None `overrides` applied
+    (`common.profiles.configure`: unknown keys, types and `BOUNDS` refused)."""
+    return configure(sys.modules[__name__], profile, **overrides)
 
 
 def preflight(cfg) -> None:
-    """Nothing to check before a run: a no-op.
-
-    netrecon needs no dataset, checkpoint or download (every teacher is a random network drawn from
-    the run's seed), and `get_config` has already rejected unknown keys and mistyped values; the
-    model's own range checks (g < 0, N < 2, dt outside (0, 1), ...) raise `UserError` when the
-    notebooks build their networks."""
-    return None
+    """What `BOUNDS` cannot say, in one line before any notebook runs: the two-replica cases `tr_cases`
+    (pairs [g, eta], g >= 0 and 0 <= eta <= 1) and sizes the sweeps need (the data-size sweep's largest
+    trajectory count within the recorded ones, the QR spectrum's k within N). netrecon needs no dataset,
+    checkpoint or download: every teacher is a random network drawn from the run's keyed streams."""
+    for case in cfg.tr_cases:
+        if len(case) != 2 or not case[0] >= 0 or not 0 <= case[1] <= 1:
+            raise UserError(f"parameter 'tr_cases' holds [g, eta] pairs with g >= 0 and 0 <= eta <= 1, got {case!r}")
+    if max(cfg.sweep_n_trajs) > cfg.rec_n_traj or max(cfg.adam_sweep_n_trajs) > cfg.rec_n_traj:
+        raise UserError(f"parameters 'sweep_n_trajs' and 'adam_sweep_n_trajs' must be at most rec_n_traj = "
+                        f"{cfg.rec_n_traj}, got {cfg.sweep_n_trajs} and {cfg.adam_sweep_n_trajs}")
+    if list(cfg.ds_n_trajs) != sorted(set(cfg.ds_n_trajs)):
+        raise UserError(f"parameter 'ds_n_trajs' must increase (each size's fit adds trajectories), got {cfg.ds_n_trajs}")
+    if cfg.qr_k > cfg.qr_N:
+        raise UserError(f"parameter 'qr_k' must be at most qr_N = {cfg.qr_N}, got {cfg.qr_k}")

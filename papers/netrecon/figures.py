@@ -147,9 +147,10 @@ def horizon(res, delta):
         f = h["fit"]
         axes[0].plot(x, f["intercept"] + f["slope"] * x, "-", color=f"C{i}", lw=0.8,
                      label=rf"fit: $\lambda_{{fit}}$ = {f['lam_fit']:.3f}, Benettin {1 / np.mean(1 / h['lam']):.3f}")
-        full = np.all(np.isfinite(h["D"]), axis=1)  # times every network reached
-        axes[1].semilogy(h["t"][full], h["D"][full, -1], color=f"C{i}", label=f"g = {g:g}, eta = {etas[-1]:g}")
-        axes[1].semilogy(h["t"][full], h["D"][full, 0], "--", color=f"C{i}", label=f"g = {g:g}, eta = {etas[0]:g}")
+        # each student runs until all its states have crossed delta: D(t) while every network's student runs
+        big, small = np.isfinite(h["D"][:, -1]), np.isfinite(h["D"][:, 0])
+        axes[1].semilogy(h["t"][big], h["D"][big, -1], color=f"C{i}", label=f"g = {g:g}, eta = {etas[-1]:g}")
+        axes[1].semilogy(h["t"][small], h["D"][small, 0], "--", color=f"C{i}", label=f"g = {g:g}, eta = {etas[0]:g}")
     axes[0].set(xlabel=r"$\ln(1/\eta)$", ylabel=r"$T_{pd}$ ($\sqrt{D}$ = %g)" % delta)
     legend(axes[0])
     axes[1].axhline(delta**2, color="gray", lw=0.8)

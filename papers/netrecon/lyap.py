@@ -49,6 +49,13 @@ def _steps(t: float, dt: float) -> int:
     return int(round(t / dt))
 
 
+def default_stream() -> np.random.Generator:
+    """The start vectors' generator when a caller passes none (tests, benchmarks): one fixed keyed stream."""
+    from common.seed import Streams
+
+    return Streams(0).rng("lyap", "start-vector")
+
+
 def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient: float = 20.0,
                      t_average: float = 100.0, method: str = "two-trajectory", eps: float = 1e-6,
                      t_align: float = 0.0, dtype=np.float64,
@@ -83,7 +90,7 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     K, N = x.shape
     JT = transposed(J).astype(dtype, copy=False)
     Jc = np.ascontiguousarray(J, dtype=dtype)  # rows of J for the fused pair product
-    rng = rng if rng is not None else np.random.default_rng(0)
+    rng = rng if rng is not None else default_stream()
     n_tr, n_av = _steps(t_transient, dt), _steps(t_average, dt)
     n_av -= n_av % renorm_every
     if n_av == 0:
@@ -165,7 +172,7 @@ def spectrum(J: np.ndarray, x0: np.ndarray, k: int, dt: float = DT, t_transient:
         raise UserError(f"k={k} exponents requested; use 1 <= k <= N={N}")
     if t_ons <= 0 or t_average <= 0 or t_transient < 0 or t_ons_transient < 0:
         raise UserError("need t_ons > 0, t_average > 0 and non-negative transients")
-    rng = rng if rng is not None else np.random.default_rng(0)
+    rng = rng if rng is not None else default_stream()
     x = np.array(x0, dtype=np.float64).reshape(1, N)
     JT = transposed(J)
     for _ in range(_steps(t_transient, dt)):

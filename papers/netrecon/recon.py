@@ -85,18 +85,42 @@ def fit_least_squares(traj: np.ndarray, dt: float, ridge: float = 0.0, chunk: in
         Xc, Yc = X[s:s + chunk], Y[s:s + chunk]
         A += Xc.T @ Xc  # X^T X
         B += Yc.T @ Xc  # Y^T X
-    A[np.diag_indices(N)] += ridge * P
+    return _solve_normal(A, B, ridge * P)
+
+
+def _solve_normal(A: np.ndarray, B: np.ndarray, shift: float) -> np.ndarray:
+    """W = B (A + shift I)^{-1} for the normal equations A = X^T X, B = Y^T X (A is left unchanged)."""
     import warnings
 
     import scipy.linalg as sla
 
+    A = A + shift * np.eye(A.shape[0])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", sla.LinAlgWarning)
-            W = sla.solve(A, B.T, assume_a="pos").T  # W = (Y^T X)(X^T X + ridge I)^{-1}
+            return sla.solve(A, B.T, assume_a="pos").T  # W = (Y^T X)(X^T X + ridge I)^{-1}
     except (np.linalg.LinAlgError, sla.LinAlgWarning):
-        W = np.linalg.lstsq(A, B.T, rcond=None)[0].T  # rank-deficient data: minimum-norm solution
-    return W
+        return np.linalg.lstsq(A, B.T, rcond=None)[0].T  # rank-deficient data: minimum-norm solution
+
+
+def fit_least_squares_nested(traj: np.ndarray, dt: float, n_trajs: list, ridge: float = 0.0) -> list[np.ndarray]:
+    """`fit_least_squares(traj[:, :k], dt, ridge)` for every k of `n_trajs` (increasing), in one pass over
+    the data: the normal equations of the first k trajectories are those of the first k' < k plus the
+    rest's, so each trajectory's products are computed once (the same W up to summation order).
+
+    `traj` has shape (T+1, n, N) with n >= max(n_trajs). The data-size sweep (README maths (M3))."""
+    ks = [int(k) for k in n_trajs]
+    if ks != sorted(ks) or len(set(ks)) != len(ks) or ks[0] < 1 or ks[-1] > traj.shape[1]:
+        raise UserError(f"n_trajs={n_trajs} must increase, start at >= 1 and end at most at {traj.shape[1]}")
+    N = traj.shape[-1]
+    A, B, out, prev = np.zeros((N, N)), np.zeros((N, N)), [], 0
+    for k in ks:
+        X, Y = transitions(traj[:, prev:k], dt)
+        A += X.T @ X
+        B += Y.T @ X
+        out.append(_solve_normal(A, B, ridge * (traj.shape[0] - 1) * k))
+        prev = k
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,9 +4,9 @@ Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
 https://arxiv.org/abs/2409.04240
 
 Each task is a module-level function (pmap ships it to spawned processes or Dask workers by its
-qualified name, `papers.netrecon.tasks.<name>`) that builds its own network from
-`common.seed.numpy_rng(seed, <name>, g, ...)`, so a result depends only on its arguments, whatever
-process runs it. Results are small (no N-sized arrays except where asked) so they travel cheaply
+qualified name, `papers.netrecon.tasks.<name>`) that builds its own network from its `streams` (a child of
+the run's keyed streams, `run.streams.child("net", s)`, picklable): `streams.rng("network", N, g, <kind>)`,
+so a result depends only on its arguments, whatever process runs it. Results are small (no N-sized arrays except where asked) so they travel cheaply
 between processes. `dispatch` lets one pool mix task kinds; `grid_tasks` and `stationary_tasks` are
 the task lists two notebooks share (01 and 05, 04 and 05), so the second one reads them from the
 run's cache (`cache.cached_pmap`).
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from common.seed import numpy_rng
+from common.seed import Streams
 
 from . import dmft, lyap, predict, recon, rnn
 from .predict import relative_error
@@ -40,10 +40,20 @@ def autocorrelation(states: np.ndarray, max_lag: int, per_trajectory: bool = Fal
     return ac.mean(axis=(1, 2)) / norm
 
 
-def network(N: int, g: float, seed: int, *keys):
-    """The teacher J for (N, g, seed, keys) and a generator for everything else in the task."""
-    rng = numpy_rng(seed, "network", N, float(g), *keys)
+def num_key(x: float) -> str:
+    """A stream key for a number (keys are strings or integers): 2.0 -> '2', 0.001 -> '0.001'."""
+    return f"{float(x):.12g}"
+
+
+def network(N: int, g: float, streams: Streams, *keys):
+    """The teacher J for (N, g, keys) from `streams` and a generator for everything else in the task."""
+    rng = streams.rng("network", N, num_key(g), *keys)
     return rnn.make_J(N, g, rng), rng
+
+
+def net_index(streams: Streams):
+    """The network's index in its study (the last key of `run.streams.child("net", s)`), for labels."""
+    return streams.keys[-1] if streams.keys else None
 
 
 def dispatch(fn: str, kw: dict):
@@ -51,24 +61,24 @@ def dispatch(fn: str, kw: dict):
     return globals()[fn](**kw)
 
 
-def grid_tasks(cfg, seed: int) -> list[dict]:
+def grid_tasks(cfg, streams: Streams) -> list[dict]:
     """`lyapunov_task` arguments of the lambda(g) grid (notebooks 01 and 05 share them through the cache)."""
-    return [dict(N=cfg.grid_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.grid_n_traj,
+    return [dict(N=cfg.grid_N, g=float(g), streams=streams.child("net", s), n_traj=cfg.grid_n_traj,
                  t_transient=cfg.grid_t_transient, t_average=cfg.grid_t_average, t_align=cfg.grid_t_align, dt=cfg.dt)
             for g in cfg.grid_gs for s in range(cfg.grid_seeds)]
 
 
-def stationary_tasks(cfg, seed: int) -> list[dict]:
+def stationary_tasks(cfg, streams: Streams) -> list[dict]:
     """`lyapunov_task` arguments of the N = st_N stationary runs, float32 tangent map with recorded states
     (notebooks 04 and 05 share them through the cache)."""
-    return [dict(N=cfg.st_N, g=float(g), seed=seed * 1000 + s, n_traj=cfg.st_n_traj, t_transient=cfg.st_t_transient,
+    return [dict(N=cfg.st_N, g=float(g), streams=streams.child("net", s), n_traj=cfg.st_n_traj, t_transient=cfg.st_t_transient,
                  t_average=cfg.st_t_average, t_align=cfg.st_t_align, dt=cfg.dt, record_dt=cfg.st_record_dt,
                  max_lag_time=cfg.st_max_lag, method="tangent", dtype=cfg.st_dtype,
                  fused=cfg.st_n_traj == 1)   # more rows: BLAS's blocked product reads J once for all of them
             for g in cfg.st_gs for s in range(cfg.st_seeds)]
 
 
-def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, t_average: float,
+def lyapunov_task(N: int, g: float, streams: Streams, n_traj: int, t_transient: float, t_average: float,
                   t_align: float = 0.0, dt: float = rnn.DT, method: str = "two-trajectory",
                   record_dt: float = 0.0, max_lag_time: float = 0.0, dtype: str = "float64",
                   fused: bool = True) -> dict:
@@ -76,13 +86,13 @@ def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, 
 
     Paper: the largest Lyapunov exponent against g figure and, with states recorded, Delta(tau) of the
     DMFT section (README maths (M7), (M4))."""
-    J, rng = network(N, g, seed, "lyap")
+    J, rng = network(N, g, streams, "lyap")
     x0 = rng.standard_normal((n_traj, N))
     rec = int(round(record_dt / dt)) if record_dt else 0
     res = lyap.largest_exponent(J, x0, dt=dt, t_transient=t_transient, t_average=t_average,
                                 t_align=t_align, method=method, rng=rng, record_every=rec, dtype=dtype,
                                 fused=fused)
-    out = {"N": N, "g": g, "seed": seed, "lam": res.lam.tolist(), "lam_mean": res.mean,
+    out = {"N": N, "g": g, "net": net_index(streams), "lam": res.lam.tolist(), "lam_mean": res.mean,
            "times": res.times, "running": res.running.mean(axis=1),
            "lam_linear": lyap.quiescent_exponent(J, dt) if g < 1 else float("nan")}
     if rec:
@@ -94,16 +104,16 @@ def lyapunov_task(N: int, g: float, seed: int, n_traj: int, t_transient: float, 
     return out
 
 
-def trajectories_task(N: int, g: float, seed: int, t_max: float, n_show: int, dt: float = rnn.DT) -> dict:
+def trajectories_task(N: int, g: float, streams: Streams, t_max: float, n_show: int, dt: float = rnn.DT) -> dict:
     """A few units of one teacher trajectory from x0 ~ N(0, I) (for plots).
 
     Paper: the teacher-trajectory figure (15 units at g = 0.8 and 2)."""
-    J, rng = network(N, g, seed, "traj")
+    J, rng = network(N, g, streams, "traj")
     x = rnn.simulate(J, rng.standard_normal(N), int(round(t_max / dt)), dt=dt, record_every=10)
     return {"t": np.arange(x.shape[0]) * 10 * dt, "x": x[:, :n_show], "g": g}
 
 
-def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: float, t_max: float,
+def horizon_task(N: int, g: float, streams: Streams, etas: list, n_x0: int, t_burn: float, t_max: float,
                  delta: float, t_lyap: float, t_align: float = 0.0, dt: float = rnn.DT, record_every: int = 20) -> dict:
     """T_pd for students sqrt(1-eta^2) J + eta J' over a grid of eta, and lambda of the same network.
 
@@ -111,16 +121,17 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
 
     Paper: the T_pd against eta and one-step error against eta figures (README maths (M8)).
     """
-    J, rng = network(N, g, seed, "horizon")
+    J, rng = network(N, g, streams, "horizon")
     etas = np.asarray(etas, dtype=np.float64)
     JS = rnn.perturb(J, etas, g, rng)
     x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
+    # in chaos each student stops once its states have all crossed delta (the same T_pd, fewer steps)
     res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, delta=delta if g > 1 else None,
-                           record_every=record_every)
+                           record_every=record_every, stop_crossed=g > 1)
     eps = np.stack([predict.one_step_error(J, JS[i], x0, dt) for i in range(len(etas))])
     phi2_each = np.mean(np.tanh(x0) ** 2, axis=1)
     x2_each = np.mean(x0**2, axis=1)          # <x^2> per state: the linearised law's phi(x) = x
-    out = {"x2_each": x2_each, "N": N, "g": g, "seed": seed, "etas": etas, "t": res["t"], "D_mean": np.nanmean(res["D"], axis=2),
+    out = {"x2_each": x2_each, "N": N, "g": g, "net": net_index(streams), "etas": etas, "t": res["t"], "D_mean": np.nanmean(res["D"], axis=2),
            "eps": eps.mean(axis=1), "eps_each": eps, "phi2": float(phi2_each.mean()), "phi2_each": phi2_each, "r": [recon.pearson_r(W, J) for W in JS],
            "d_W": [recon.d_W(W, J) for W in JS]}
     if g > 1:
@@ -132,7 +143,7 @@ def horizon_task(N: int, g: float, seed: int, etas: list, n_x0: int, t_burn: flo
 
 
 
-def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_max: float,
+def quiescent_pair_task(N: int, g: float, streams: Streams, eta: float, n_x0: int, t_max: float,
                         dt: float = rnn.DT, ctrl_eta_horizon: float | None = None,
                         ctrl_t_horizon: float | None = None, delta: float = 0.3, rel_etas: list | None = None) -> dict:
     """g < 1: teacher-student error from x0 ~ N(0, I), in units of eta and relative to the teacher's
@@ -148,7 +159,7 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
 
     Paper: the teacher-student error figure at g = 0.8 (README maths (M8)).
     """
-    J, rng = network(N, g, seed, "quiescent")
+    J, rng = network(N, g, streams, "quiescent")
     JS = rnn.perturb(J, eta, g, rng)
     x0 = rng.standard_normal((n_x0, N))
     res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, record_every=10)
@@ -157,7 +168,7 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
     each = np.sqrt(res["D"]) / eta                                      # (time, state)
     out = {"t": res["t"], "rms_over_eta": each.mean(axis=1), "rms_over_eta_each": each, "g": g, "eta": eta,
            "teacher_rms_each": np.sqrt(ms), "rel_each": relative_error(res["D"], ms)}
-    crng = numpy_rng(seed, "quiescent-control", N, float(g))
+    crng = streams.rng("quiescent-control", N, num_key(g))
     un = predict.run_pair(J, rnn.perturb(J, 1.0, g, crng), x0, t_max=t_max, dt=dt, record_every=10)
     out["untrained_rms_over_eta_each"] = np.sqrt(un["D"]) / eta
     out["untrained_rel_each"] = relative_error(un["D"], ms)
@@ -169,7 +180,7 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
     if rel_etas:
         # students over an eta grid (drawn last, from their own stream): the relative horizon T_rel,
         # the first t with RMS(x_S - x_T) / RMS(x_T) >= delta (NaN: not reached by t_max)
-        erng = numpy_rng(seed, "quiescent-eta-grid", N, float(g))
+        erng = streams.rng("quiescent-eta-grid", N, num_key(g))
         grid = predict.run_pair(J, rnn.perturb(J, np.asarray(rel_etas, dtype=np.float64), g, erng), x0, t_max=t_max,
                                 dt=dt, record_every=10)
         rel = relative_error(grid["D"], ms[:, None, :])                  # (time, eta, state)
@@ -178,7 +189,7 @@ def quiescent_pair_task(N: int, g: float, seed: int, eta: float, n_x0: int, t_ma
     return out
 
 
-def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: float, dt: float = rnn.DT,
+def pair_distance_task(N: int, g: float, eta: float, streams: Streams, n_x0: int, T: float, dt: float = rnn.DT,
                        dtype: str = "float64") -> dict:
     """Simulated D(t) for teacher J and student sqrt(1-eta^2) J + eta J' from x0 ~ N(0, I).
 
@@ -186,40 +197,40 @@ def pair_distance_task(N: int, g: float, eta: float, seed: int, n_x0: int, T: fl
     students' one-step difference is 1e4 times the rounding.
 
     Paper: the two-replica DMFT against simulation figure (README maths (M6))."""
-    J, rng = network(N, g, seed, "pair", float(eta))
+    J, rng = network(N, g, streams, "pair", num_key(eta))
     JS = rnn.perturb(J, eta, g, rng)
     res = predict.run_pair(J, JS, rng.standard_normal((n_x0, N)), t_max=T, dt=dt, record_every=5,
                            dtype=np.dtype(dtype))
-    return {"t": res["t"], "D": res["D"].mean(axis=1), "D_each": res["D"], "g": g, "eta": eta, "seed": seed}
+    return {"t": res["t"], "D": res["D"].mean(axis=1), "D_each": res["D"], "g": g, "eta": eta, "net": net_index(streams)}
 
 
-def data_size_task(N: int, g: float, seed: int, n_trajs: list, n_steps: int, noise: float, ridge: float,
+def data_size_task(N: int, g: float, streams: Streams, n_trajs: list, n_steps: int, noise: float, ridge: float,
                    t_burn: float, n_x0: int, t_max: float, delta: float, t_lyap: float,
                    t_align: float = 0.0, dt: float = rnn.DT) -> dict:
     """d_W and T_pd against the number of observed trajectories (ridge least squares, noisy data).
 
     Paper: the effective prediction time against data size figure (README maths (M3), (M8));
     official `Effective prediction time/`."""
-    J, rng = network(N, g, seed, "datasize")
+    J, rng = network(N, g, streams, "datasize")
     n_max = max(n_trajs)
     traj = rnn.simulate(J, rng.standard_normal((n_max, N)), n_steps, dt=dt)  # (T+1, n_max, N)
     obs = recon.add_observation_noise(traj, noise, rng)
-    Ws = [recon.fit_least_squares(obs[:, :k], dt, ridge=ridge) for k in n_trajs]
+    Ws = recon.fit_least_squares_nested(obs, dt, n_trajs, ridge=ridge)   # each trajectory's products once
     # null: the same sizes P made of the smallest set's trajectories repeated, each copy with fresh
     # observation noise: more samples, no new dynamics (only the noise is averaged)
-    k0, nrng = min(n_trajs), numpy_rng(seed, "datasize-repeat", N, float(g))
+    k0, nrng = min(n_trajs), streams.rng("datasize-repeat", N, num_key(g))
     dW_rep = []
     for k in n_trajs:
         rep = recon.add_observation_noise(traj[:, np.arange(k) % k0], noise, nrng)
         dW_rep.append(recon.d_W(recon.fit_least_squares(rep, dt, ridge=ridge), J))
         del rep
     x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
-    res = predict.run_pair(J, np.stack(Ws), x0, t_max=t_max, dt=dt, delta=delta, record_every=50)
+    res = predict.run_pair(J, np.stack(Ws), x0, t_max=t_max, dt=dt, delta=delta, record_every=50, stop_crossed=True)
     lr = lyap.largest_exponent(J, x0[:2], dt=dt, t_transient=0.0, t_align=t_align, t_average=t_lyap, rng=rng)
     eps = [float(predict.one_step_error(J, W, x0, dt).mean()) for W in Ws]
     return {"n_trajs": list(n_trajs), "P": [k * n_steps for k in n_trajs], "eps": eps,
             "d_W": [recon.d_W(W, J) for W in Ws], "r": [recon.pearson_r(W, J) for W in Ws],
-            "d_W_repeat": dW_rep, "T_pd": res["T_pd"], "lam": lr.mean, "seed": seed}
+            "d_W_repeat": dW_rep, "T_pd": res["T_pd"], "lam": lr.mean, "net": net_index(streams)}
 
 
 def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) -> dict:
@@ -239,7 +250,14 @@ def two_replica_group_task(g: float, runs: list, dt: float, n_nodes: int) -> lis
     return [{"g": g, "eta": float(e), "t": r.t, "D": r.D, "C_TT": r.C_TT} for (e, _), r in zip(runs, rs)]
 
 
-def mismatch_task(N: int, g: float, seed: int, eta: float, t_total: float, t_discard: float,
+def dmft_lambda_task(g: float) -> float:
+    """lambda_DMFT at gain g (`dmft.lyapunov`), as a task so that a notebook's gains run in its pool.
+
+    Paper: the DMFT section (README maths (M5))."""
+    return float(dmft.lyapunov(g)["lam"])
+
+
+def mismatch_task(N: int, g: float, streams: Streams, eta: float, t_total: float, t_discard: float,
                   dt: float = rnn.DT, t_lyap: float = 50.0) -> dict:
     """The official "OS" teacher-student rate (dp.py protocol) next to the teacher's true exponent.
 
@@ -250,21 +268,21 @@ def mismatch_task(N: int, g: float, seed: int, eta: float, t_total: float, t_dis
 
     Official `dp.py` (README maths (M9), erratum 2).
     """
-    J, rng = network(N, g, seed, "mismatch")
+    J, rng = network(N, g, streams, "mismatch")
     JS = rnn.perturb(J, eta, g, rng)
     x0 = rng.standard_normal((1, N))
     off = predict.mismatch_rate(J, JS, x0, t_total=t_total, t_discard=t_discard, dt=dt)
     fixed = predict.mismatch_rate(J, JS, x0, t_total=t_total, t_discard=t_discard, dt=dt, eps=1e-6)
     lam = lyap.largest_exponent(J, x0, dt=dt, t_transient=20.0, t_average=t_lyap, t_align=5.0, rng=rng)
-    return {"g": g, "seed": seed, "os_rate": float(off["rate"][0]), "eps": float(off["eps"][0]),
+    return {"g": g, "net": net_index(streams), "os_rate": float(off["rate"][0]), "eps": float(off["eps"][0]),
             "os_rate_eps1e-6": float(fixed["rate"][0]), "lam": lam.mean}
 
 
-def spectrum_task(N: int, g: float, seed: int, k: int, t_average: float, dt: float = rnn.DT) -> dict:
+def spectrum_task(N: int, g: float, streams: Streams, k: int, t_average: float, dt: float = rnn.DT) -> dict:
     """The k largest exponents of one network by QR, with running estimates.
 
     A diagnostic, not in the paper (README maths (M7))."""
-    J, rng = network(N, g, seed, "spectrum")
+    J, rng = network(N, g, streams, "spectrum")
     r = lyap.spectrum(J, rng.standard_normal(N), k, dt=dt, t_transient=20.0, t_ons_transient=10.0,
                       t_average=t_average, t_ons=0.5, rng=rng)
     return {"lam": r.lam, "times": r.times, "running": r.running}

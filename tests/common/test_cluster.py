@@ -50,8 +50,10 @@ def same(a, b) -> bool:
 
 
 def netrecon_tasks(N=100, t_average=5.0, n=4):
-    return [dict(N=N, g=g, seed=s, n_traj=1, t_transient=5.0, t_average=t_average, t_align=2.0, dt=0.01)
-            for g in (0.5, 2.0) for s in range(n // 2)]
+    from common.seed import Streams
+
+    return [dict(N=N, g=g, streams=Streams(0).child("net", s), n_traj=1, t_transient=5.0, t_average=t_average,
+                 t_align=2.0, dt=0.01) for g in (0.5, 2.0) for s in range(n // 2)]
 
 
 def test_pmap_on_the_cluster_equals_the_local_pool_bitwise(on_cluster, monkeypatch, capsys):

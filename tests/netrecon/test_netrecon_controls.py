@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from common.seed import torch_generator
+from common.seed import Streams, torch_generator
 from papers.netrecon import lyap, predict, recon, rnn, tasks
 
 
@@ -44,7 +44,7 @@ def test_zero_coupling_exponent_is_analytic():
 
 
 def test_quiescent_controls_fail_where_the_claim_holds():
-    out = tasks.quiescent_pair_task(N=80, g=0.8, seed=1, eta=0.1, n_x0=2, t_max=20.0,
+    out = tasks.quiescent_pair_task(N=80, g=0.8, streams=Streams(1), eta=0.1, n_x0=2, t_max=20.0,
                                           ctrl_eta_horizon=1e-3, ctrl_t_horizon=50.0, delta=0.3)
     good, untrained = out["rms_over_eta_each"].mean(axis=1), out["untrained_rms_over_eta_each"].mean(axis=1)
     assert good.max() < 0.5 < untrained.max()              # the bound tells J from an unrelated J'
@@ -87,12 +87,12 @@ def test_float32_rounding_is_a_near_miss_of_the_least_squares_identity():
 
 
 def test_repeated_trajectories_add_samples_but_no_new_dynamics():
-    out = tasks.data_size_task(N=20, g=2.0, seed=3, n_trajs=[4, 8, 12], n_steps=60, noise=0.0, ridge=0.0,
+    out = tasks.data_size_task(N=20, g=2.0, streams=Streams(3), n_trajs=[4, 8, 12], n_steps=60, noise=0.0, ridge=0.0,
                                      t_burn=2.0, n_x0=1, t_max=2.0, delta=0.3, t_lyap=1.0)
     # without noise, copies repeat the same equations: least squares returns the first set's couplings at
     # every size (J to rounding), while new trajectories were J already
     assert out["d_W"][0] < 1e-12 and max(out["d_W_repeat"]) < 1e-12
-    noisy = tasks.data_size_task(N=20, g=2.0, seed=3, n_trajs=[4, 8, 12], n_steps=60, noise=1e-2, ridge=1e-6,
+    noisy = tasks.data_size_task(N=20, g=2.0, streams=Streams(3), n_trajs=[4, 8, 12], n_steps=60, noise=1e-2, ridge=1e-6,
                                        t_burn=2.0, n_x0=1, t_max=2.0, delta=0.3, t_lyap=1.0)
     assert noisy["d_W_repeat"][0] == pytest.approx(noisy["d_W"][0], rel=0.5)   # the same set, other noise
     assert noisy["d_W"][-1] < noisy["d_W_repeat"][-1]                        # new dynamics beat repeats

@@ -1,15 +1,15 @@
 """The full profile runs the code quick runs: every function the notebooks call, with the full profile's
 settings (its gains, eta grid, two-replica cases, Delta(tau) window, dtype) and every size cut to seconds.
 netrecon needs no dataset (its teachers are random networks drawn from the seed), so there are no files to
-fake and its preflight is a no-op. Every claim judged at full gets a finite metric and a finite control from that code
+fake; its preflight checks only the two-replica cases and the sweeps' sizes. Every claim judged at full gets a finite metric and a finite control from that code
 (arXiv:2409.04240)."""
 import numpy as np
 import pytest
 
 from common.claims import load_claims
 from common import paths
-from common.profiles import resolve
-from papers.netrecon.config import PROFILES, preflight
+from common.study import open_run
+from papers.netrecon.config import get_config, preflight
 from papers.netrecon.studies import dmft, lyapunov, prediction, reconstruction, regimes
 
 TINY = dict(  # sizes and times cut; gains, eta grid, cases, dt, dtype and the claims' windows stay full's
@@ -28,21 +28,19 @@ TINY = dict(  # sizes and times cut; gains, eta grid, cases, dt, dtype and the c
 )
 
 
-def test_full_profile_runs_the_notebooks_code_and_every_full_claim_gets_its_numbers(test_device):
-    cfg = resolve(PROFILES, "full", **TINY)
-    full = resolve(PROFILES, "full")
+def test_full_profile_runs_the_notebooks_code_and_every_full_claim_gets_its_numbers(test_device, tmp_path):
+    cfg = get_config("full", **TINY)
+    full = get_config("full")
     assert (cfg.tr_cases, cfg.pred_etas, cfg.st_max_lag, cfg.st_dtype) == (full.tr_cases, full.pred_etas,
                                                                            full.st_max_lag, "float32")
     assert cfg.workers > 1 and full.workers == 0                      # a pool, as full runs (one per core)
     assert (full.adam_sweep_epochs, full.adam_sweep_patience) == (10_000, 100)   # the official P-sweep
     assert np.allclose(np.diff(full.grid_gs), 0.2) and (full.grid_gs[0], full.grid_gs[-1]) == (0.0, 4.8)
     assert preflight(cfg) is None
-    seed, metrics = 0, {}
-    metrics |= regimes.measure(cfg, seed=seed)["metrics"]                                                 # 01
-    metrics |= reconstruction.measure(cfg, seed=seed, device=reconstruction.adam_device(test_device))["metrics"]   # 02
-    metrics |= prediction.measure(cfg, seed=seed)["metrics"]                                              # 03
-    metrics |= dmft.measure(cfg, seed=seed)["metrics"]                                                    # 04
-    metrics |= lyapunov.measure(cfg, seed=seed)["metrics"]                                                # 05
+    _, run = open_run("netrecon", "full", seed=0, device=test_device, run_dir=tmp_path, overrides=TINY)
+    metrics = {}
+    for study in (regimes, reconstruction, prediction, dmft, lyapunov):                                   # 01 ... 05
+        metrics |= study.measure(cfg, run)["metrics"]
     every = load_claims(paths.REPO / "papers" / "netrecon" / "claims.yaml")
     claims = [c for c in every if "full" in c.profiles]
     assert claims and [c.id for c in claims] == [c.id for c in every]      # full lists every claim of claims.yaml
@@ -56,8 +54,8 @@ def test_full_profile_runs_the_notebooks_code_and_every_full_claim_gets_its_numb
 
 
 @pytest.mark.cuda
-def test_full_profile_on_a_gpu_fits_adam_there(gpu_peak):
-    cfg = resolve(PROFILES, "full", **TINY)
+def test_full_profile_on_a_gpu_fits_adam_there(gpu_peak, tmp_path):
+    cfg, run = open_run("netrecon", "full", seed=0, device="cuda", run_dir=tmp_path, overrides=TINY)
     gpu_peak.reset()
-    m = reconstruction.measure(cfg, seed=0, device=reconstruction.adam_device("cuda"))["metrics"]
+    m = reconstruction.measure(cfg, run)["metrics"]
     assert gpu_peak.grew() and np.isfinite(m["adam_r_g2"]) and np.isfinite(m["adam_r_g0p8"])

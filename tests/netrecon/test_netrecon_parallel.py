@@ -2,11 +2,12 @@
 import numpy as np
 
 from common import parallel
+from common.seed import Streams
 from papers.netrecon import tasks
 
 
 def test_pool_matches_serial_and_keeps_order():
-    jobs = [dict(N=30, g=g, seed=0, n_traj=1, t_transient=1.0, t_average=2.0) for g in (0.5, 2.0)]
+    jobs = [dict(N=30, g=g, streams=Streams(0), n_traj=1, t_transient=1.0, t_average=2.0) for g in (0.5, 2.0)]
     serial = parallel.pmap(tasks.lyapunov_task, jobs, workers=1)
     pooled = parallel.pmap(tasks.lyapunov_task, jobs, workers=2)
     for a, b in zip(serial, pooled):
@@ -23,20 +24,37 @@ def test_autocorrelation_of_a_sine():
 def test_prefetch_fills_the_cache_that_cached_pmap_reads(tmp_path, monkeypatch):
     from papers.netrecon import cache
 
-    traj = [dict(N=20, g=float(g), seed=1, t_max=1.0, n_show=3) for g in (0.5, 2.0)]
-    pair = [dict(fn="pair_distance_task", kw=dict(N=20, g=2.0, eta=0.1, seed=1, n_x0=2, T=1.0))]
+    traj = [dict(N=20, g=float(g), streams=Streams(1), t_max=1.0, n_show=3) for g in (0.5, 2.0)]
+    pair = [dict(fn="pair_distance_task", kw=dict(N=20, g=2.0, eta=0.1, streams=Streams(1), n_x0=2, T=1.0))]
     cache.prefetch([(tasks.trajectories_task, t) for t in traj] + [(tasks.dispatch, t) for t in pair], tmp_path,
                    workers=1)
     assert len(list(tmp_path.glob("*.pkl"))) == 3
     monkeypatch.setattr(cache, "pmap", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
     got = cache.cached_pmap(tasks.trajectories_task, traj, tmp_path)      # read back, nothing recomputed
     for g, r in zip((0.5, 2.0), got):
-        np.testing.assert_array_equal(r["x"], tasks.trajectories_task(N=20, g=g, seed=1, t_max=1.0, n_show=3)["x"])
+        np.testing.assert_array_equal(r["x"], tasks.trajectories_task(N=20, g=g, streams=Streams(1), t_max=1.0, n_show=3)["x"])
     assert cache.cached_pmap(tasks.dispatch, pair, tmp_path)[0]["eta"] == 0.1
 
 
 def test_single_precision_pair_follows_double():
-    kw = dict(N=200, g=3.0, eta=0.1, seed=2, n_x0=2, T=10.0)
+    kw = dict(N=200, g=3.0, eta=0.1, streams=Streams(2), n_x0=2, T=10.0)
     d64, d32 = tasks.pair_distance_task(**kw), tasks.pair_distance_task(**kw, dtype="float32")
     late = d64["t"] >= 2.0
     assert np.max(np.abs(np.log(d32["D"][late] / d64["D"][late]))) < 0.05   # far inside the claims' 0.35
+
+
+def test_the_reconstruction_gains_in_a_pool_give_the_serial_numbers(tmp_path):
+    """Notebook 02 fits its gains in parallel processes: the same numbers as one after the other."""
+    from common.study import open_run
+    from papers.netrecon.studies import reconstruction
+
+    tiny = dict(rec_N=10, rec_n_traj=3, rec_n_steps=40, adam_epochs_sub=1, adam_epochs_chaos=1, adam_batch=16,
+                sweep_n_trajs=[1, 2], adam_sweep_n_trajs=[2], adam_sweep_epochs=1, adam_n_x0=2, adam_t_max=2.0,
+                pred_t_burn=1.0)
+    out = {}
+    for w in (1, 2):
+        cfg, run = open_run("netrecon", "smoke", seed=0, device="cpu", run_dir=tmp_path / str(w),
+                            overrides=dict(tiny, workers=w))
+        out[w] = reconstruction.measure(cfg, run)["metrics"]
+    assert len(out[1]) > 10 and out[1].keys() == out[2].keys()
+    np.testing.assert_array_equal([out[1][k] for k in out[1]], [out[2][k] for k in out[1]])   # NaN == NaN here

@@ -3,8 +3,9 @@
 Z. Yu and H. Huang, "Network reconstruction may not mean dynamics prediction",
 https://arxiv.org/abs/2409.04240
 
-Each `measure(cfg, *, seed, ...)` fans its (g, seed) tasks (`papers.netrecon.tasks`) out through
-`cache.cached_pmap` and returns {"metrics": what the notebook logs, ...data for its figures}. The
+Each `measure(cfg, run)` fans its (g, network) tasks (`papers.netrecon.tasks`, each with its own keyed stream
+`run.streams.child("net", s)`) out through `cache.cached_pmap` (the cache under `run.dir / "cache"`) and returns
+{"metrics": what the notebook logs, ...data for its figures}. The
 mapping from measurements to claim metrics lives in small named functions of each module (unit tested
 in `tests/netrecon/test_netrecon_studies.py`). Metric values are plain floats for metrics.json.
 

@@ -82,9 +82,9 @@ def dmft_on_lags(g: float, tau: np.ndarray, tau_max: float) -> tuple[dict, dmft.
 
 
 @single_threaded
-def stationary_comparison(cfg, seed, cache_dir=None) -> dict:
+def stationary_comparison(cfg, streams, cache_dir=None) -> dict:
     """Delta(tau) and lambda: DMFT against N = st_N simulations (several networks)."""
-    sims = cached_pmap(tasks.lyapunov_task, tasks.stationary_tasks(cfg, seed), cache_dir, pool_workers(cfg),
+    sims = cached_pmap(tasks.lyapunov_task, tasks.stationary_tasks(cfg, streams), cache_dir, pool_workers(cfg),
                        desc="stationary")
     metrics, by_g = {}, {}
     for g in cfg.st_gs:
@@ -246,37 +246,37 @@ def theory_results(specs: list[tuple], groups: list[dict], results: list[list[di
     return [found[(float(g), float(dt), float(e), float(T))] for g, e, T, dt in specs]
 
 
-def sim_tasks(cfg, seed: int) -> list[dict]:
+def sim_tasks(cfg, streams) -> list[dict]:
     """`pair_distance_task` arguments of notebook 04 (the saturating chaotic cases run to sat_T), in single
     precision: the students' eta (0.1, 0.3) puts their difference far above float32 rounding."""
     cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
     sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
-    return [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, seed=seed * 1000 + s, n_x0=cfg.tr_n_x0,
+    return [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, streams=streams.child("net", s), n_x0=cfg.tr_n_x0,
                                                  T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt,
                                                  dtype="float32" if e >= 0.01 else "float64"))
             for g, e in cases for s in range(cfg.tr_seeds)]
 
 
-def work(cfg, seed: int) -> list[tuple]:
+def work(cfg, streams) -> list[tuple]:
     """Every (task function, arguments) of notebook 04, longest first (for `cache.prefetch`)."""
     specs, _ = theory_specs(cfg)
-    sims, groups = sim_tasks(cfg, seed), theory_groups(specs, cfg.tr_nodes)
+    sims, groups = sim_tasks(cfg, streams), theory_groups(specs, cfg.tr_nodes)
     long = [t for t in sims if t["kw"]["T"] > cfg.tr_T]
     short = [t for t in sims if t["kw"]["T"] <= cfg.tr_T]
     big = [grp for grp in groups if max(T for _, T in grp["kw"]["runs"]) > cfg.tr_T]
     small = [grp for grp in groups if grp not in big]
-    return ([(tasks.dispatch, t) for t in long] + [(tasks.lyapunov_task, t) for t in tasks.stationary_tasks(cfg, seed)]
+    return ([(tasks.dispatch, t) for t in long] + [(tasks.lyapunov_task, t) for t in tasks.stationary_tasks(cfg, streams)]
             + [(tasks.dispatch, t) for t in big + short + small])
 
 
 @single_threaded
-def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
+def two_replica_comparison(cfg, streams, cache_dir=None) -> dict:
     """D(t) from the two-replica DMFT against teacher-student simulations, and its long-time limit."""
     cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
     sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
     quiet = [(g, e) for g, e in sat_cases if g < 1]
     specs, n = theory_specs(cfg)
-    groups, sims = theory_groups(specs, cfg.tr_nodes), sim_tasks(cfg, seed)
+    groups, sims = theory_groups(specs, cfg.tr_nodes), sim_tasks(cfg, streams)
     res = cached_pmap(tasks.dispatch, groups + sims, cache_dir, pool_workers(cfg), desc="two-replica")
     th_all = theory_results(specs, groups, res[: len(groups)])
     n_law = n["law"]
@@ -316,9 +316,11 @@ def two_replica_comparison(cfg, seed, cache_dir=None) -> dict:
     return {"metrics": metrics, "cases": out}
 
 
-def measure(cfg, *, seed: int, cache_dir=None) -> dict:
-    """`stationary_comparison` then `two_replica_comparison`: {"metrics" (both), "stationary", "two_replica"}."""
-    prefetch(work(cfg, seed), cache_dir, pool_workers(cfg), desc="simulations and DMFT")   # one pool, longest first
-    st = stationary_comparison(cfg, seed, cache_dir)
-    tr = two_replica_comparison(cfg, seed, cache_dir)
+def measure(cfg, run) -> dict:
+    """`stationary_comparison` then `two_replica_comparison`: {"metrics" (both), "stationary", "two_replica"}.
+    Task results are cached under `run.dir / "cache"` (notebook 05 reads the stationary runs from there)."""
+    cache_dir = run.dir / "cache"
+    prefetch(work(cfg, run.streams), cache_dir, pool_workers(cfg), desc="simulations and DMFT")   # one pool, longest first
+    st = stationary_comparison(cfg, run.streams, cache_dir)
+    tr = two_replica_comparison(cfg, run.streams, cache_dir)
     return {"metrics": st["metrics"] | tr["metrics"], "stationary": st, "two_replica": tr}

@@ -14,7 +14,7 @@ import numpy as np
 
 from common.parallel import single_threaded
 
-from .. import dmft, tasks
+from .. import tasks
 from ..cache import cached_pmap
 from . import gain_key, pool_workers
 
@@ -33,28 +33,43 @@ def os_metrics(os_gs, os_res: list[dict]) -> dict:
     return metrics
 
 
+def task_list(cfg, streams) -> tuple[list, list, list]:
+    """`dispatch` arguments of the notebook's own work, in one pool: the QR spectrum (longest first), the
+    official OS rate per network, and lambda_DMFT at every gain it needs (`dmft_lambda_task`); and those gains
+    (`ly_gs_dmft`, then each `st_gs` at g and at its near miss g (1 + ctrl_dg_rel))."""
+    spec = [dict(fn="spectrum_task", kw=dict(N=cfg.qr_N, g=float(cfg.qr_g), streams=streams, k=cfg.qr_k,
+                                             t_average=cfg.qr_t_average, dt=cfg.dt))]
+    os_ = [dict(fn="mismatch_task", kw=dict(N=cfg.os_N, g=float(g), streams=streams.child("net", s), eta=cfg.os_eta,
+                                            t_total=cfg.os_t_total, t_discard=cfg.os_t_discard, dt=cfg.dt))
+           for g in cfg.os_gs for s in range(cfg.os_seeds)]
+    gains = [float(g) for g in cfg.ly_gs_dmft]
+    gains += [x for g in cfg.st_gs for x in (float(g), float(g) * (1.0 + cfg.ctrl_dg_rel))]
+    lam = [dict(fn="dmft_lambda_task", kw=dict(g=g)) for g in gains]
+    return spec, os_, lam
+
+
 @single_threaded
-def measure(cfg, *, seed: int, cache_dir=None) -> dict:
+def measure(cfg, run) -> dict:
     """lambda(g) from DMFT, the simulated grid (shared with 01), N = st_N points (shared with 04),
     the official OS rate next to the true exponent, and a QR spectrum.
 
     Returns {"metrics", "gs", "lam_th" (the DMFT curve), "grid", "big", "os", "spectrum", "running"}."""
+    cache_dir = run.dir / "cache"
+    spec_t, os_t, lam_t = task_list(cfg, run.streams)
+    res = cached_pmap(tasks.dispatch, spec_t + os_t + lam_t, cache_dir, pool_workers(cfg), desc="OS rate, spectrum, DMFT")
+    spec, os_res, lam_all = res[0], res[1: 1 + len(os_t)], res[1 + len(os_t):]
+    n_gs = len(cfg.ly_gs_dmft)
     gs = np.asarray(cfg.ly_gs_dmft, dtype=float)
-    lam_th = np.array([dmft.lyapunov(g)["lam"] for g in gs])
-    grid = cached_pmap(tasks.lyapunov_task, tasks.grid_tasks(cfg, seed), cache_dir, pool_workers(cfg), desc="lambda grid")
-    big = cached_pmap(tasks.lyapunov_task, tasks.stationary_tasks(cfg, seed), cache_dir, pool_workers(cfg),
+    lam_th = np.array(lam_all[:n_gs])
+    grid = cached_pmap(tasks.lyapunov_task, tasks.grid_tasks(cfg, run.streams), cache_dir, pool_workers(cfg),
+                       desc="lambda grid")
+    big = cached_pmap(tasks.lyapunov_task, tasks.stationary_tasks(cfg, run.streams), cache_dir, pool_workers(cfg),
                       desc="lambda N")
-    os_res = cached_pmap(tasks.dispatch, [dict(fn="mismatch_task", kw=dict(N=cfg.os_N, g=float(g), seed=seed * 1000 + s,
-                                                                            eta=cfg.os_eta, t_total=cfg.os_t_total,
-                                                                            t_discard=cfg.os_t_discard, dt=cfg.dt))
-                                          for g in cfg.os_gs for s in range(cfg.os_seeds)], cache_dir, pool_workers(cfg),
-                         desc="OS rate")
-    spec = tasks.spectrum_task(cfg.qr_N, cfg.qr_g, seed, cfg.qr_k, cfg.qr_t_average, cfg.dt)
     metrics = {}
-    for g in cfg.st_gs:   # lambda_sim / lambda_DMFT (with its error) is logged by notebook 04 from the same runs
-        metrics[f"lam_dmft_{gain_key(g)}"] = dmft.lyapunov(g)["lam"]
+    for i, g in enumerate(cfg.st_gs):   # lambda_sim / lambda_DMFT (with its error) is logged by notebook 04 from the same runs
+        metrics[f"lam_dmft_{gain_key(g)}"] = lam_all[n_gs + 2 * i]
         # near miss: the same problem 10 % off in gain, g (1 + ctrl_dg_rel)
-        metrics[f"ctrl_lam_dmft_{gain_key(g)}"] = dmft.lyapunov(g * (1.0 + cfg.ctrl_dg_rel))["lam"]
+        metrics[f"ctrl_lam_dmft_{gain_key(g)}"] = lam_all[n_gs + 2 * i + 1]
     metrics.update(os_metrics(cfg.os_gs, os_res))
     metrics["qr_lam_max"] = float(spec["lam"][0])
     # running estimates of the N = st_N runs (shared with 04) beside their DMFT exponent, for the figure

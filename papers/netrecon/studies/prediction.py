@@ -17,7 +17,6 @@ import numpy as np
 from scipy import stats
 
 from common.parallel import single_threaded
-from common.seed import numpy_rng
 
 from .. import dmft, predict, rnn, tasks
 from ..cache import cached_pmap
@@ -28,10 +27,10 @@ NAN_FIT = {"slope": float("nan"), "intercept": float("nan"), "r2": float("nan"),
 
 
 @single_threaded
-def teacher_student_example(cfg, seed, eta: float, g: float, t_max: float = 20.0) -> dict:
+def teacher_student_example(cfg, streams, eta: float, g: float, t_max: float = 20.0) -> dict:
     """Three units of a teacher and a student sqrt(1-eta^2) J + eta J' from the same state (the paper's
     teacher-student trajectory figure; official code: 3 neurons, T = 20)."""
-    J, rng = tasks.network(cfg.traj_N, g, seed, "example")
+    J, rng = tasks.network(cfg.traj_N, g, streams, "example")
     JS = rnn.perturb(J, eta, g, rng)
     x0 = rnn.relax(J, rng.standard_normal(cfg.traj_N), 20.0, dt=cfg.dt)
     n = int(round(t_max / cfg.dt))
@@ -111,7 +110,8 @@ def horizon_gain(g: float, rs: list[dict], etas: np.ndarray, N: int, dt: float) 
     t_long = max((r["t"] for r in rs), key=len)
     n_min = min(len(r["t"]) for r in rs)   # times every network reached
     data = {"T": T, "Tm": Tm, "lam": lam, "fit": fit, "eps": eps, "eps_theory": eps_th,
-            "t": t_long[:n_min], "D": np.nanmean(Dpad[:, :n_min], axis=0)}   # D: (time, eta)
+            # D: (time, eta), the mean over networks while every network's student runs (NaN after one stopped)
+            "t": t_long[:n_min], "D": np.mean(Dpad[:, :n_min], axis=0)}
     return metrics, data
 
 
@@ -276,17 +276,17 @@ def data_size_metrics(d_res: list[dict], size_perms: list[np.ndarray], lam_ann: 
     return metrics
 
 
-def task_lists(cfg, seed: int) -> tuple[list, list, list]:
+def task_lists(cfg, streams) -> tuple[list, list, list]:
     """`horizon_task`, `quiescent_pair_task` and `data_size_task` arguments of the run."""
-    hor = [dict(N=cfg.pred_N, g=float(g), seed=seed * 1000 + s, etas=list(cfg.pred_etas), n_x0=cfg.pred_n_x0,
+    hor = [dict(N=cfg.pred_N, g=float(g), streams=streams.child("net", s), etas=list(cfg.pred_etas), n_x0=cfg.pred_n_x0,
                 t_burn=cfg.pred_t_burn, t_max=cfg.pred_t_max, delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap,
                 t_align=cfg.pred_t_align, dt=cfg.dt)
            for g in cfg.pred_gs for s in range(cfg.pred_seeds)]
-    qui = [dict(N=cfg.q_N, g=cfg.q_g, seed=seed * 1000 + s, eta=cfg.q_eta, n_x0=cfg.q_n_x0, t_max=cfg.q_T, dt=cfg.dt,
+    qui = [dict(N=cfg.q_N, g=cfg.q_g, streams=streams.child("net", s), eta=cfg.q_eta, n_x0=cfg.q_n_x0, t_max=cfg.q_T, dt=cfg.dt,
                 ctrl_eta_horizon=cfg.q_ctrl_eta_horizon, ctrl_t_horizon=cfg.q_ctrl_T, delta=cfg.pred_delta,
                 rel_etas=list(cfg.q_rel_etas))
            for s in range(cfg.q_seeds)]
-    dsz = [dict(N=cfg.ds_N, g=cfg.ds_g, seed=seed * 1000 + s, n_trajs=list(cfg.ds_n_trajs), n_steps=cfg.ds_n_steps,
+    dsz = [dict(N=cfg.ds_N, g=cfg.ds_g, streams=streams.child("net", s), n_trajs=list(cfg.ds_n_trajs), n_steps=cfg.ds_n_steps,
                 noise=cfg.ds_noise, ridge=cfg.ds_ridge, t_burn=cfg.pred_t_burn, n_x0=cfg.ds_n_x0, t_max=cfg.ds_t_max,
                 delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, t_align=cfg.pred_t_align, dt=cfg.dt)
            for s in range(cfg.ds_seeds)]
@@ -294,13 +294,22 @@ def task_lists(cfg, seed: int) -> tuple[list, list, list]:
 
 
 @single_threaded
-def horizons(cfg, seed: int, cache_dir=None) -> dict:
+def horizons(cfg, streams, cache_dir=None) -> dict:
     """T_pd against eta (g > 1), the quiescent error (g < 1) and T_pd against the data size."""
-    hor, qui, dsz = task_lists(cfg, seed)
+    hor, qui, dsz = task_lists(cfg, streams)
     fns = [tasks.horizon_task] * len(hor) + [tasks.quiescent_pair_task] * len(qui) + [tasks.data_size_task] * len(dsz)
     res = cached_pmap(tasks.dispatch, [dict(fn=f.__name__, kw=t) for f, t in zip(fns, hor + qui + dsz)],
                       cache_dir, pool_workers(cfg), desc="prediction")
     h_res, q_res, d_res = res[: len(hor)], res[len(hor): len(hor) + len(qui)], res[len(hor) + len(qui):]
+    with warnings.catch_warnings():
+        # a horizon not reached by the run's end is NaN by design (censored): a mean over a slice of NaN only
+        # is NaN, which is what the metrics report, not a problem to warn about
+        warnings.filterwarnings("ignore", "Mean of empty slice", RuntimeWarning)
+        return horizon_metrics(cfg, streams, h_res, q_res, d_res)
+
+
+def horizon_metrics(cfg, streams, h_res: list[dict], q_res: list[dict], d_res: list[dict]) -> dict:
+    """`horizons`' metrics and figure data from the tasks' results."""
     metrics, horizon = {}, {}
     etas = np.asarray(cfg.pred_etas, dtype=float)
     for g in cfg.pred_gs:
@@ -312,15 +321,15 @@ def horizons(cfg, seed: int, cache_dir=None) -> dict:
     metrics.update(m)
     # data size: d_W falls, T_pd rises only like ln(1/eps) / lambda (eps: the measured one-step error);
     # the sizes' labels shuffled (ctrl_n_perm permutations per network), logged beside the nulls
-    prng = numpy_rng(seed, "size-shuffle", float(cfg.ds_g))
+    prng = streams.rng("size-shuffle", tasks.num_key(cfg.ds_g))
     size_perms = [np.argsort(prng.random((cfg.ctrl_n_perm, len(r["P"]))), axis=1) for r in d_res]
     lam_ann_ds = dmft.annealed_lyapunov(cfg.ds_g)   # competitor of the rate: the annealed exponent
     metrics.update(data_size_metrics(d_res, size_perms, lam_ann_ds, cfg.ds_min_r))
     return {"metrics": metrics, "horizon": horizon, "etas": etas, "quiescent": quiescent, "data_size": d_res}
 
 
-def measure(cfg, *, seed: int, cache_dir=None) -> dict:
+def measure(cfg, run) -> dict:
     """The teacher-student example (g = 2, eta = 0.01) and `horizons`: {"metrics", "example", "horizon",
     "etas", "quiescent", "data_size"} (the example is for its figure only; it logs no metric)."""
-    example = teacher_student_example(cfg, seed, eta=0.01, g=2.0, t_max=40.0 if cfg.profile != "smoke" else 5.0)
-    return {"example": example, **horizons(cfg, seed, cache_dir)}
+    example = teacher_student_example(cfg, run.streams, eta=0.01, g=2.0, t_max=40.0 if cfg.profile != "smoke" else 5.0)
+    return {"example": example, **horizons(cfg, run.streams, run.dir / "cache")}

@@ -14,11 +14,11 @@ import numpy as np
 from scipy import stats
 
 from common.parallel import single_threaded
-from common.seed import numpy_rng, torch_generator
+from common.parallel import pmap
 
 from .. import predict, recon, rnn, tasks
 from ..estimates import sem
-from . import gain_key
+from . import gain_key, pool_workers
 
 
 def adam_device(device=None) -> str:
@@ -58,13 +58,15 @@ def student_metrics(k: str, g: float, T_pd: np.ndarray, rms: np.ndarray, t_max: 
     return out
 
 
-def fit_gain(cfg, seed: int, g: float, dev: str) -> tuple[dict, dict]:
-    """Every fit of one teacher at gain g: (metrics, data for the figures)."""
-    J, rng = tasks.network(cfg.rec_N, g, seed, "recon")
+def fit_gain(cfg, streams, g: float, dev: str) -> tuple[dict, dict]:
+    """Every fit of one teacher at gain g (its draws from `streams`, the run's keyed streams): (metrics, data
+    for the figures)."""
+    J, rng = tasks.network(cfg.rec_N, g, streams, "recon")
+    gk = tasks.num_key(g)
     traj = rnn.simulate(J, rng.standard_normal((cfg.rec_n_traj, cfg.rec_N)), cfg.rec_n_steps, dt=cfg.dt)
     W_ls = recon.fit_least_squares(traj, cfg.dt)
     epochs = cfg.adam_epochs_sub if g < 1 else cfg.adam_epochs_chaos
-    gen = torch_generator(seed, "adam", g)
+    gen = streams.torch_generator("adam", gk)
     W_ad, hist = recon.fit_adam(traj, cfg.dt, epochs=epochs, lr=cfg.adam_lr, batch_size=cfg.adam_batch,
                                 window=cfg.adam_window, J_true=J, generator=gen, device=dev)
     noisy = recon.add_observation_noise(traj, cfg.sweep_noise, rng)
@@ -80,7 +82,7 @@ def fit_gain(cfg, seed: int, g: float, dev: str) -> tuple[dict, dict]:
         W_n, h_n = recon.fit_adam(traj[:, :n], cfg.dt, epochs=cfg.adam_sweep_epochs, lr=cfg.adam_lr,
                                   batch_size=cfg.adam_batch, window=cfg.adam_window,
                                   J_true=J if cfg.adam_sweep_patience else None, patience=cfg.adam_sweep_patience,
-                                  generator=torch_generator(seed, "adam-sweep", g, n), device=dev)
+                                  generator=streams.torch_generator("adam-sweep", gk, n), device=dev)
         adam_sweep.append((n * cfg.rec_n_steps, recon.d_W(W_n, J), h_n["epochs"]))
     k = gain_key(g)
     s_ls, s_ad = recon.summary(W_ls, J, g), recon.summary(W_ad, J, g)
@@ -90,8 +92,8 @@ def fit_gain(cfg, seed: int, g: float, dev: str) -> tuple[dict, dict]:
     # learn) is logged beside it. The Adam null: the student before its first step (the
     # protocol's own initial draw)
     W_32 = recon.fit_least_squares(traj.astype(np.float32).astype(np.float64), cfg.dt)
-    W_sh = recon.fit_least_squares(recon.shuffle_time(traj, numpy_rng(seed, "shuffle-time", cfg.rec_N, g)), cfg.dt)
-    W_0 = recon.adam_init(cfg.rec_N, torch_generator(seed, "adam", g))
+    W_sh = recon.fit_least_squares(recon.shuffle_time(traj, streams.rng("shuffle-time", cfg.rec_N, gk)), cfg.dt)
+    W_0 = recon.adam_init(cfg.rec_N, streams.torch_generator("adam", gk))
     metrics.update(control_metrics(k, recon.rel_frobenius(W_32, J), recon.rel_frobenius(W_sh, J),
                                    recon.pearson_r(W_sh, J), recon.pearson_r(W_0, J)))
     # the Adam student against its teacher: from states on the attractor in chaos, from x0 ~ N(0, I)
@@ -111,14 +113,28 @@ def fit_gain(cfg, seed: int, g: float, dev: str) -> tuple[dict, dict]:
 
 
 @single_threaded
-def measure(cfg, *, seed: int, device=None) -> dict:
+def fit_gain_task(cfg, streams, g: float, dev: str) -> tuple[dict, dict]:
+    """`fit_gain` as a pool task (one process per gain; one BLAS and torch thread each)."""
+    return fit_gain(cfg, streams, g, dev)
+
+
+@single_threaded
+def measure(cfg, run) -> dict:
     """Least squares and the paper's Adam fit at rec_N for each g; d_W against the data size.
 
-    The Adam fits run on `adam_device(device)`; everything else on the CPU. Returns {"metrics",
-    "by_g": {g: fits, training history, sweeps, the student's error}} for the notebook's figures."""
-    dev = adam_device(device)
+    The Adam fits run on `adam_device(run.device)`; everything else on the CPU. On the CPU the gains run in
+    parallel, one process each (the same numbers as one after the other: each fit is single-threaded and
+    draws from its own keyed streams). Returns {"metrics", "by_g": {g: fits, training history, sweeps, the
+    student's error}} for the notebook's figures."""
+    dev = adam_device(run.device)
+    gs = [float(g) for g in cfg.rec_gs]
+    if dev == "cpu":
+        res = pmap(fit_gain_task, [dict(cfg=cfg, streams=run.streams, g=g, dev=dev) for g in gs],
+                   workers=pool_workers(cfg), desc="fits")
+    else:
+        res = [fit_gain(cfg, run.streams, g, dev) for g in gs]
     out, metrics = {}, {}
-    for g in cfg.rec_gs:
-        m, out[g] = fit_gain(cfg, seed, g, dev)
+    for g, (m, data) in zip(gs, res):
+        out[g] = data
         metrics.update(m)
     return {"metrics": metrics, "by_g": out}
