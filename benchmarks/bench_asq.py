@@ -27,6 +27,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.bench import time_call, write_benchmark  # noqa: E402
+from common.seed import Streams  # noqa: E402
 from papers.asq.convert import init_step_sizes, quantizable_layers, quantize_model  # noqa: E402
 from papers.asq.levels import level_set  # noqa: E402
 from papers.asq.models import build_model  # noqa: E402
@@ -164,7 +165,7 @@ def main(argv=None) -> dict:
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(args.batch, 3, args.size, args.size, generator=gen)
     y = torch.randint(0, 1000, (args.batch,), generator=gen)
-    float_net = build_model("resnet18", 1000, 3, seed=0)
+    float_net = build_model("resnet18", 1000, 3, streams=Streams(0))
     variants = {"float": float_net}
     for label, method, grid in (("lsq", "lsq", "uniform"), ("asq_uniform", "asq", "uniform"), ("asq_post", "asq", "post")):
         q = quantize_model(float_net, method, 4, 4, grid)
@@ -217,7 +218,7 @@ def integer_throughput(n: int = 1000) -> dict:
     from papers.asq.integer import accumulate, export_layer, integer_model
     from papers.asq.convert import quant_layers
 
-    float_net = build_model("small_resnet", 10, 1, seed=0, width=16)
+    float_net = build_model("small_resnet", 10, 1, streams=Streams(0), width=16)
     x = torch.randn(n, 1, 28, 28, generator=torch.Generator().manual_seed(1))
     q = quantize_model(float_net, "asq", 4, 4, "post")
     init_step_sizes(q, x[:256])

@@ -80,22 +80,23 @@ def unit_times(arch: str, shape: tuple, batch: int, steps: int, device: str, int
                classes: int = 10) -> dict[str, float]:
     """Seconds per training step of each unit (and per image of the integer comparison) on `device`."""
     from papers.asq import integer
+    from common.seed import Streams
     from papers.asq.models import build_model
     from papers.asq.train import fit, make_qat
 
     per_epoch = 4
     data = _split(batch * per_epoch, shape)
-    float_model = build_model(arch, classes, shape[0], seed=0).to(device)
+    float_model = build_model(arch, classes, shape[0], streams=Streams(0)).to(device)
     models = {"fp_step": lambda: float_model}
     for unit, (method, grid) in {"lsq_step": ("lsq", "uniform"), "asq_step": ("asq", "uniform"),
                                  "asq_log_step": ("asq", "post")}.items():
         models[unit] = (lambda m=method, g=grid: make_qat(float_model, data, method=m, w_bits=4, a_bits=4, grid=g,
-                                                          first_last="fp", seed=0, device=device))
+                                                          first_last="fp", streams=Streams(0), device=device))
     out = {}
     epochs = max(1, steps // per_epoch)
     for unit, make in models.items():
         model = make()
-        kw = dict(lr=0.01, weight_decay=1e-4, batch_size=batch, seed=0, key="slice", device=device)
+        kw = dict(lr=0.01, weight_decay=1e-4, batch_size=batch, streams=Streams(0), key="slice", device=device)
         fit(model, data, epochs=1, **kw)                          # warm-up: kernels, allocator
         _sync(device)
         t0 = time.perf_counter()

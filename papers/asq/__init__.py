@@ -16,7 +16,7 @@ Modules, from the bottom up:
 * `integer`     -- integer codes, the POST look-up table, integer conv/linear, integer model forward,
                    storage and operation accounting.
 * `weight_error` -- best-clip weight error of the grids (synthetic and trained weights).
-* `qat_grid`    -- the QAT grid of a run: float and QAT models trained once per seed, cached.
+* `qat_grid`    -- the QAT grid of a run: float and QAT models trained once per training replicate, cached.
 * `betas`       -- the adapter's beta read out of a model, and the model with beta frozen (a control).
 * `analysis`    -- paired statistics over training seeds.
 * `studies`     -- one module per notebook (`measure(cfg, ...)`: the metrics it logs); `figures` their plots.

@@ -20,6 +20,7 @@ from common.errors import user_errors_exit
 
 def main(argv=None) -> int:
     from common.distributed import init_distributed
+    from common.seed import Streams
 
     from .config import get_config, preflight
     from .qat_grid import QATGrid
@@ -28,15 +29,16 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="full", choices=["smoke", "quick", "full"])
     ap.add_argument("--ckpt-dir", required=True, help="where checkpoints and results.json go")
     ap.add_argument("--device", default=None)
-    ap.add_argument("--seed", type=int, default=0, help="run seed k trains seeds k*n .. k*n+n-1 (as `--seeds` of the runner)")
+    ap.add_argument("--seed", type=int, default=0, help="the run seed whose keyed streams train the replicates "
+                    "(as `--seeds` of the runner: the runner's run of that seed then loads these checkpoints)")
     ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
     with user_errors_exit():
         overrides = dict(kv.split("=", 1) for kv in args.param)
-        cfg = get_config(args.profile, seed=args.seed, ckpt_dir=args.ckpt_dir, **overrides)
+        cfg = get_config(args.profile, ckpt_dir=args.ckpt_dir, **overrides)
         preflight(cfg)                     # missing data or fp_checkpoint: one line before any process group
         ctx = init_distributed(args.device)
-        grid = QATGrid(cfg, args.ckpt_dir, device=ctx.device, dist=ctx)
+        grid = QATGrid(cfg, args.ckpt_dir, Streams(args.seed), device=ctx.device, dist=ctx)
         df = grid.run_grid()
         ctx.log(df.pivot_table(index="config", columns="seed", values="acc").round(2).to_string())
         ctx.shutdown()

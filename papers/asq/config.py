@@ -5,16 +5,19 @@ arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
 smoke: 8x8 digits, tiny CNN, seconds. quick: Fashion-MNIST, small ResNet-8 (width 16), a
 stratified 10k-image training subset, 6 float epochs and 2 QAT epochs, 3 training seeds, full
-10k test set: about 5 minutes on 2 cores. full: CIFAR-10 ResNet-20 (the paper's released recipe
+10k test set, W2 and W4 only (what quick judges, and the W2 finding); W3, the weight-grid ablation and PTQ
+run at full, where their claims are judged. full: CIFAR-10 ResNet-20 (the paper's released recipe
 lengths); ImageNet ResNet-34 W4A4 with `-p dataset=imagenet -p arch=resnet34`.
 
-`seeds` lists training-seed offsets; a run with notebook parameter `seed = k` trains the seeds
-k * len(seeds) + offset, so `--seeds 0 1 2` gives three runs on disjoint training seeds (seed 0:
-0, 1, 2; seed 1: 3, 4, 5; seed 2: 6, 7, 8), each with its own paired comparisons.
+`seeds` lists a run's training replicates: replicate r draws from the run's keyed stream ("train", r)
+(`papers/asq/qat_grid.py`), so `--seeds 0 1 2` gives three runs whose replicates share no stream (the run's
+seed roots every stream), each with its own paired comparisons.
 """
 from __future__ import annotations
 
-from common.profiles import resolve
+import sys
+
+from common.profiles import configure
 
 _COMMON = dict(
     first_last="fp",          # "fp" (released default) or "8bit"
@@ -31,6 +34,8 @@ _COMMON = dict(
     augment=False,            # training augmentation: crop + flip (CIFAR), RandomResizedCrop + flip (ImageNet)
     eval_each_epoch=False,    # test accuracy after every QAT epoch: the best of them (the release's best_acc1) beside the final
     sbeta_bits=[],            # widths with the trained null of ASQ's adaptivity (one scalar beta per layer, method sbeta)
+    frozen_bits=[],           # widths at which the trained ASQ model is evaluated again with beta frozen (a diagnostic)
+    ptq_diagnostic=False,     # ASQ W4A4 before QAT (no fine-tuning) evaluated too: a diagnostic of what QAT adds
     converged_qat_steps_min=1560,  # LSQ's activation step has not converged before this many QAT steps (quick's sizes; TUNED)
 )
 
@@ -38,35 +43,51 @@ PROFILES = {
     "smoke": dict(_COMMON, dataset="digits", arch="digits_cnn", width=16, n_train=0, n_test=0,
                   fp_epochs=4, qat_epochs=1, batch_size=64, seeds=[0], bits=[2, 4],
                   ablation_grids=["uniform", "pot", "post"], mse_samples=4000, eval_batch=500, acct_size=64,
-                  lut_arch="resnet18"),
+                  lut_arch="resnet18", frozen_bits=[2, 4], ptq_diagnostic=True),
+    # quick trains what its claims judge and the W2 finding (README): per training seed the float model, LSQ and
+    # ASQ at W2 and W4, the scalar-beta null at W2 (and the frozen-beta diagnostic there); ASQ W4A4 with POST
+    # weights for the integer path (first training seed, notebook 03). W3, the weight-grid ablation (POT/POST at
+    # every seed) and PTQ serve claims judged at full only and run there.
     "quick": dict(_COMMON, dataset="fashion_mnist", arch="small_resnet", width=16, n_train=10000, n_test=0,
-                  fp_epochs=6, qat_epochs=2, batch_size=128, seeds=[0, 1, 2], bits=[2, 3, 4],
-                  ablation_grids=["uniform", "pot", "post"], sbeta_bits=[2, 3]),
+                  fp_epochs=6, qat_epochs=2, batch_size=128, seeds=[0, 1, 2], bits=[2, 4],
+                  ablation_grids=[], sbeta_bits=[2], frozen_bits=[2]),
     "full": dict(_COMMON, dataset="cifar10", arch="resnet20", width=16, n_train=0, n_test=0,
                  fp_epochs=200, qat_epochs=90, batch_size=256, seeds=[0, 1, 2], bits=[2, 3, 4],
                  ablation_grids=["uniform", "pot", "post", "apot", "post_released", "pot_released"], mse_samples=200000,
-                 augment=True, eval_each_epoch=True, sbeta_bits=[2, 3, 4]),
+                 augment=True, eval_each_epoch=True, sbeta_bits=[2, 3, 4], frozen_bits=[2, 3, 4], ptq_diagnostic=True),
 }
 
 
-def training_seeds(offsets, seed: int) -> list[int]:
-    """The training seeds of run `seed`: disjoint blocks of len(offsets) seeds."""
-    return [int(seed) * len(offsets) + int(o) for o in offsets]
+_WIDTHS = [2, 3, 4, 5, 6, 7, 8]
+#: value checks of every profile and override (`common.profiles.check_bounds`; types come from PROFILES)
+BOUNDS = {
+    "dataset": {"choices": ["digits", "fashion_mnist", "cifar10", "imagenet"]},
+    "arch": {"choices": ["digits_cnn", "small_resnet", "resnet20", "resnet18", "resnet34", "resnet50"]},
+    "lut_arch": {"choices": ["resnet18", "resnet34", "resnet50"]},
+    "first_last": {"choices": ["fp", "8bit"]},
+    "bits": {"choices": _WIDTHS}, "ablation_bits": {"choices": _WIDTHS}, "sbeta_bits": {"choices": _WIDTHS},
+    "frozen_bits": {"choices": _WIDTHS},
+    "ablation_grids": {"choices": ["uniform", "pot", "post", "apot", "post_released", "pot_released"]},
+    "seeds": {"min": 0},
+    "width": {"min": 1}, "n_train": {"min": 0}, "n_test": {"min": 0},
+    "fp_epochs": {"min": 0}, "qat_epochs": {"min": 0},
+    "batch_size": {"min": 1}, "eval_batch": {"min": 1}, "freeze_samples": {"min": 1},
+    "fp_lr": {"above": 0}, "qat_lr": {"above": 0}, "fp_wd": {"min": 0}, "qat_wd": {"min": 0},
+    "mse_samples": {"min": 2}, "acct_size": {"min": 32}, "converged_qat_steps_min": {"min": 1},
+}
 
 
-def get_config(profile: str, seed: int = 0, **overrides):
-    """The resolved profile (`common.profiles.resolve`: unknown keys and bad types a UserError); n_train = 0 /
-    n_test = 0 mean the whole split; `seeds` shifted for run `seed` (`training_seeds`)."""
-    cfg = resolve(PROFILES, profile, **overrides)
-    cfg.seeds = training_seeds(cfg.seeds, seed)
-    return cfg
+def get_config(profile: str, **overrides):
+    """The resolved profile, checked (`common.profiles.configure`: unknown keys, bad types and values outside
+    `BOUNDS` a UserError); n_train = 0 / n_test = 0 mean the whole split."""
+    return configure(sys.modules[__name__], profile, **overrides)
 
 
 def preflight(cfg) -> None:
-    """Missing data and bad sizes of the run `cfg` (`get_config(...)`'s result) end here in one line, before any
-    notebook runs (the runner calls it): CIFAR-10 or ImageNet files absent (naming `make data DATASETS=<name>`),
-    an `fp_checkpoint` that is not a file or is given without ImageNet, ImageNet with a model of the wrong shape,
-    epochs < 0 or sizes < 1. The digits ship with scikit-learn."""
+    """What `BOUNDS` cannot say ends here in one line, before any notebook runs (the runner and `open_run` call
+    it): CIFAR-10 or ImageNet files absent (naming `make data DATASETS=<name>`), an `fp_checkpoint` that is not a
+    file or is given without ImageNet, ImageNet with a model of the wrong shape. The digits ship with
+    scikit-learn."""
     from common.data import available, folder
     from common.errors import UserError
 
@@ -86,10 +107,6 @@ def preflight(cfg) -> None:
                             f"there (README 'ImageNet') or drop -p fp_checkpoint")
     if cfg.dataset == "imagenet" and cfg.arch not in ("resnet18", "resnet34", "resnet50"):
         raise UserError(f"ImageNet needs an ImageNet-shape model; add -p arch=resnet34 (got arch={cfg.arch})")
-    for key in ("fp_epochs", "qat_epochs", "batch_size", "eval_batch", "freeze_samples"):
-        v = getattr(cfg, key)
-        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if key.endswith("epochs") else 1):
-            raise UserError(f"{key} must be an integer >= {0 if key.endswith('epochs') else 1}; got {v!r}")
 
 
 #: settings chosen on development seeds (common/devseeds.py, `python -m papers.asq.devtune qat_length`)

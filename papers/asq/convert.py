@@ -49,16 +49,15 @@ def _set_module(model: nn.Module, name: str, new: nn.Module) -> None:
 
 
 def quantize_model(model: nn.Module, method: str = "asq", w_bits: int = 4, a_bits: int = 4,
-                   weight_grid: str = "uniform", first_last: str = "fp", seed: int = 0) -> nn.Module:
+                   weight_grid: str = "uniform", first_last: str = "fp", streams=None) -> nn.Module:
     """A QAT copy of `model` (the input is left untouched), as the release's builders quantize ResNets
     (official code `q_resnet.py`: every inner conv incl. 1x1 downsamples; first conv and last FC full precision,
     `FirstConv2dUnfold` / `LastLinear`).
 
     method: "lsq", "asq" or "sbeta" (one trained scalar beta per layer, no adapter); w_bits / a_bits: 2..8 or 32 (float); weight_grid: see `levels.GRIDS`;
-    first_last: "fp" (default) or "8bit". Adapter weights are drawn from a generator seeded by `seed`.
+    first_last: "fp" (default) or "8bit". Adapter weights are drawn from the stream "adapters" of `streams` (a
+    `common.seed.Streams`); without streams from torch's global generator (shapes only: the accounting).
     """
-    from common.seed import torch_generator
-
     _check(method, w_bits, a_bits, weight_grid, first_last)
     layers = quantizable_layers(model)
     if any(isinstance(m, QUANT_LAYERS) for _, m in layers):
@@ -69,7 +68,7 @@ def quantize_model(model: nn.Module, method: str = "asq", w_bits: int = 4, a_bit
     if first_last == "fp" and len(layers) <= 2:
         raise UserError("model has no quantizable layer besides its first and last; use first_last='8bit'")
     qmodel = copy.deepcopy(model)
-    gen = torch_generator(seed, "asq-adapters")
+    gen = streams.torch_generator("adapters") if streams is not None else None
     for name, layer in layers:
         if name in ends:
             if first_last == "fp":

@@ -14,8 +14,9 @@ one per batch. Augmentation (the full profile, `augment`), as the release and th
     (`crop_flip`, on whole batches, on the batch's device);
   * ImageNet: RandomResizedCrop(224, scale 0.08-1, ratio 3/4-4/3) + horizontal flip (`ImageNetTrain`), the
     release's `quant_train.py` transforms; evaluation is resize 256 + centre crop 224 as before.
-The random draws of epoch e are keyed by (seed, e) (per image for ImageNet), so a resumed run repeats
-the uninterrupted one and paired configurations see the same augmented batches.
+The random draws of epoch e come from the stream ("augment", e) of the training replicate's streams (per image
+for ImageNet: ("augment", e, i)), so a resumed run repeats the uninterrupted one and paired configurations see
+the same augmented batches. The training and test subsets come from the streams `load` is given.
 """
 from __future__ import annotations
 
@@ -62,13 +63,11 @@ class Split:
         for xb, yb in self.x.loader(batch_size=batch_size, indices=np.arange(n)):
             yield (xb - self.mean) / self.std, yb
 
-    def train_batches(self, batches: list, *, seed: int, epoch: int, augment: bool, device="cpu"):
+    def train_batches(self, batches: list, *, streams, epoch: int, augment: bool, device="cpu"):
         """One epoch: (x, y) on `device` for each index batch of `batches`, augmented when `augment` (module
         docstring). ImageNet: one DataLoader for the epoch (decoding and augmenting in worker processes)."""
         if not self.lazy:
-            from common.seed import torch_generator
-
-            gen = torch_generator(seed, "asq-augment", epoch)
+            gen = streams.torch_generator("augment", epoch) if augment else None
             for idx in batches:
                 xb, yb = self.x[idx].to(device), self.y[idx].to(device)
                 yield (crop_flip(xb, gen, self.pad_value()) if augment else xb), yb
@@ -76,7 +75,7 @@ class Split:
         from torch.utils.data import DataLoader
         from common.data import data_workers
 
-        ds = ImageNetTrain(self.x.files, self.y.numpy(), seed, epoch, augment)
+        ds = ImageNetTrain(self.x.files, self.y.numpy(), streams, epoch, augment)
         workers = data_workers()
         dl = DataLoader(ds, batch_sampler=[[int(i) for i in idx] for idx in batches], num_workers=workers,
                         collate_fn=_collate)
@@ -128,12 +127,12 @@ def random_resized_box(width: int, height: int, rng: np.random.Generator, scale=
 
 class ImageNetTrain:
     """Training images of a class folder: RandomResizedCrop(size) + horizontal flip (p = 1/2) when `augment`,
-    else resize + centre crop (`common.data.decode_image`); item i of epoch e draws from a generator keyed by
-    (seed, e, i), so the batch does not depend on which worker decodes it. Items: (uint8 (3, size, size), label)."""
+    else resize + centre crop (`common.data.decode_image`); item i of epoch e draws from the stream
+    ("augment", e, i) of `streams` (picklable), so the batch does not depend on which worker decodes it. Items: (uint8 (3, size, size), label)."""
 
-    def __init__(self, files, labels, seed: int, epoch: int, augment: bool, size: int = 224):
+    def __init__(self, files, labels, streams, epoch: int, augment: bool, size: int = 224):
         self.files, self.labels = list(files), np.asarray(labels, dtype=np.int64)
-        self.seed, self.epoch, self.augment, self.size = int(seed), int(epoch), bool(augment), size
+        self.streams, self.epoch, self.augment, self.size = streams, int(epoch), bool(augment), size
 
     def __len__(self) -> int:
         return len(self.files)
@@ -146,7 +145,7 @@ class ImageNetTrain:
         i = int(i)
         if not self.augment:
             return torch.from_numpy(decode_image(self.files[i], self.size)), int(self.labels[i])
-        rng = np.random.default_rng([self.seed, self.epoch, i, 0xA59])
+        rng = self.streams.rng("augment", self.epoch, i)
         with Image.open(self.files[i]) as im:
             im = im.convert("RGB")
             left, top, w, h = random_resized_box(im.size[0], im.size[1], rng)
@@ -163,15 +162,12 @@ def _collate(items):
     return x, torch.as_tensor([lab for _, lab in items], dtype=torch.int64)
 
 
-def stratified_indices(y: np.ndarray, n: int | None, seed: int) -> np.ndarray:
-    """n indices with (as nearly as possible) equal counts per class, seeded; all when n is None."""
+def stratified_indices(y: np.ndarray, n: int | None, rng: np.random.Generator) -> np.ndarray:
+    """n indices with (as nearly as possible) equal counts per class, drawn from `rng`; all when n is None."""
     if n is None or n >= len(y):
         return np.arange(len(y))
     if n <= 0:
         raise UserError(f"n_train/n_test must be positive; got {n}")
-    from common.seed import numpy_rng
-
-    rng = numpy_rng(seed, "asq-subset")
     classes = np.unique(y)
     per = np.full(len(classes), n // len(classes))
     per[: n % len(classes)] += 1
@@ -182,25 +178,32 @@ def stratified_indices(y: np.ndarray, n: int | None, seed: int) -> np.ndarray:
 _LOADED: dict = {}   # the last load of this process (the runner runs a seed's notebooks in one kernel)
 
 
-def load(name: str, n_train: int | None = None, n_test: int | None = None, seed: int = 0):
-    """(train, test, info): normalised splits of dataset `name` and a small provenance dict. The splits are
+def load(name: str, n_train: int | None = None, n_test: int | None = None, streams=None):
+    """(train, test, info): normalised splits of dataset `name` and a small provenance dict; the subsets of
+    n_train / n_test images are drawn from the streams "train-subset" / "test-subset" of `streams` (a
+    `common.seed.Streams`, needed only when a subset is drawn). The splits are
     read-only for every caller, so the last load is kept and handed out again for the same arguments and data
     location ($REPRO_DATA): the notebooks of one run share one copy instead of reading the files four times."""
     import os
 
-    key = (name, n_train, n_test, seed, os.environ.get("REPRO_DATA", ""), os.getcwd())
+    key = (name, n_train, n_test, streams, os.environ.get("REPRO_DATA", ""), os.getcwd())
     if key not in _LOADED:
         _LOADED.clear()
-        _LOADED[key] = _load(name, n_train, n_test, seed)
+        _LOADED[key] = _load(name, n_train, n_test, streams)
     train, test, info = _LOADED[key]
     return train, test, dict(info)
 
 
-def _load(name: str, n_train: int | None, n_test: int | None, seed: int):
+def _load(name: str, n_train: int | None, n_test: int | None, streams):
     from common.data import load_dataset
 
+    def subset(y, n, key):
+        if n is not None and n < len(y) and streams is None:
+            raise UserError(f"drawing a subset of {n} images needs the run's streams; pass streams=run.streams")
+        return stratified_indices(y, n, streams.rng(key) if n is not None and n < len(y) else None)
+
     tr, te = load_dataset(name, "train"), load_dataset(name, "test")
-    itr, ite = stratified_indices(tr.y, n_train, seed), stratified_indices(te.y, n_test, seed + 1)
+    itr, ite = subset(tr.y, n_train, "train-subset"), subset(te.y, n_test, "test-subset")
     info = {"dataset": name, "n_train": int(len(itr)), "n_test": int(len(ite)), "classes": len(tr.classes),
             "provenance": tr.provenance + te.provenance}
     if name == "imagenet":

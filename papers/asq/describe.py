@@ -8,7 +8,7 @@ DESCRIPTIONS = {
     "n_train": "training images: a stratified subset of this size (0 = the whole split)",
     "n_test": "test images (0 = the whole test split)",
     "augment": "training augmentation: crop + flip (CIFAR), RandomResizedCrop + flip (ImageNet)",
-    "seeds": "training-seed offsets: run `seed = k` trains seeds k x len(seeds) + offset (disjoint blocks per run)",
+    "seeds": "training replicates of a run: replicate r draws from the run's keyed stream (\"train\", r) (float model, data order, adapters)",
     # float pre-training and QAT
     "fp_epochs": "float pre-training epochs (SGD momentum 0.9, cosine schedule)",
     "fp_lr": "float pre-training learning rate",
@@ -22,11 +22,13 @@ DESCRIPTIONS = {
     "eval_each_epoch": "test accuracy after every QAT epoch: the best of them (the release's best_acc1) beside the final",
     "ckpt_dir": "checkpoint folder (\"\" = <run_dir>/checkpoints; point at a torchrun-trained cache to reuse it)",
     # the grid of QAT runs
-    "bits": "weight/activation widths of the LSQ and ASQ runs (WkAk)",
+    "bits": "weight/activation widths of the LSQ and ASQ runs (WkAk); quick: W2 (the finding) and W4 (its claim), W3 at full",
     "first_last": "first and last layers: \"fp\" (the released default) or \"8bit\"",
     "ablation_bits": "width of the weight-grid ablation (WkAk with ASQ activations)",
-    "ablation_grids": "weight grids of the ablation (uniform, POT, POST, APoT, and the released POST / POT)",
+    "ablation_grids": "weight grids of the ablation (uniform, POT, POST, APoT, and the released POST / POT); none at quick: its claims are judged at full",
     "sbeta_bits": "widths at which the trained null of ASQ's adaptivity runs (one scalar beta per layer, method sbeta)",
+    "frozen_bits": "widths at which the trained ASQ model is evaluated again with each layer's beta frozen at its mean (a diagnostic; the control of asq-vs-sbeta-w2 at full)",
+    "ptq_diagnostic": "also evaluate ASQ W4A4 before QAT (step sizes from one batch, no fine-tuning): a diagnostic, full only",
     "freeze_samples": "training images over which each layer's beta is averaged (the frozen-beta control)",
     "converged_qat_steps_min": "QAT steps before which LSQ's activation step has not converged (at quick's sizes; TUNED)",
     # accounting and weight errors

@@ -4,6 +4,7 @@ Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
 arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
     python -m papers.asq.devtune qat_length [--seeds 100 101 102]
+    python -m papers.asq.devtune w4_vs_fp --seeds 100 101 102 103 104 105 106 107 108
 
 `qat_length`: at the quick profile's sizes (Fashion-MNIST, ResNet-8, 10k images, batch 128, the released QAT
 recipe), per development seed: the float model, then LSQ W2A2 fine-tuned for each length of `LADDER` (epochs;
@@ -24,6 +25,13 @@ such L, and when none is, the converged length is longer than the ladder's last 
 = the last length: a lower bound). Results: results/asq/dev/qat_length.json (`common.devseeds`), read by the
 README's tuned block through `config.TUNED`; the models are cached beside it (ckpt-qat_length/), so a rerun
 with another criterion only evaluates.
+
+`w4_vs_fp`: whether quick can decide `asq-w4-vs-fp` (4-bit ASQ against the float model it was fine-tuned from,
+paired over a run's training seeds). Per development seed: the float model and 4-bit ASQ and LSQ (the control)
+at quick; the summary gives the mean and SD over the seeds of ASQ - FP and LSQ - FP, the power of one run of 3
+training seeds (a one-sided 95 % paired t bound excluding 0, noncentral t at the development mean and SD), and
+the training seeds per run at which all three reported runs decide (power ** 3 >= 0.9; None: no n up to 30).
+Results: results/asq/dev/w4_vs_fp.json, shown by the README's `dev w4_vs_fp` block; the claim's note cites it.
 """
 from __future__ import annotations
 
@@ -68,29 +76,37 @@ def converged_length(per_seed: dict, ladder=LADDER, tol: float = TOL, rel: float
     return None
 
 
+def dev_grid(seed: int):
+    """The quick profile's grid of development seed `seed` (one training replicate, 0, drawing from the streams
+    rooted at `seed`), cached beside the development records (ckpt-qat_length/, shared by both tunings)."""
+    from common.seed import Streams
+
+    from .config import get_config
+    from .qat_grid import QATGrid
+
+    cfg = get_config("quick", seeds=[0])
+    cfg.ckpt_dir = str(devseeds.result_path("asq", "qat_length").with_name("ckpt-qat_length"))
+    return QATGrid(cfg, cfg.ckpt_dir, Streams(seed))
+
+
 def tune_qat_length(seed: int) -> dict:
     """One development seed at the quick profile's sizes: LSQ's steps and accuracy at every length of `LADDER`,
     ASQ's and the scalar-beta null's accuracy at the lengths of `COMPARE`."""
-    from .config import get_config
     from .convert import quant_layers
-    from .qat_grid import QATGrid
     from .train import make_qat
 
-    cfg = get_config("quick")
-    cfg.seeds = [seed]
-    cfg.ckpt_dir = str(devseeds.result_path("asq", "qat_length").with_name("ckpt-qat_length"))
-    grid = QATGrid(cfg, cfg.ckpt_dir)
-    fmodel, fp_acc = grid.float_model(seed)
+    grid = dev_grid(seed)
+    fmodel, fp_acc = grid.float_model(0)
     init = make_qat(fmodel, grid.train, method="lsq", w_bits=BITS, a_bits=BITS, grid="uniform",
-                    first_last=cfg.first_last, seed=seed)
+                    first_last=grid.cfg.first_last, streams=grid.replicate(0))
     s0 = steps_of(init)
     steps, acc = {}, {"fp": fp_acc}
     for L in LADDER:
-        model, acc[f"lsq_e{L}"] = grid.qat_model(seed, "lsq", BITS, "uniform", epochs=L)
+        model, acc[f"lsq_e{L}"] = grid.qat_model(0, "lsq", BITS, "uniform", epochs=L)
         steps[L] = steps_of(model)
     for L in COMPARE:
         for m in ("asq", "sbeta"):
-            _, acc[f"{m}_e{L}"] = grid.qat_model(seed, m, BITS, "uniform", epochs=L)
+            _, acc[f"{m}_e{L}"] = grid.qat_model(0, m, BITS, "uniform", epochs=L)
     return {"layers": [n for n, _ in quant_layers(init)], "steps_init": s0,
             "steps": {str(L): v for L, v in steps.items()}, "acc": acc,
             "change_from_init": {str(L): max_rel_change(steps[L], s0) for L in LADDER},
@@ -120,13 +136,67 @@ def summarise_qat_length(results: dict) -> dict:
     return out
 
 
+W4_CONFIDENCE = 0.95        # the claims engine's one-sided bound
+W4_ALL_RUNS = 0.9           # wanted: the probability that all three reported runs reach the same verdict
+W4_MAX_N = 30
+
+
+def tune_w4_vs_fp(seed: int) -> dict:
+    """One development training seed at the quick profile: the float model and 4-bit ASQ and LSQ (uniform weights)
+    fine-tuned from it, the measurements of `asq-w4-vs-fp` (ASQ - FP) and of its control (LSQ - FP). The models are
+    cached beside the qat_length ones (`dev_grid`). The recorded run (seeds 100-108) predates the keyed streams of
+    issue 44 (its seeds then rooted integer-keyed generators); a rerun draws the same quantities from new streams."""
+    grid = dev_grid(seed)
+    _, fp = grid.float_model(0)
+    _, asq = grid.qat_model(0, "asq", 4, "uniform")
+    _, lsq = grid.qat_model(0, "lsq", 4, "uniform")
+    return {"acc_fp": fp, "acc_asq_w4": asq, "acc_lsq_w4": lsq, "delta_asq_fp": asq - fp, "delta_lsq_fp": lsq - fp}
+
+
+def paired_power(mean: float, sd: float, n: int, confidence: float = W4_CONFIDENCE) -> float:
+    """The probability that a one-sided `confidence` paired-t bound over n replicates excludes 0, when the true
+    mean difference is `mean` and its SD `sd` (noncentral t)."""
+    from scipy import stats
+
+    if n < 2 or sd <= 0:
+        return float("nan")
+    crit = stats.t.ppf(confidence, n - 1)
+    return float(stats.nct.sf(crit, n - 1, abs(mean) * n ** 0.5 / sd))
+
+
+def n_for_all_runs(mean: float, sd: float, runs: int = 3, want: float = W4_ALL_RUNS, max_n: int = W4_MAX_N):
+    """The smallest number of training seeds per run at which all `runs` runs decide the sign (power ** runs >=
+    `want`); None when no n up to `max_n` does."""
+    for n in range(2, max_n + 1):
+        if paired_power(mean, sd, n) ** runs >= want:
+            return n
+    return None
+
+
+def summarise_w4_vs_fp(results: dict) -> dict:
+    """Mean and SD over the development training seeds of ASQ - FP and LSQ - FP; the power of one reported run
+    (3 training seeds) and the training seeds per run at which all three reported runs decide both."""
+    per_seed = [v for v in results.values() if isinstance(v, dict) and "delta_asq_fp" in v]
+    out = {"n_seeds": len(per_seed), "confidence": W4_CONFIDENCE, "want_all_runs": W4_ALL_RUNS}
+    for name in ("delta_asq_fp", "delta_lsq_fp"):
+        xs = [r[name] for r in per_seed]
+        mean, sd = statistics.mean(xs), statistics.stdev(xs)
+        out[f"{name}_mean"], out[f"{name}_sd"] = mean, sd
+        out[f"{name}_power_n3"] = paired_power(mean, sd, 3)
+        out[f"{name}_all_runs_n3"] = paired_power(mean, sd, 3) ** 3
+        out[f"{name}_n_all_runs"] = n_for_all_runs(mean, sd)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("qat_length",))
+    ap.add_argument("what", choices=("qat_length", "w4_vs_fp"))
     ap.add_argument("--seeds", type=int, nargs="+", default=list(devseeds.DEFAULT))
     args = ap.parse_args(argv)
     with user_errors_exit():
-        devseeds.run_seeds("asq", args.what, args.seeds, tune_qat_length, summarise=summarise_qat_length)
+        tune, summarise = {"qat_length": (tune_qat_length, summarise_qat_length),
+                           "w4_vs_fp": (tune_w4_vs_fp, summarise_w4_vs_fp)}[args.what]
+        devseeds.run_seeds("asq", args.what, args.seeds, tune, summarise=summarise)
 
 
 if __name__ == "__main__":

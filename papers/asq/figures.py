@@ -49,7 +49,7 @@ def level_sets(out: dict, cfg) -> list:
     return [
         ("fig01-level-sets", grid_levels(), {"caption": "The 4-bit normalised weight grids: uniform, POT, the b-bit POST set used here and the released 2^b+1-level set with the sqrt 2 base restored."}),
         ("fig01-synthetic-error", synthetic_error(out["synthetic"]), {"caption": "Weight error (MSE / variance at the best clip) of each grid on Gaussian and Laplace samples, per bit width (log scale)."}),
-        ("fig01-layer-error", layer_error(out["layers"], f"seed{s0}"), {"caption": f"Weight error per quantized layer of the trained float model (seed {s0}) for uniform, POT, POST and APoT at 3 and 4 bits.", "claims": ["post-vs-apot-mse-w4"]}),
+        ("fig01-layer-error", layer_error(out["layers"], f"seed{s0}"), {"caption": f"Weight error per quantized layer of the trained float model (training replicate {s0}) for uniform, POT, POST and APoT at 3 and 4 bits.", "claims": ["post-vs-apot-mse-w4"]}),
     ]
 
 
@@ -96,11 +96,13 @@ def qat_comparison(out: dict, cfg) -> list:
     """Notebook 02's figures."""
     df, b = out["table"], cfg.ablation_bits
     fp_mean = df[df.method == "fp"].acc.mean()
-    return [
+    figs = [
         ("fig02-lsq-vs-asq", lsq_vs_asq(df, fp_mean, cfg.dataset, cfg.arch), {"caption": "Test accuracy of LSQ, ASQ, the trained scalar-beta null (sbeta: one trained beta per layer, no adapter) and ASQ with beta frozen at each layer's mean (a diagnostic) at W2A2, W3A3, W4A4 (mean and sd over the training seeds of this run); dashed: float model.", "claims": ASQ_VS_LSQ + ["asq-vs-sbeta-w2", "asq-w4-vs-fp"]}),
         ("fig02-paired-deltas", paired_deltas(out["pairs"]), {"caption": "Per-seed paired accuracy differences (same float checkpoint and data order): ASQ - LSQ, scalar beta - LSQ (the trained null) and frozen-beta ASQ - LSQ (a diagnostic) per bit width, POST - POT and POST - uniform at W4A4.", "claims": ASQ_VS_LSQ + ["post-vs-pot-acc-w4", "post-vs-uniform-w4"]}),
-        ("fig02-grid-ablation", grid_ablation(df, fp_mean, b, cfg.ablation_grids), {"caption": f"Test accuracy per weight grid at W{b}A{b} with ASQ activations (bars: mean, dots: seeds); dashed: float model.", "claims": ["post-vs-pot-acc-w4", "post-vs-uniform-w4"]}),
     ]
+    if len(cfg.ablation_grids) > 1:   # the ablation runs at full only (quick trains none)
+        figs.append(("fig02-grid-ablation", grid_ablation(df, fp_mean, b, cfg.ablation_grids), {"caption": f"Test accuracy per weight grid at W{b}A{b} with ASQ activations (bars: mean, dots: seeds); dashed: float model.", "claims": ["post-vs-pot-acc-w4", "post-vs-uniform-w4"]}))
+    return figs
 
 
 # -- 03 integer / LUT ------------------------------------------------------------------------------
@@ -131,7 +133,7 @@ def beta_per_layer(betas, seed: int):
     sns.boxplot(data=betas, x="layer", y="beta", hue="width", fliersize=1, ax=ax)
     ax.axhline(1, color="k", ls="--", lw=1)
     ax.tick_params(axis="x", rotation=45)
-    ax.set_title(f"beta per layer over test images (ASQ, seed {seed})")
+    ax.set_title(f"beta per layer over test images (ASQ, replicate {seed})")
     return fig
 
 
@@ -158,7 +160,7 @@ def adapter(out: dict, cfg) -> list:
     """Notebook 04's figures."""
     s0, b = cfg.seeds[0], min(cfg.bits)
     return [
-        ("fig04-beta-per-layer", beta_per_layer(out["betas"], s0), {"caption": f"Distribution of the adapter factor beta over test images in each quantized layer, per bit width (ASQ, training seed {s0})."}),
+        ("fig04-beta-per-layer", beta_per_layer(out["betas"], s0), {"caption": f"Distribution of the adapter factor beta over test images in each quantized layer, per bit width (ASQ, training replicate {s0})."}),
         ("fig04-beta-hist", beta_hist(out["betas"], b), {"caption": f"Histogram of beta over test images per layer at W{b}A{b} (each panel its own axes)."}),
         ("fig04-beta-per-class", beta_per_class(out["per_class"], b), {"caption": f"Mean beta per class label in each layer at W{b}A{b}."}),
     ]

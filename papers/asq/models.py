@@ -156,12 +156,15 @@ ARCHS = {"resnet18": resnet18, "resnet34": resnet34, "resnet50": resnet50, "resn
          "small_resnet": small_resnet, "digits_cnn": digits_cnn}
 
 
-def build_model(arch: str, num_classes: int, in_channels: int, seed: int = 0, **kw) -> nn.Module:
-    """A float model with weights drawn under `torch.manual_seed(seed)` (restored afterwards)."""
+def build_model(arch: str, num_classes: int, in_channels: int, streams=None, **kw) -> nn.Module:
+    """A float model whose initial weights are drawn from `streams` (a `common.seed.Streams`: the stream "init",
+    torch's global generator forked and restored afterwards); without streams, from torch's global generator as
+    it stands (shapes only: the accounting, a benchmark)."""
+    from contextlib import nullcontext
+
     if arch not in ARCHS:
         raise UserError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHS)}")
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
+    with (streams.torch_global("init") if streams is not None else nullcontext()):
         return ARCHS[arch](num_classes=num_classes, in_channels=in_channels, **kw)
 
 

@@ -4,10 +4,18 @@ cached in the run directory.
 Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
 arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
-A `QATGrid` trains each float model once per seed and each QAT configuration once per seed, keeps
-the final weights and accuracy in `<run_dir>/checkpoints/`, and resumes an interrupted training
-from its last epoch. Later notebooks of the same run reuse what earlier ones trained; so does
+A `QATGrid` trains each float model once per training replicate and each QAT configuration once per
+replicate, keeps the final weights and accuracy in `<run_dir>/checkpoints/`, and resumes an interrupted
+training from its last epoch. Later notebooks of the same run reuse what earlier ones trained; so does
 `papers.asq.cli` under torchrun (`ckpt_dir`).
+
+Replicate r of a run (`cfg.seeds` lists them) draws every random number from the run's stream ("train", r)
+(`common.seed.Streams.child`): the float model's initial weights ("init"), the data order of each epoch
+("fp-order" / "qat-order", epoch), the augmentation ("augment", epoch), the adapters' initial weights
+("adapters") and the step-size batch ("init-batch"); so LSQ, ASQ and the nulls of one replicate start from
+the same float model and see the same batches (paired comparisons). The training subset is the run's stream
+("data"). Checkpoints are named by the run's seed and the replicate (`fp-s<seed>r<r>`), so runs of different
+seeds can share one `ckpt_dir`.
 
 The grid (README "Claims and their controls"): the float model; LSQ and ASQ (uniform weights) at
 every width of `bits`; the trained null of ASQ's adaptivity (`sbeta`, one trained scalar beta per layer)
@@ -38,18 +46,31 @@ from .train import accuracy, fit, make_qat
 class QATGrid:
     """The float models and QAT models of one run (or of a shared checkpoint folder, `cfg.ckpt_dir`)."""
 
-    def __init__(self, cfg, run_dir, device="cpu", dist=None):
-        self.cfg, self.device, self.dist = cfg, device, dist
+    def __init__(self, cfg, run_dir, streams, device="cpu", dist=None):
+        self.cfg, self.device, self.dist, self.streams = cfg, device, dist, streams
         self.dir = Path(getattr(cfg, "ckpt_dir", "") or Path(run_dir) / "checkpoints")
         self.dir.mkdir(parents=True, exist_ok=True)
         n_train = cfg.n_train or None
         n_test = cfg.n_test or None
-        self.train, self.test, self.info = load(cfg.dataset, n_train, n_test, seed=0)
+        self.train, self.test, self.info = load(cfg.dataset, n_train, n_test, streams=streams.child("data"))
         self._results_path = self.dir / "results.json"
         self.augment = bool(getattr(cfg, "augment", False))                 # the full profile: crop + flip
         self.eval_each_epoch = bool(getattr(cfg, "eval_each_epoch", False))  # best-of-epochs beside the final
 
+    @classmethod
+    def of_run(cls, cfg, run) -> "QATGrid":
+        """The grid of a notebook's run (`common.study.open_run`): its folder, keyed streams and device."""
+        return cls(cfg, run.dir, run.streams, device=str(run.device))
+
     # -- bookkeeping ---------------------------------------------------------------------------
+    def replicate(self, r: int):
+        """The streams of training replicate `r`: the run's stream ("train", r)."""
+        return self.streams.child("train", int(r))
+
+    def name(self, what: str, r: int) -> str:
+        """The checkpoint name of `what` (e.g. "fp", "asq-w4a4-post") for replicate `r` of this run's seed."""
+        return f"{what}-s{self.streams.seed}r{int(r)}"
+
     def _results(self) -> dict:
         return json.loads(self._results_path.read_text()) if self._results_path.exists() else {}
 
@@ -77,14 +98,15 @@ class QATGrid:
 
     def _new_float(self, seed: int) -> nn.Module:
         kw = {"width": self.cfg.width} if self.cfg.arch in ("small_resnet", "digits_cnn") else {}
-        return build_model(self.cfg.arch, self.info["classes"], self.info["shape"][0], seed=seed, **kw).to(self.device)
+        return build_model(self.cfg.arch, self.info["classes"], self.info["shape"][0], streams=self.replicate(seed),
+                           **kw).to(self.device)
 
     # -- models --------------------------------------------------------------------------------
     def float_model(self, seed: int) -> tuple[nn.Module, float]:
-        """The float model of `seed` (trained here once, then loaded): the float pre-training the release starts
+        """The float model of replicate `seed` (trained here once, then loaded): the float pre-training the release starts
         QAT from (it loads torchvision weights; here SGD 0.9, cosine, `fp_lr`, `fp_wd`). With `fp_checkpoint`
         (a torchvision-format state dict of `arch`), the float model is that checkpoint and is not trained."""
-        key = f"fp-seed{seed}"
+        key = self.name("fp", seed)
         c = self.cfg
         model = self._new_float(seed)
         ckpt_file = str(getattr(c, "fp_checkpoint", "") or "")
@@ -105,33 +127,34 @@ class QATGrid:
             model.load_state_dict(torch.load(final, map_location=self.device))
             return model, res[key]["acc"]
         fit(model, self.train, epochs=c.fp_epochs, lr=c.fp_lr, weight_decay=c.fp_wd, batch_size=c.batch_size,
-            seed=seed, key="asq-fp-order", ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
-            desc=f"float seed {seed}", augment=self.augment)
+            streams=self.replicate(seed), key="fp-order", ckpt=self.dir / f"{key}.ckpt", device=self.device,
+            dist=self.dist, desc=f"float {key}", augment=self.augment)
         acc = accuracy(model, self.test, c.eval_batch, self.device)
         self._save(model, final, self.dir / f"{key}.ckpt")
         self._record(key, {"acc": acc, "seed": seed, "config": "fp"})
         return model, acc
 
     def qat_model(self, seed: int, method: str, bits: int, grid: str = "uniform", epochs: int | None = None,
-                  order_key: str = "asq-qat-order") -> tuple[nn.Module, float]:
-        """The QAT model (method, W=A=bits, grid) fine-tuned from the float model of `seed` with the released QAT
+                  order_key: str = "qat-order") -> tuple[nn.Module, float]:
+        """The QAT model (method, W=A=bits, grid) fine-tuned from the float model of replicate `seed` with the released QAT
         recipe (official code `default.yaml`, `quant_train.py`; README "Method as implemented"), for `epochs`
         (default: the profile's `qat_epochs`) in the data order `order_key`."""
         c = self.cfg
         epochs = c.qat_epochs if epochs is None else int(epochs)
         name = tag(method, bits, grid)
-        key = f"{name}-seed{seed}" + ("" if epochs == c.qat_epochs else f"-e{epochs}") \
-            + ("" if order_key == "asq-qat-order" else f"-{order_key}")
+        key = self.name(name, seed) + ("" if epochs == c.qat_epochs else f"-e{epochs}") \
+            + ("" if order_key == "qat-order" else f"-{order_key}")
         fmodel, _ = self.float_model(seed)
         qmodel = make_qat(fmodel, self.train, method=method, w_bits=bits, a_bits=bits, grid=grid,
-                          first_last=c.first_last, seed=seed, device=self.device)
+                          first_last=c.first_last, streams=self.replicate(seed), device=self.device)
         final = self.dir / f"{key}.pt"
         res = self._results()
         if final.exists() and key in res:
             qmodel.load_state_dict(torch.load(final, map_location=self.device))
             return qmodel, res[key]["acc"]
         hist = fit(qmodel, self.train, epochs=epochs, lr=c.qat_lr, weight_decay=c.qat_wd, batch_size=c.batch_size,
-                   seed=seed, key=order_key, ckpt=self.dir / f"{key}.ckpt", device=self.device, dist=self.dist,
+                   streams=self.replicate(seed), key=order_key, ckpt=self.dir / f"{key}.ckpt", device=self.device,
+                   dist=self.dist,
                    desc=f"{key}", augment=self.augment, eval_data=self.test if self.eval_each_epoch else None,
                    eval_batch=c.eval_batch)
         acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
@@ -146,20 +169,20 @@ class QATGrid:
     def best_accuracy(self, seed: int, method: str, bits: int, grid: str = "uniform") -> float:
         """The best test accuracy over the epochs of a QAT run (the release's `best_acc1`); NaN when the run did
         not evaluate every epoch (`eval_each_epoch` off). Reported beside the final accuracy, never judged."""
-        rec = self._results().get(f"{tag(method, bits, grid)}-seed{seed}", {})
+        rec = self._results().get(self.name(tag(method, bits, grid), seed), {})
         return float(rec.get("best_acc", float("nan")))
 
     def ptq_accuracy(self, seed: int, method: str, bits: int, grid: str = "uniform") -> float:
         """Test accuracy of the converted model before QAT (step sizes from one training batch,
         adapters at initialisation, no fine-tuning): the null of the claims about what QAT reaches."""
-        key = f"ptq-{tag(method, bits, grid)}-seed{seed}"
+        key = self.name(f"ptq-{tag(method, bits, grid)}", seed)
         res = self._results()
         if key in res:
             return res[key]["acc"]
         fmodel, _ = self.float_model(seed)
         c = self.cfg
         qmodel = make_qat(fmodel, self.train, method=method, w_bits=bits, a_bits=bits, grid=grid,
-                          first_last=c.first_last, seed=seed, device=self.device)
+                          first_last=c.first_last, streams=self.replicate(seed), device=self.device)
         acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
         self._record(key, {"acc": acc, "seed": seed, "config": f"ptq-{tag(method, bits, grid)}"})
         return acc
@@ -168,7 +191,7 @@ class QATGrid:
         """Test accuracy of the trained ASQ model (uniform weights) with each layer's beta frozen at its
         mean over `n` training images: ASQ without its adaptivity (the control of the ASQ-vs-LSQ claims)."""
         n = int(getattr(self.cfg, "freeze_samples", 2000) if n is None else n)
-        key = f"frozen-{tag('asq', bits, 'uniform')}-seed{seed}"
+        key = self.name(f"frozen-{tag('asq', bits, 'uniform')}", seed)
         res = self._results()
         if key in res and res[key].get("n") == n:
             return res[key]["acc"]
@@ -205,7 +228,7 @@ class QATGrid:
                 _, acc = self.float_model(seed)
                 rows.append({"seed": seed, "config": "fp", "method": "fp", "bits": 32, "grid": "float", "acc": acc,
                              "best_acc": nan})
-                if 4 in self.cfg.bits:  # the ASQ W4A4 model before QAT (a diagnostic: what QAT adds)
+                if 4 in self.cfg.bits and getattr(self.cfg, "ptq_diagnostic", False):  # ASQ W4A4 before QAT: what QAT adds
                     rows.append({"seed": seed, "config": "ptq-asq-w4a4-uniform", "method": "ptq-asq", "bits": 4,
                                  "grid": "uniform", "acc": self.ptq_accuracy(seed, "asq", 4), "best_acc": nan})
             else:
@@ -213,7 +236,8 @@ class QATGrid:
                 _, acc = self.qat_model(seed, m, b, g)
                 rows.append({"seed": seed, "config": tag(m, b, g), "method": m, "bits": b, "grid": g, "acc": acc,
                              "best_acc": self.best_accuracy(seed, m, b, g)})
-                if m == "asq" and g == "uniform" and b in self.cfg.bits:   # diagnostic: the same model, beta frozen
+                if m == "asq" and g == "uniform" and b in self.cfg.bits and b in getattr(self.cfg, "frozen_bits", ()):
+                    # a diagnostic: the same model, beta frozen
                     rows.append({"seed": seed, "config": f"frozen-{tag(m, b, g)}", "method": "frozen-asq", "bits": b,
                                  "grid": g, "acc": self.frozen_accuracy(seed, b), "best_acc": nan})
         return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc", "best_acc"])

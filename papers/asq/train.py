@@ -8,9 +8,9 @@ Released recipe for QAT: SGD (momentum 0.9, weight decay 1e-4, lr 0.01) on every
 checkpoint, activation steps initialised from the first batch. Here that batch is a *training*
 batch (the release takes it from the validation loader).
 
-The data order of epoch e is a permutation drawn from a generator keyed by (seed, key, e), so a
-run resumed from its last epoch checkpoint repeats the uninterrupted run, and LSQ and ASQ runs of
-one seed see the same batches (paired comparison). Under torchrun each rank takes every
+The data order of epoch e is a permutation drawn from the stream (key, e) of the training replicate's
+streams (`common.seed.Streams`), so a run resumed from its last epoch checkpoint repeats the uninterrupted run,
+and LSQ and ASQ runs of one replicate see the same batches (paired comparison). Under torchrun each rank takes every
 world_size-th example of each global batch and the model is wrapped in DistributedDataParallel.
 """
 from __future__ import annotations
@@ -28,21 +28,21 @@ from .convert import init_step_sizes, quantize_model
 from .data import Split
 
 
-def _order(n: int, seed: int, key: str, epoch: int) -> torch.Tensor:
-    from common.seed import torch_generator
-
-    return torch.randperm(n, generator=torch_generator(seed, key, epoch))
+def _order(n: int, streams, key: str, epoch: int) -> torch.Tensor:
+    """The data order of one epoch: a permutation from the stream (key, epoch) of `streams`."""
+    return torch.randperm(n, generator=streams.torch_generator(key, epoch))
 
 
 def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay: float, batch_size: int,
-        seed: int, key: str, momentum: float = 0.9, ckpt: Path | None = None, device="cpu",
+        streams, key: str, momentum: float = 0.9, ckpt: Path | None = None, device="cpu",
         dist=None, desc: str | None = None, stop_epoch: int | None = None, augment: bool = False,
         eval_data: Split | None = None, eval_batch: int = 1000) -> dict:
     """Train with SGD + per-step cosine schedule; returns {"loss": [mean loss per epoch]}. The released QAT
     recipe (official code `default.yaml`, `quant_train.py`: SGD momentum 0.9, cosine; lr and weight decay from
     the profile) and, with the float profile values, the float pre-training.
 
-    With `ckpt`, a checkpoint is written after each epoch and an existing one is resumed.
+    `streams` (a `common.seed.Streams`): the data order is its stream (key, epoch), the augmentation its stream
+    ("augment", epoch). With `ckpt`, a checkpoint is written after each epoch and an existing one is resumed.
     `stop_epoch` ends this call early (after that many epochs of the schedule), e.g. to split a
     long run into time-limited jobs; the next call with the same `ckpt` carries on.
     `augment`: the training batches are augmented (`Split.train_batches`; the full profile). With `eval_data`,
@@ -72,10 +72,10 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
     model.train()
     end = epochs if stop_epoch is None else min(epochs, stop_epoch)
     for epoch in progress(range(start_epoch, end), total=max(end - start_epoch, 0), desc=desc or key):
-        order = _order(n, seed, key, epoch)
+        order = _order(n, streams, key, epoch)
         running = torch.zeros((), dtype=torch.float64, device=device)   # summed where the loss is: no sync per step
         batches = [order[i * batch_size:(i + 1) * batch_size][rank::world] for i in range(steps_per_epoch)]
-        for xb, yb in train.train_batches(batches, seed=seed, epoch=epoch, augment=augment, device=device):
+        for xb, yb in train.train_batches(batches, streams=streams, epoch=epoch, augment=augment, device=device):
             loss = F.cross_entropy(net(xb), yb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -116,10 +116,11 @@ def accuracy(model: nn.Module, data: Split, batch_size: int = 1000, device=None)
 
 
 def make_qat(float_model: nn.Module, train: Split, *, method: str, w_bits: int, a_bits: int, grid: str,
-             first_last: str, seed: int, init_batch: int = 256, device="cpu") -> nn.Module:
+             first_last: str, streams, init_batch: int = 256, device="cpu") -> nn.Module:
     """Convert the float model and initialise activation steps from one training batch (`quantize_model`,
-    `init_step_sizes`): the start of QAT in the released recipe (official code `quant_train.py`)."""
-    qmodel = quantize_model(float_model, method, w_bits, a_bits, grid, first_last, seed=seed).to(device)
-    idx = _order(len(train), seed, "asq-init-batch", 0)[:init_batch]
+    `init_step_sizes`): the start of QAT in the released recipe (official code `quant_train.py`). The adapters
+    and the batch draw from `streams` (the training replicate's)."""
+    qmodel = quantize_model(float_model, method, w_bits, a_bits, grid, first_last, streams=streams).to(device)
+    idx = _order(len(train), streams, "init-batch", 0)[:init_batch]
     init_step_sizes(qmodel, train.batch(idx)[0].to(device))
     return qmodel

@@ -24,12 +24,11 @@ from .convert import quantizable_layers
 from .levels import weight_mse
 
 
-def synthetic_errors(grids, bits_list, n: int, seed: int) -> pd.DataFrame:
-    """Normalised best-clip MSE of each grid on N(0,1) and Laplace(0,1) samples (POST fits bell-shaped
-    weights: abstract, POST across bit widths; the reference notes' weight-MSE proxy)."""
-    from common.seed import torch_generator
-
-    gen = torch_generator(seed, "asq-synthetic-weights")
+def synthetic_errors(grids, bits_list, n: int, streams) -> pd.DataFrame:
+    """Normalised best-clip MSE of each grid on N(0,1) and Laplace(0,1) samples drawn from the stream
+    "synthetic-weights" of `streams` (POST fits bell-shaped weights: abstract, POST across bit widths; the
+    reference notes' weight-MSE proxy)."""
+    gen = streams.torch_generator("synthetic-weights")
     gauss = torch.randn(1, n, generator=gen, dtype=torch.float64)
     u = torch.rand(1, n, generator=gen, dtype=torch.float64) - 0.5
     laplace = -torch.sign(u) * torch.log1p(-2 * u.abs())                     # inverse-CDF Laplace(0, 1)

@@ -6,7 +6,7 @@ import pandas as pd
 from common.claims import load_paper, paired
 from common import paths
 from papers.asq.analysis import per_seed
-from papers.asq.config import get_config, training_seeds
+from papers.asq.config import get_config
 from papers.asq.studies.qat_comparison import claim_metrics
 
 
@@ -43,11 +43,24 @@ def test_missing_config_gives_nan_not_a_shorter_list():
     assert all(math.isnan(v) for v in per_seed(df, "absent", [3, 4]))
 
 
-def test_runs_train_disjoint_seed_blocks():
-    assert training_seeds([0, 1, 2], 0) == [0, 1, 2]
-    assert training_seeds([0, 1, 2], 2) == [6, 7, 8]
-    assert get_config("quick", seed=1).seeds == [3, 4, 5]
-    assert get_config("smoke", seed=3).seeds == [3]
+def test_replicates_draw_from_the_runs_keyed_streams():
+    """Replicate r of run seed k draws from Streams(k).child("train", r): the same for the same run, different for
+    another replicate or another run; checkpoints are named by both, so runs can share a ckpt_dir."""
+    from types import SimpleNamespace
+
+    from common.seed import Streams
+    from papers.asq.qat_grid import QATGrid
+
+    def grid(seed):
+        return SimpleNamespace(streams=Streams(seed), replicate=lambda r: QATGrid.replicate(grid(seed), r))
+
+    def order(seed, r):
+        return grid(seed).replicate(r).torch_generator("qat-order", 0).initial_seed()
+
+    assert get_config("quick").seeds == [0, 1, 2] and get_config("smoke").seeds == [0]
+    assert order(0, 1) == order(0, 1)
+    assert len({order(0, 0), order(0, 1), order(1, 0), order(1, 1)}) == 4
+    assert QATGrid.name(SimpleNamespace(streams=Streams(2)), "fp", 1) == "fp-s2r1"
 
 
 def test_scalar_beta_null_lists_and_differences():
@@ -75,3 +88,24 @@ def test_comparison_claims_name_logged_per_seed_metrics():
                 assert key is None or len(m[key]) == len(m[c.metric]), (c.id, key)
             checked += 1
     assert checked == 7
+
+
+def test_quick_trains_what_quick_judges_and_the_w2_finding_full_the_rest():
+    """Issue 43: quick's grid is the float model, LSQ and ASQ at W2 and W4 and the scalar-beta null at W2 per
+    training seed (frozen beta at W2 only, no PTQ); W3, the weight-grid ablation and PTQ run at full."""
+    from types import SimpleNamespace
+
+    from papers.asq.qat_grid import QATGrid
+
+    quick, full = get_config("quick"), get_config("full")
+    assert QATGrid.configs(SimpleNamespace(cfg=quick)) == [("lsq", 2, "uniform"), ("asq", 2, "uniform"),
+                                                            ("lsq", 4, "uniform"), ("asq", 4, "uniform"),
+                                                            ("sbeta", 2, "uniform")]
+    assert quick.frozen_bits == [2] and not quick.ptq_diagnostic
+    got = set(QATGrid.configs(SimpleNamespace(cfg=full)))
+    assert {("asq", 3, "uniform"), ("sbeta", 4, "uniform"), ("asq", 4, "post"), ("asq", 4, "apot")} <= got
+    assert full.frozen_bits == [2, 3, 4] and full.ptq_diagnostic
+    # the metrics follow the grid: frozen-beta lists only where the diagnostic ran, no PTQ list without PTQ rows
+    m = claim_metrics(table(), [2, 4], 4, (), sbeta_bits=(2,), frozen_bits=(2,))
+    assert "acc_asq_frozen_w2_per_seed" in m and "acc_asq_frozen_w4_per_seed" not in m
+    assert "acc_ptq_asq_w4_per_seed" not in m and "acc_post_w4_per_seed" not in m

@@ -1,6 +1,7 @@
 """The controls the claims are judged against: each removes what the paper credits (ASQ's adaptivity),
 is the simplest competing explanation (a uniform grid in place of POST, LSQ in place of ASQ), or is a near
 miss of the integer path whose failure shows the checks' resolution."""
+from common.seed import Streams
 import copy
 import math
 
@@ -22,7 +23,7 @@ from papers.asq.studies.qat_comparison import claim_metrics
 
 def qmodel(grid, method="asq", bits=4):
     torch.manual_seed(0)
-    q = quantize_model(build_model("small_resnet", 10, 1, seed=0, width=8), method, bits, bits, grid, seed=0)
+    q = quantize_model(build_model("small_resnet", 10, 1, streams=Streams(0), width=8), method, bits, bits, grid, streams=Streams(0))
     init_step_sizes(q, torch.randn(32, 1, 28, 28))
     return q.eval()
 

@@ -1,4 +1,5 @@
 """Model conversion, bits = 32, first/last policy, models, bad input."""
+from common.seed import Streams
 import pytest
 import torch
 from torch import nn
@@ -10,7 +11,7 @@ from papers.asq.models import build_model
 
 
 def small():
-    return build_model("small_resnet", 10, 1, seed=0, width=8)
+    return build_model("small_resnet", 10, 1, streams=Streams(0), width=8)
 
 
 def test_bits32_reproduces_float_model():
@@ -41,8 +42,8 @@ def test_input_model_untouched_and_lsq_has_no_adapter():
 
 
 def test_conversion_deterministic_for_seed():
-    a = quantize_model(small(), "asq", 4, 4, seed=3)
-    b = quantize_model(small(), "asq", 4, 4, seed=3)
+    a = quantize_model(small(), "asq", 4, 4, streams=Streams(3))
+    b = quantize_model(small(), "asq", 4, 4, streams=Streams(3))
     for (ka, va), (kb, vb) in zip(a.state_dict().items(), b.state_dict().items()):
         assert ka == kb and torch.equal(va, vb)
 

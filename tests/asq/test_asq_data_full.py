@@ -1,5 +1,6 @@
 """The full profile's data path: augmentation (CIFAR crop + flip, ImageNet RandomResizedCrop + flip), one
 DataLoader per ImageNet epoch or pass, torchvision float weights, the per-epoch accuracies."""
+from common.seed import Streams
 import numpy as np
 import pytest
 import torch
@@ -50,11 +51,11 @@ def test_in_memory_epochs_augment_only_when_asked_and_repeat_for_a_seed():
     x = torch.randn(12, 3, 8, 8)
     split = Split(x, torch.arange(12), torch.zeros(1, 3, 1, 1), torch.ones(1, 3, 1, 1))
     batches = [torch.tensor([3, 1, 4]), torch.tensor([0, 5, 9])]
-    plain = list(split.train_batches(batches, seed=0, epoch=0, augment=False))
+    plain = list(split.train_batches(batches, streams=Streams(0), epoch=0, augment=False))
     assert torch.equal(plain[0][0], x[[3, 1, 4]]) and plain[1][1].tolist() == [0, 5, 9]
-    a = list(split.train_batches(batches, seed=0, epoch=0, augment=True))
-    b = list(split.train_batches(batches, seed=0, epoch=0, augment=True))
-    c = list(split.train_batches(batches, seed=0, epoch=1, augment=True))
+    a = list(split.train_batches(batches, streams=Streams(0), epoch=0, augment=True))
+    b = list(split.train_batches(batches, streams=Streams(0), epoch=0, augment=True))
+    c = list(split.train_batches(batches, streams=Streams(0), epoch=1, augment=True))
     assert all(torch.equal(p[0], q[0]) for p, q in zip(a, b))
     assert not torch.equal(a[0][0], c[0][0]) and not torch.equal(a[0][0], plain[0][0])
 
@@ -85,12 +86,12 @@ def test_imagenet_epoch_and_pass_use_one_dataloader_each(imagenet, monkeypatch):
 
     monkeypatch.setattr(tud, "DataLoader", Counting)
     batches = [torch.tensor([0, 5]), torch.tensor([2, 7]), torch.tensor([1, 3])]
-    got = list(train.train_batches(batches, seed=0, epoch=0, augment=True))
+    got = list(train.train_batches(batches, streams=Streams(0), epoch=0, augment=True))
     assert len(made) == 1 and [tuple(xb.shape) for xb, _ in got] == [(2, 3, 224, 224)] * 3
     assert [yb.tolist() for _, yb in got] == [train.y[b].tolist() for b in batches]
-    again = list(train.train_batches(batches, seed=0, epoch=0, augment=True))
+    again = list(train.train_batches(batches, streams=Streams(0), epoch=0, augment=True))
     assert all(torch.equal(p[0], q[0]) for p, q in zip(got, again))       # keyed by (seed, epoch, image)
-    plain = list(train.train_batches(batches, seed=0, epoch=0, augment=False))
+    plain = list(train.train_batches(batches, streams=Streams(0), epoch=0, augment=False))
     assert not torch.equal(plain[0][0], got[0][0])
     made.clear()
     xs = list(test.eval_batches(3))
@@ -103,15 +104,15 @@ def tv_names(state):
 
 
 def test_torchvision_weights_load_under_their_names(tmp_path):
-    src = build_model("resnet18", 5, 3, seed=1)
+    src = build_model("resnet18", 5, 3, streams=Streams(1))
     path = tmp_path / "r18.pth"
     torch.save(tv_names(src.state_dict()), path)
     assert any(k.startswith("layer4.") for k in torch.load(path))
-    dst = build_model("resnet18", 5, 3, seed=2)
+    dst = build_model("resnet18", 5, 3, streams=Streams(2))
     load_torchvision_state(dst, path)
     assert all(torch.equal(a, b) for a, b in zip(src.state_dict().values(), dst.state_dict().values()))
     torch.save({"state_dict": {f"module.{k}": v for k, v in tv_names(src.state_dict()).items()}}, path)
-    load_torchvision_state(build_model("resnet18", 5, 3, seed=3), path)   # DDP / wrapper forms
+    load_torchvision_state(build_model("resnet18", 5, 3, streams=Streams(3)), path)   # DDP / wrapper forms
     with pytest.raises(UserError, match="does not fit") as err:
         load_torchvision_state(build_model("resnet34", 5, 3), path)
     assert "\n" not in str(err.value)
@@ -129,8 +130,8 @@ def test_fit_keeps_the_accuracy_of_every_epoch():
     for c in range(4):
         x[y == c, 0, c * 2:c * 2 + 2, :] += 1.5
     data = Split(x, y, torch.zeros(1, 1, 1, 1), torch.ones(1, 1, 1, 1))
-    m = build_model("digits_cnn", 4, 1, seed=0, width=8)
-    h = fit(m, data, epochs=3, lr=0.05, weight_decay=1e-4, batch_size=16, seed=0, key="t", eval_data=data,
+    m = build_model("digits_cnn", 4, 1, streams=Streams(0), width=8)
+    h = fit(m, data, epochs=3, lr=0.05, weight_decay=1e-4, batch_size=16, streams=Streams(0), key="t", eval_data=data,
             eval_batch=32, augment=True)
     assert len(h["val_acc"]) == 3 and all(0 <= a <= 100 for a in h["val_acc"])
     from papers.asq.train import accuracy

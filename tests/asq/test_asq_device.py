@@ -4,6 +4,7 @@ synthetic weight errors, the accounting and every statistic run on the CPU, and 
 tables, numbers) is on the CPU. The same code runs here on the CPU with the device passed through; the tests
 marked `cuda` run it on a GPU (REPRO_TEST_DEVICE=cuda), check the GPU was used, and that the checks that do not
 depend on float rounding give the CPU's answers."""
+from common.seed import Streams
 import json
 
 import pytest
@@ -34,7 +35,7 @@ def test_level_tables_follow_the_values_device(test_device):
 
 
 def _qmodel(device):
-    q = quantize_model(build_model("small_resnet", 10, 1, seed=0, width=8), "asq", 4, 4, "post", seed=0).to(device)
+    q = quantize_model(build_model("small_resnet", 10, 1, streams=Streams(0), width=8), "asq", 4, 4, "post", streams=Streams(0)).to(device)
     init_step_sizes(q, torch.randn(32, 1, 28, 28, generator=torch.Generator().manual_seed(1)).to(device))
     return q.eval()
 
@@ -56,7 +57,7 @@ def test_integer_path_runs_on_the_models_device_and_returns_to_the_cpu(test_devi
 def test_the_studys_models_live_on_its_device(tmp_path, test_device):
     cfg = get_config("smoke", fp_epochs=1, qat_epochs=1, bits=[2], ablation_grids=["uniform"], ablation_bits=2,
                      freeze_samples=100)
-    study = QATGrid(cfg, tmp_path, device=test_device)
+    study = QATGrid(cfg, tmp_path, Streams(0), device=test_device)
     fmodel, acc = study.float_model(0)
     assert next(fmodel.parameters()).device.type == torch.device(test_device).type and 0 <= acc <= 100
     errs = weight_error.layer_errors(fmodel, ["uniform", "post"], 4, cfg.first_last, tag="s0")

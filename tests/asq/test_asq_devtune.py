@@ -40,3 +40,23 @@ def test_reported_seeds_are_refused_before_anything_runs(capsys):
     with pytest.raises(SystemExit) as err:
         devtune.main(["qat_length", "--seeds", "1"])
     assert err.value.code == 2 and "development runs use seeds" in capsys.readouterr().err
+
+
+def test_w4_vs_fp_power_and_training_seeds_needed():
+    # a one-sided 95 % paired t bound: at mean = -sd the power grows with n; all three runs must decide
+    p = [devtune.paired_power(-0.16, 0.16, n) for n in (3, 5, 10, 20)]
+    assert p == sorted(p) and 0.0 < p[0] < 0.5 < p[-1] < 1.0
+    # large effect: t_(0.95, 1) = 6.31 against a noncentral t of 1 * sqrt(2) / 0.01 = 141 -> decided at n = 2
+    assert devtune.n_for_all_runs(-1.0, 0.01) == 2
+    # n is the smallest with power ** 3 >= 0.9, and no n decides a zero mean
+    n = devtune.n_for_all_runs(-0.1544, 0.1611)
+    assert devtune.paired_power(-0.1544, 0.1611, n) ** 3 >= 0.9 > devtune.paired_power(-0.1544, 0.1611, n - 1) ** 3
+    assert devtune.n_for_all_runs(0.0, 0.2) is None
+
+
+def test_w4_vs_fp_summary_is_mean_and_sd_of_the_paired_differences():
+    res = {str(100 + i): {"delta_asq_fp": d, "delta_lsq_fp": -d} for i, d in enumerate((-0.1, -0.2, -0.3))}
+    out = devtune.summarise_w4_vs_fp(res)
+    assert out["n_seeds"] == 3 and out["delta_asq_fp_mean"] == pytest.approx(-0.2)
+    assert out["delta_asq_fp_sd"] == pytest.approx(0.1) and out["delta_lsq_fp_mean"] == pytest.approx(0.2)
+    assert out["delta_asq_fp_all_runs_n3"] == pytest.approx(out["delta_asq_fp_power_n3"] ** 3)

@@ -5,6 +5,7 @@ low resolution (PNG only), and the dataset, architecture, bit widths and grids l
 ResNet-34 claim needs `-p dataset=imagenet -p arch=resnet34`: its path runs on fake class folders below, from a
 torchvision-format float checkpoint). Without the data,
 the full profile stops before anything is written, in one line naming the fix."""
+from common.seed import Streams
 import json
 import math
 from pathlib import Path
@@ -111,7 +112,7 @@ def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypa
     monkeypatch.setenv("REPRO_DATA_WORKERS", "2")                      # worker processes, as on a GPU machine
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
     monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **{**TINY, **IMAGENET}))
-    fp = build_model("resnet34", 2, 3, seed=5)
+    fp = build_model("resnet34", 2, 3, streams=Streams(5))
     ckpt = tmp_path / "resnet34-float.pth"                              # torchvision's names: layer1. ... layer4.
     torch.save({re.sub(r"^layers\.(\d+)\.", lambda m: f"layer{int(m.group(1)) + 1}.", k): v
                 for k, v in fp.state_dict().items()}, ckpt)
@@ -123,7 +124,7 @@ def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypa
     check_every_full_claim_measured(metrics, {"asq-w4-r34-imagenet", "asq-w4-vs-fp", "post-vs-uniform-w4", "lut-size",
                                               "post-vs-apot-mse-w4", "int-logits", "int-argmax"})
     results = json.loads(next(run.rglob("checkpoints/results.json")).read_text())
-    assert results["fp-seed0"]["checkpoint"] == str(ckpt) and not list(run.rglob("fp-seed0.pt"))   # not retrained
+    assert results["fp-s0r0"]["checkpoint"] == str(ckpt) and not list(run.rglob("fp-s0r0.pt"))   # not retrained
 
 
 @pytest.mark.cuda

@@ -1,4 +1,5 @@
 """Integer / LUT inference: bit-exact accumulation, model-level equality, accounting."""
+from common.seed import Streams
 import pytest
 import torch
 
@@ -12,7 +13,7 @@ from papers.asq.models import build_model
 
 def qmodel(grid, method="asq", bits=4):
     torch.manual_seed(0)
-    q = quantize_model(build_model("small_resnet", 10, 1, seed=0, width=8), method, bits, bits, grid, seed=0)
+    q = quantize_model(build_model("small_resnet", 10, 1, streams=Streams(0), width=8), method, bits, bits, grid, streams=Streams(0))
     init_step_sizes(q, torch.randn(32, 1, 28, 28))
     return q.eval()
 

@@ -1,4 +1,5 @@
 """The trained null of ASQ's adaptivity (one scalar beta per layer) and the host-sync-free forward pass."""
+from common.seed import Streams
 import pytest
 import torch
 
@@ -42,7 +43,7 @@ def test_scalar_beta_starts_as_lsq_exactly():
 def test_training_step_reads_no_tensor_on_the_host(monkeypatch, method, grid):
     """After initialisation, forward and backward never read a tensor back (on a GPU each read is a device sync):
     no Tensor.__bool__ / item / tolist / __int__ / __float__ in the hot path."""
-    model = build_model("small_resnet", 10, 1, seed=0, width=8)
+    model = build_model("small_resnet", 10, 1, streams=Streams(0), width=8)
     q = quantize_model(model, method, 3, 3, grid)
     x = torch.randn(8, 1, 28, 28)
     init_step_sizes(q, x)
@@ -56,7 +57,7 @@ def test_training_step_reads_no_tensor_on_the_host(monkeypatch, method, grid):
 
 
 def test_loaded_model_keeps_its_range_and_initialisation():
-    model = build_model("small_resnet", 10, 1, seed=0, width=8)
+    model = build_model("small_resnet", 10, 1, streams=Streams(0), width=8)
     q = quantize_model(model, "asq", 2, 2, "post", first_last="8bit")
     x = torch.randn(4, 1, 28, 28)                                         # a signed input: the 8-bit first layer
     init_step_sizes(q, x)

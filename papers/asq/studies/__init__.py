@@ -1,4 +1,4 @@
-"""One study per notebook: `notebooks/asq/NN-topic.ipynb` calls `studies/topic.py: measure(cfg, ...)`.
+"""One study per notebook: `notebooks/asq/NN-topic.ipynb` calls `studies/topic.py: measure(cfg, run)`.
 
 Each `measure` returns a dict whose `"metrics"` is exactly what its notebook logs, and whatever else the
 notebook shows or plots (tables; the plots themselves are in `papers/asq/figures.py`). The mapping from

@@ -26,11 +26,14 @@ def beta_metrics(betas: pd.DataFrame, bits_list) -> dict:
     return stats
 
 
-def measure(cfg, *, device: str, run_dir, n_examples: int | None = None) -> dict:
-    """beta of every ASQ layer of the first training seed's ASQ model (uniform weights) at each width of
-    `cfg.bits`, on the first `n_examples` test images (default: 2000 or the whole test set if smaller)."""
-    grid = QATGrid(cfg, run_dir, device=device)
-    n = n_examples or min(2000, len(grid.test))
+N_EXAMPLES = 2000   # test images beta is collected on (all of them when the test set is smaller)
+
+
+def measure(cfg, run) -> dict:
+    """beta of every ASQ layer of the first training replicate's ASQ model (uniform weights) at each width of
+    `cfg.bits`, on the first `N_EXAMPLES` test images (the models come from notebook 02's grid in the run)."""
+    grid = QATGrid.of_run(cfg, run)
+    n = min(N_EXAMPLES, len(grid.test))
     frames = []
     for b in cfg.bits:
         qm, _ = grid.qat_model(cfg.seeds[0], "asq", b, "uniform")

@@ -8,8 +8,10 @@ arXiv:2504.17263, https://arxiv.org/abs/2504.17263. POST stays cheap at inferenc
 a near miss of the path, `integer.NEAR_MISSES`) and `lut-size` (the LUT's share of the exported model,
 against one LUT per output channel).
 
-The trained ASQ W4A4 POST model comes from notebook 02's grid (trained here if absent). The accounting of
-ImageNet-size networks (ResNet-18 and `lut_arch`) uses untrained shapes: counts do not depend on values.
+The trained ASQ W4A4 POST model of the first training replicate comes from notebook 02's grid where the
+profile's weight-grid ablation trains it (full), and is trained here otherwise (quick). The accounting of
+ImageNet-size networks (ResNet-18 and `lut_arch`) uses untrained shapes (initialised from the run's stream
+"accounting"): counts do not depend on values.
 """
 from __future__ import annotations
 
@@ -56,15 +58,15 @@ def near_miss_metrics(cmp: dict) -> dict:
     return out
 
 
-def accounting_table(qmodel, shape, arch: str, lut_arch: str, acct_size: int) -> pd.DataFrame:
+def accounting_table(qmodel, shape, arch: str, lut_arch: str, acct_size: int, streams) -> pd.DataFrame:
     """`integer.accounting` of the trained model (first row) and of untrained ResNet-18 and `lut_arch` at W4A4 on
-    each of `ACCOUNTING_GRIDS`, inputs 3 x acct_size x acct_size."""
+    each of `ACCOUNTING_GRIDS`, inputs 3 x acct_size x acct_size (their weights drawn from `streams`)."""
     rows = [{"model": f"{arch} (trained)", "grid": "post", **integer.accounting(qmodel, shape),
              "lut_entries_per_channel_lut": per_channel_lut_entries(qmodel)}]
     for name in sorted({"resnet18", lut_arch}):
-        float_net = build_model(name, 1000, 3)
+        float_net = build_model(name, 1000, 3, streams=streams.child(name))
         for grid in ACCOUNTING_GRIDS:
-            q = quantize_model(float_net, "asq", 4, 4, grid)
+            q = quantize_model(float_net, "asq", 4, 4, grid, streams=streams.child(name, grid))
             rows.append({"model": name, "grid": grid, **integer.accounting(q, (3, acct_size, acct_size)),
                          "lut_entries_per_channel_lut": per_channel_lut_entries(q)})
     return pd.DataFrame(rows).drop(columns=["int_multiplies_per_mac"])
@@ -117,10 +119,10 @@ def code_table(int_layers: dict) -> pd.DataFrame:
                          for n, il in int_layers.items()])
 
 
-def measure(cfg, *, device: str, run_dir) -> dict:
-    """Export the trained ASQ W4A4 POST model of the first training seed, compare the integer path (and its
+def measure(cfg, run) -> dict:
+    """Export the trained ASQ W4A4 POST model of the first training replicate, compare the integer path (and its
     near misses) with fake quantization on the whole test set, and account for storage and operations."""
-    grid = QATGrid(cfg, run_dir, device=device)
+    grid = QATGrid.of_run(cfg, run)
     qmodel, acc = grid.qat_model(cfg.seeds[0], "asq", cfg.ablation_bits, "post")
     int_layers = {name: integer.export_layer(layer) for name, layer in quant_layers(qmodel)}
     first = next(iter(int_layers))
@@ -130,7 +132,8 @@ def measure(cfg, *, device: str, run_dir) -> dict:
     metrics.update(near_miss_metrics(cmp))
     codes, counts = torch.unique(int_layers[first].w_codes.cpu(), return_counts=True)
     fakequant, diff = integer.logit_differences(qmodel, grid.test, n=500)
-    acct = accounting_table(qmodel, grid.info["shape"], cfg.arch, cfg.lut_arch, cfg.acct_size)
+    acct = accounting_table(qmodel, grid.info["shape"], cfg.arch, cfg.lut_arch, cfg.acct_size,
+                            run.streams.child("accounting"))
     art = integer.artefact_bytes(qmodel)  # the trained W4 POST model as deployed: packed codes, scales, LUT, float rest
     art_per_channel = integer.artefact_bytes(qmodel, lut_per_channel=True)  # null: one LUT per output channel
     metrics.update(lut_metrics(acct, art, art_per_channel, cfg.lut_arch))

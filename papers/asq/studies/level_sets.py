@@ -58,7 +58,8 @@ def layer_metrics(layer_df: pd.DataFrame) -> dict:
 
 
 def trained_layer_errors(grid: QATGrid, seeds, first_last: str) -> pd.DataFrame:
-    """Per-layer errors of the float model of every seed (trained here once, reused by the next notebooks)."""
+    """Per-layer errors of the float model of every training replicate (trained here once, reused by the next
+    notebooks)."""
     frames = []
     for s in seeds:
         fmodel, _ = grid.float_model(s)
@@ -67,14 +68,16 @@ def trained_layer_errors(grid: QATGrid, seeds, first_last: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def measure(cfg, *, seed: int, device: str, run_dir) -> dict:
-    """The level sets, the synthetic errors (drawn from `seed`) and the trained layers' errors; the float
-    models are trained into `run_dir`'s checkpoints (`QATGrid`)."""
+def measure(cfg, run) -> dict:
+    """The level sets, the synthetic errors (drawn from the run's stream "synthetic-weights") and the trained
+    layers' errors; the float models are trained into the run's checkpoints (`QATGrid`), the data's provenance
+    logged as the run's inputs."""
     metrics = {"dataset": cfg.dataset, "arch": cfg.arch}   # the configuration claims may require (`when`)
-    synthetic = weight_error.synthetic_errors(SYNTHETIC_GRIDS, BITS, cfg.mse_samples, seed)
+    synthetic = weight_error.synthetic_errors(SYNTHETIC_GRIDS, BITS, cfg.mse_samples, run.streams)
     synthetic_wide = synthetic.pivot_table(index=["distribution", "bits"], columns="grid", values="nmse")
     metrics.update(synthetic_metrics(synthetic_wide))
-    grid = QATGrid(cfg, run_dir, device=device)
+    grid = QATGrid.of_run(cfg, run)
+    run.log_inputs(grid.info["provenance"])
     layers = trained_layer_errors(grid, cfg.seeds, cfg.first_last)
     metrics.update(layer_metrics(layers))
     return {"metrics": metrics, "levels": level_table(), "synthetic": synthetic, "synthetic_wide": synthetic_wide,
