@@ -73,7 +73,7 @@ BOUNDS = {
     "fp_epochs": {"min": 0}, "qat_epochs": {"min": 0},
     "batch_size": {"min": 1}, "eval_batch": {"min": 1}, "freeze_samples": {"min": 1},
     "fp_lr": {"above": 0}, "qat_lr": {"above": 0}, "fp_wd": {"min": 0}, "qat_wd": {"min": 0},
-    "mse_samples": {"min": 2}, "acct_size": {"min": 32}, "converged_qat_steps_min": {"min": 1},
+    "mse_samples": {"min": 2}, "acct_size": {"min": 16}, "converged_qat_steps_min": {"min": 1},
 }
 
 
