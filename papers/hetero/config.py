@@ -10,9 +10,10 @@ same code.
 """
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 
-from common.profiles import resolve
+from common.profiles import configure
 
 MiB = 1 << 20
 
@@ -78,6 +79,25 @@ PROFILES = {
 }
 
 
+# Value checks of single keys (common.profiles.check_bounds, run by `get_config` and `common.study.open_run`); what
+# needs several keys at once (the topology, the links) is `preflight`'s.
+BOUNDS = {
+    "processes": {"min": 2}, "stages": {"min": 2}, "n_micro": {"min": 1}, "micro_size": {"min": 1},
+    "model": {"choices": ["tiny", "tiny-qwen2"]}, "schedule": {"choices": ["1f1b", "gpipe"]},
+    "lr": {"above": 0}, "clip": {"min": 0}, "timeout_s": {"above": 0}, "ref_tolerance": {"min": 0},
+    "corpus": {"choices": ["markov", "stdlib"]}, "correctness_corpus": {"choices": ["markov", "stdlib"]},
+    "corpus_tokens": {"min": 1000}, "correctness_steps": {"min": 1}, "control_steps": {"min": 1},
+    "stability_steps": {"min": 0}, "stability_control_steps": {"min": 1},
+    "tput_processes": {"choices": [2]}, "tput_windows": {"min": 1}, "tput_window_steps": {"min": 1},
+    "tput_warmup": {"min": 0}, "p2p_sizes": {"min": 4}, "p2p_iters": {"min": 1},
+    "cluster_p2p_size": {"min": 4}, "cluster_staging_size": {"min": 4}, "cluster_p2p_iters": {"min": 1},
+    "cluster_p2p_windows": {"min": 2}, "cluster_copy_over_nic": {"above": 0}, "cluster_rho": {"above": 0, "max": 1},
+    "cluster_layer_ms": {"min": 0}, "cluster_head_layers": {"min": 0}, "cluster_windows": {"min": 2},
+    "cluster_window_steps": {"min": 1}, "cluster_warmup": {"min": 0}, "cluster_n_micro": {"min": 1},
+    "projection_models": {"choices": ["llama3-8b", "qwen2-7b"]},
+}
+
+
 def job_for(cfg, **fields):
     """The `Job` of the profile `cfg` (a resolved namespace), with `fields` on top."""
     from .job import Job
@@ -97,9 +117,10 @@ def variant_steps(cfg) -> dict:
 
 
 def get_config(profile: str, **params) -> SimpleNamespace:
-    """The resolved profile `profile` with the non-None `params` applied (`common.profiles.resolve`: an
-    unknown profile or key, or a value of the wrong type, is a one-line `UserError`)."""
-    return resolve(PROFILES, profile, **params)
+    """The resolved profile `profile` with the non-None `params` applied and checked (`common.profiles.configure`,
+    as `common.study.open_run` does: an unknown profile or key, a value of the wrong type or outside `BOUNDS`, is a
+    one-line `UserError`)."""
+    return configure(sys.modules[__name__], profile, **params)
 
 
 def preflight(cfg) -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from common.seed import Streams
+
 
 def bytes_to_tokens(raw: bytes) -> torch.Tensor:
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).to(torch.long)
@@ -40,7 +42,7 @@ def stdlib_text(max_bytes: int = 2_000_000) -> tuple[torch.Tensor, dict]:
 
 def markov_chain(n_states: int, branching: int, seed: int, concentration: float = 1.0) -> np.ndarray:
     """A transition matrix where each state has `branching` successors with Dirichlet weights."""
-    rng = np.random.default_rng([seed, 7])
+    rng = Streams(seed).rng("markov", "chain")
     P = np.zeros((n_states, n_states))
     for i in range(n_states):
         succ = rng.choice(n_states, size=branching, replace=False)
@@ -66,7 +68,7 @@ def markov_corpus(n_tokens: int, n_states: int = 24, branching: int = 3, seed: i
                   first_byte: int = ord("a")) -> tuple[torch.Tensor, float]:
     """(tokens, entropy rate in nats). States are written as the bytes first_byte .. first_byte+n-1."""
     P = markov_chain(n_states, branching, seed)
-    rng = np.random.default_rng([seed, 11])
+    rng = Streams(seed).rng("markov", "walk")
     cdf = P.cumsum(1).tolist()
     u = rng.random(n_tokens).tolist()
     out = [0] * n_tokens
@@ -90,7 +92,7 @@ def load_corpus(name: str, n_tokens: int, seed: int = 0) -> tuple[torch.Tensor, 
 
 def batch_indices(seed: int, step: int, n_windows: int, corpus_len: int, seq_len: int) -> torch.Tensor:
     """Window starts of one global step: a pure function of (seed, step)."""
-    g = torch.Generator().manual_seed(int(seed) * 1_000_003 + int(step))
+    g = Streams(seed).torch_generator("batches", int(step))
     return torch.randint(0, corpus_len - seq_len - 1, (n_windows,), generator=g)
 
 

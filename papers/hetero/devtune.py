@@ -21,11 +21,12 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import tempfile
 
 from common import devseeds
 from common.errors import UserError, user_errors_exit
+from common.study import open_run
 
-from .config import get_config
 from .studies import cluster
 
 
@@ -37,7 +38,9 @@ def tolerance_from_dev(errors) -> float:
 def tune_perfmodel(seed: int) -> dict:
     """One development seed of notebook 04 at the quick profile: the simulation's, its control's and the
     speed-blind simulation's largest held-out errors, and the partition claims' mean ratios."""
-    res = cluster.measure(get_config("quick"), seed)
+    with tempfile.TemporaryDirectory(prefix="hetero-devtune-") as tmp:  # the run's work files; the result is the json
+        cfg, run = open_run("hetero", "quick", seed=seed, device="cpu", run_dir=tmp)
+        res = cluster.measure(cfg, run)
     if not res["available"]:
         raise UserError(f"the emulated cluster is not available here ({res['why']}); run as root on Linux")
     m = res["metrics"]

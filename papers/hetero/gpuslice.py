@@ -18,6 +18,8 @@ from dataclasses import replace
 
 import torch
 
+from common.seed import Streams
+
 from .config import variant_steps
 from .model import CONFIGS, LLAMA3_8B, Block, Decoder, flops_per_token, lm_loss, rope_tables
 from .perfmodel import pipeline_time
@@ -66,7 +68,7 @@ def stage_times(cfg, device: str, repeats: int = 5) -> dict:
     dev = torch.device(device)
     mcfg = CONFIGS[cfg.model]
     full = Decoder(mcfg, seed=0)
-    gen = torch.Generator().manual_seed(0)
+    gen = Streams(0).torch_generator("gpu-slice", "tokens")
     tokens = torch.randint(0, mcfg.vocab, (int(cfg.micro_size), mcfg.seq_len + 1), generator=gen).to(dev)
     act = (int(cfg.micro_size), mcfg.seq_len, mcfg.d_model)
     out: dict = {"forward": [], "backward": [], "optimizer": []}
@@ -110,10 +112,12 @@ def layer_throughput(device: str, dry_run: bool, repeats: int = 5) -> dict:
     dev = torch.device(device)
     cfg = LLAMA3_8B if not dry_run else replace(LLAMA3_8B, d_model=128, n_heads=4, n_kv_heads=2, d_ff=256, seq_len=64)
     dtype = torch.bfloat16 if dev.type == "cuda" else torch.float32
-    with torch.device(dev):
+    streams = Streams(0).child("gpu-slice", "layer")   # timing only: fixed weights and input
+    with torch.device(dev), streams.torch_global("init"):
         blk = Block(cfg).to(dtype)
     cos, sin = (t.to(dtype) for t in rope_tables(cfg, device=dev))
-    x = torch.randn(1, cfg.seq_len, cfg.d_model, device=dev, dtype=dtype, requires_grad=True)
+    x = torch.randn(1, cfg.seq_len, cfg.d_model, device=dev, dtype=dtype, requires_grad=True,
+                    generator=streams.torch_generator("input", device=dev))
 
     def step():
         blk(x, cos, sin).float().pow(2).mean().backward()

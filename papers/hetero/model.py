@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from common.seed import Streams
+
 
 @dataclass(frozen=True)
 class ModelConfig:
@@ -149,9 +151,7 @@ class Decoder(nn.Module):
     def __init__(self, cfg: ModelConfig, seed: int = 0):
         super().__init__()
         self.cfg = cfg
-        gen = torch.random.fork_rng()
-        with gen:
-            torch.manual_seed(seed)
+        with Streams(seed).torch_global("decoder-init"):  # the global generator forked, seeded from the stream
             self.embed = nn.Embedding(cfg.vocab, cfg.d_model)
             self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
             self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)

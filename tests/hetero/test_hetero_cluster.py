@@ -78,7 +78,7 @@ def test_cluster_job_errors_are_one_line(kw, match):
 
 def test_without_privileges_one_line_names_the_claims_and_they_are_not_run(monkeypatch, capsys):
     monkeypatch.setattr(netcluster, "available", lambda refresh=False: (False, "no CAP_NET_ADMIN"))
-    res = cluster_study.measure(SimpleNamespace(), 0)
+    res = cluster_study.measure(SimpleNamespace(), SimpleNamespace())  # refused before the run is touched
     out = capsys.readouterr().out.strip().splitlines()
     assert out == [f"notice: cluster claims {', '.join(cluster_study.CLUSTER_CLAIMS)} cannot be tested here: no CAP_NET_ADMIN"]
     claims = {c.id: c for c in load_claims(paths.REPO / "papers" / "hetero" / "claims.yaml")}
@@ -89,9 +89,11 @@ def test_without_privileges_one_line_names_the_claims_and_they_are_not_run(monke
 
 @needs_netns
 def test_cluster_measurements_end_to_end_at_smoke(tmp_path):
-    from papers.hetero.config import get_config
+    from common.study import measure, open_run
 
-    res = cluster_study.measure(get_config("smoke"), 0, workdir=tmp_path)
+    cfg, run = open_run("hetero", "smoke", seed=0, device="cpu", run_dir=tmp_path)
+    res = measure("hetero", "cluster", cfg, run)
+    assert (tmp_path / "work" / "cluster" / "netcluster.json").exists()  # the work files under the run's folder
     m = res["metrics"]
     assert m["netcluster_available"] == 1 and m["cluster_dd_staged_bytes"] == 0
     # the staged control posts host buffers both ways on both ranks: 2 payloads posted + 2 copied per payload

@@ -13,9 +13,9 @@ import torch
 from common.claims import evaluate, load_claims
 from common.errors import UserError
 from common.paths import REPO
+from common.study import run_all
 from papers.hetero.config import get_config, preflight
 from papers.hetero.launch import emulation_device
-from papers.hetero.studies import audit, cluster, correctness, projection, throughput
 
 MiB = 1 << 20
 TINY = dict(  # the full profile's counts cut to seconds; processes, links, controls, model and schedule stay full's
@@ -53,12 +53,9 @@ def test_full_profile_runs_every_notebooks_code_at_tiny_sizes(device, tmp_path):
     preflight(cfg)
     assert emulation_device(device) == "cpu"  # the manifest's device: the emulation computes on the CPU
     torch.set_num_threads(1)  # the parent's reference runs: one thread, as the notebooks' kernels on 2 cores
-    seed, metrics = 0, {}
-    metrics.update(correctness.measure(cfg, seed, workdir=tmp_path / "c")["metrics"])         # notebook 01
-    metrics.update(throughput.measure(cfg, seed, workdir=tmp_path / "t", repeats=1)["metrics"])  # notebook 02
-    metrics.update(audit.measure(cfg)["metrics"])                                                # notebook 03
-    metrics.update(cluster.measure(cfg, seed, workdir=tmp_path / "k")["metrics"])             # notebook 04
-    metrics.update(projection.measure(cfg)["metrics"])                                          # notebook 05
+    outs = run_all("hetero", "full", tmp_path, seed=0, device="cpu", overrides=TINY)  # the five notebooks' studies
+    assert list(outs) == ["correctness", "throughput", "audit", "cluster", "projection"]
+    metrics = {k: v for out in outs.values() for k, v in out["metrics"].items()}
     claims = [c for c in load_claims(REPO / "papers" / "hetero" / "claims.yaml") if "full" in c.profiles]
     assert {c.id for c in claims} >= {"cpu-forward-multichannel-not-slower", "audit-plan-no-violation"}
     table = evaluate(claims, metrics, "full").set_index("id")

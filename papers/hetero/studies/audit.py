@@ -13,8 +13,9 @@ from ..topology import build_topology, expand_vendors
 AUDIT_CASES = {"nv,amd": 2, "nv:2,amd:2": 2, "nv,nv,amd,amd/4 stages": 4, "nv:8,amd:8": 2, "amd:4,nv:4": 2, "nv:4": 2}
 
 
-def measure(cfg) -> dict:
-    """Notebook 03: the plan under the rule and under the naive control. {"metrics", "matrix", "naive"}."""
+def measure(cfg, run) -> dict:
+    """Notebook 03: the plan under the rule and under the naive control (`run` unused: the plan draws nothing and
+    writes no file). {"metrics", "matrix", "naive"}."""
     mat, naive = audit_matrix(cfg), audit_matrix(cfg, rule=naive_backend)
     return {"metrics": audit_metrics(mat, naive), "matrix": mat, "naive": naive}
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from common import netcluster
 
@@ -32,9 +30,9 @@ CLUSTER_CLAIMS = ("cluster-multi-nic-scales", "cluster-device-direct-beats-stagi
                   "device-direct-throughput")
 
 
-def measure(cfg, seed: int, workdir=None) -> dict:
+def measure(cfg, run) -> dict:
     """The emulated-cluster claims in one launch of 2 ranks, one per network namespace (node), 2 shaped
-    NICs each. Without the privileges (or tools) one line names the claims that cannot be tested and
+    NICs each (the ranks seeded from the run's stream "cluster", their files under run.dir). Without the privileges (or tools) one line names the claims that cannot be tested and
     why, and `netcluster_available` = 0 marks them not run."""
     ok, why = netcluster.available()
     if not ok:
@@ -54,13 +52,14 @@ def measure(cfg, seed: int, workdir=None) -> dict:
         {"name": "fit", "links": ["direct"], "sizes": sorted({act, 256 * 1024, size}), "windows": 2},
     ]
     variants = cb.speed_variants(float(cfg.cluster_rho), copy_rate)
-    job = job_for(cfg, mode="cluster", vendors="nv,amd", links=["direct"], partition=[4, 2], nics=2, seed=seed,
+    job = job_for(cfg, mode="cluster", vendors="nv,amd", links=["direct"], partition=[4, 2], nics=2,
+                  seed=run.streams.seed_for("cluster"),
                   n_micro=int(cfg.cluster_n_micro),
                   p2p_phases=phases, speed_variants=variants, layer_ms=float(cfg.cluster_layer_ms),
                   head_layers=float(cfg.cluster_head_layers), windows=int(cfg.cluster_windows),
                   window_steps=int(cfg.cluster_window_steps), warmup_steps=int(cfg.cluster_warmup),
                   p2p_iters=int(cfg.cluster_p2p_iters), pin_cores=True, steps=1)
-    work = Path(workdir or tempfile.mkdtemp(prefix="hetero-cluster-"))
+    work = run.dir / "work" / "cluster"
     t0 = time.perf_counter()
     ranks = launch(job, 2, workdir=work, deadline_s=600.0,
                    cluster={"rate": cfg.cluster_rate, "delay": cfg.cluster_delay})

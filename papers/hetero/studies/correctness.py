@@ -35,10 +35,12 @@ CONTROL_KINDS = ("cpu_forward_bf16", "device_direct_staged", "cpu_forward_reasse
 STABILITY_HEAD, STABILITY_TAIL = 5, 20  # steps averaged at the start and at the end
 
 
-def measure(cfg, seed: int, workdir=None) -> dict:
-    """Notebook 01: the link comparison and the stability run. {"metrics", "correctness", "stability"}."""
-    corr = correctness(cfg, seed, workdir=None if workdir is None else Path(workdir) / "correctness")
-    stab = stability(cfg, seed, workdir=None if workdir is None else Path(workdir) / "stability")
+def measure(cfg, run) -> dict:
+    """Notebook 01: the link comparison and the stability run, their ranks (and the single-process runs beside them)
+    seeded from the run's streams "correctness" and "stability", their files under run.dir.
+    {"metrics", "correctness", "stability"}."""
+    corr = correctness(cfg, run.streams.seed_for("correctness"), workdir=run.dir / "work" / "correctness")
+    stab = stability(cfg, run.streams.seed_for("stability"), workdir=run.dir / "work" / "stability")
     return {"metrics": {**corr["metrics"], **stab["metrics"]}, "correctness": corr, "stability": stab}
 
 

@@ -16,9 +16,10 @@ RHO_SCAN = [round(0.85 + 0.0025 * i, 4) for i in range(61)]   # the speeds scann
 PAPER_RANGES = (("in_paper_range", lambda r: 0.94 <= r["vs_nv"] <= 0.98), ("above_amd", lambda r: r["vs_amd"] >= 1.0))
 
 
-def measure(cfg) -> dict:
+def measure(cfg, run) -> dict:
     """Notebook 05: the projections, their sensitivity to the assumed AMD/NVIDIA speed, and the speeds for
-    which they land in the paper's ranges. {"metrics", "projections", "sensitivity"}."""
+    which they land in the paper's ranges (`run` unused: arithmetic from assumed inputs, no draw, no file).
+    {"metrics", "projections", "sensitivity"}."""
     res = {m: perfmodel.project(m) for m in cfg.projection_models}
     sens = {m: perfmodel.sensitivity(m, SENSITIVITY) for m in cfg.projection_models}
     metrics = projection_metrics(res)

@@ -26,11 +26,15 @@ from ..launch import launch, run_deadline
 from ..model import CONFIGS, Decoder, lm_loss
 
 
-def measure(cfg, seed: int, workdir=None, repeats: int = 5) -> dict:
-    """Notebook 02: the links benchmark, then the CPU calibration of the performance model.
-    {"metrics", "throughput", "p2p", "calibration"}."""
-    bench = links_benchmark(cfg, seed, workdir=workdir)
-    cal = calibration_metrics(calibrate_cpu(cfg, bench["p2p"]["fit"], repeats=repeats), bench["throughput"])
+CALIBRATION_REPEATS = 5  # timed repeats of the CPU calibration (the best is kept)
+
+
+def measure(cfg, run) -> dict:
+    """Notebook 02: the links benchmark (its ranks seeded from the run's stream "throughput", its files under
+    run.dir), then the CPU calibration of the performance model. {"metrics", "throughput", "p2p", "calibration"}."""
+    bench = links_benchmark(cfg, run.streams.seed_for("throughput"), workdir=run.dir / "work" / "throughput")
+    cal = calibration_metrics(calibrate_cpu(cfg, bench["p2p"]["fit"], run.streams.child("calibration"), CALIBRATION_REPEATS),
+                              bench["throughput"])
     return {"metrics": {**bench["metrics"], **{"calib_" + k: v for k, v in cal.items()}},
             "throughput": bench["throughput"], "p2p": bench["p2p"], "calibration": cal}
 
@@ -83,13 +87,14 @@ def p2p_summary(sizes, r0: dict) -> dict:
     return {"metrics": m, "gbps": gbps, "one_way": one_way, "fit": fit}
 
 
-def calibrate_cpu(cfg, p2p_fit: tuple[float, float], repeats: int = 5) -> dict:
+def calibrate_cpu(cfg, p2p_fit: tuple[float, float], streams, repeats: int = 5) -> dict:
     """Per-layer forward+backward time of the tiny model on one thread, and the same performance
     model's prediction of the emulated step time (`perfmodel.step_time`, the closed-form 1F1B step:
-    sum of stages + (M - 1) x slowest + 2 (S - 1 + M - 1) c) with the measured p2p alpha/beta."""
+    sum of stages + (M - 1) x slowest + 2 (S - 1 + M - 1) c) with the measured p2p alpha/beta. The model,
+    tokens and activations are drawn from `streams` (`common.seed.Streams`)."""
     mcfg = CONFIGS[cfg.model]
-    model = Decoder(mcfg, seed=0)
-    x = torch.randint(0, mcfg.vocab, (cfg.micro_size, mcfg.seq_len))
+    model = Decoder(mcfg, seed=streams.seed_for("model"))
+    x = torch.randint(0, mcfg.vocab, (cfg.micro_size, mcfg.seq_len), generator=streams.torch_generator("tokens"))
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -101,7 +106,8 @@ def calibrate_cpu(cfg, p2p_fit: tuple[float, float], repeats: int = 5) -> dict:
                 best = min(best, time.perf_counter() - t0)
             return best
 
-        h = torch.randn(cfg.micro_size, mcfg.seq_len, mcfg.d_model, requires_grad=True)
+        h = torch.randn(cfg.micro_size, mcfg.seq_len, mcfg.d_model, requires_grad=True,
+                        generator=streams.torch_generator("activations"))
         layer = model.layers[0]
         t_layer = timed(lambda: layer(h, model.cos, model.sin).sum().backward())
         t_head = timed(lambda: lm_loss(model.head(model.norm(h)), x).backward())
