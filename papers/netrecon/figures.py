@@ -192,8 +192,10 @@ def quiescent(res, delta: float = 0.3):
 def data_size(res):
     fig, axes = _panels(2)
     for r in res["data_size"]:
-        axes[0].loglog(r["P"], r["d_W"], "o-", label=f"network {r['seed']}")
-        axes[1].semilogx(r["d_W"], np.nanmean(r["T_pd"], axis=1), "o-", label=rf"$\lambda$ = {r['lam']:.3f}")
+        axes[0].loglog(r["P"], r["d_W"], "o-", label=f"network {r['net']}")
+        T = r["T_pd"]                      # (size, state), NaN where the run ended before the horizon
+        Tm = np.array([np.mean(t[np.isfinite(t)]) if np.isfinite(t).any() else np.nan for t in T])
+        axes[1].semilogx(r["d_W"], Tm, "o-", label=rf"$\lambda$ = {r['lam']:.3f}")
     axes[0].set(xlabel="number of samples P", ylabel="$d_W$ (ridge, noisy data)")
     axes[1].invert_xaxis()
     axes[1].set(xlabel="$d_W$", ylabel="$T_{pd}$")

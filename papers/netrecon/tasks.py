@@ -131,7 +131,7 @@ def horizon_task(N: int, g: float, streams: Streams, etas: list, n_x0: int, t_bu
     eps = np.stack([predict.one_step_error(J, JS[i], x0, dt) for i in range(len(etas))])
     phi2_each = np.mean(np.tanh(x0) ** 2, axis=1)
     x2_each = np.mean(x0**2, axis=1)          # <x^2> per state: the linearised law's phi(x) = x
-    out = {"x2_each": x2_each, "N": N, "g": g, "net": net_index(streams), "etas": etas, "t": res["t"], "D_mean": np.nanmean(res["D"], axis=2),
+    out = {"x2_each": x2_each, "N": N, "g": g, "net": net_index(streams), "etas": etas, "t": res["t"], "D_mean": res["D"].mean(axis=2),
            "eps": eps.mean(axis=1), "eps_each": eps, "phi2": float(phi2_each.mean()), "phi2_each": phi2_each, "r": [recon.pearson_r(W, J) for W in JS],
            "d_W": [recon.d_W(W, J) for W in JS]}
     if g > 1:
