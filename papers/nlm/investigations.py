@@ -183,7 +183,8 @@ def investigate_precision(seed: int) -> dict:
 RELATIVE_CLAIMS = ("memorization-small-p", "memorization-small-p-from-noise", "transition-in-range", "memorization-falls-with-p")
 RELATIVE_KEYS = ("mem_acc_small_p_pcd", "mem_acc_small_p_heldout", "mem_gap_small_p_heldout_split", "mem_gap_small_p_heldout_split_se",
                  "p_star_pcd_inside", "p_star_heldout_inside", "rel_acc_mean_small_p_pcd", "rel_acc_mean_large_p_pcd",
-                 "mem_small_p", "mem_large_p", "mem_spearman", "mem_spearman_heldout")
+                 "mem_small_p", "mem_large_p", "mem_spearman", "mem_spearman_heldout", "cross_margin_rel_pcd", "cross_margin_rel_pcd_se",
+                 "cross_margin_rel_heldout_split", "cross_margin_rel_heldout_split_se")
 
 
 def investigate_relative(seed: int) -> dict:
