@@ -9,7 +9,7 @@ Why the pool is kept: the runner executes a paper's notebooks of one seed in one
 03 and 04 each spread their runs over the cores. A fresh spawned pool costs every call about 4.5 s of wall time
 (two workers importing torch and compiling the sampler's kernels: 2.3-2.5 s of imports and 0.6 s for the first
 Langevin call each, measured on the 2-core Xeon under load). Kept in the module, the second and third calls of
-a seed reuse the workers: the same numbers, two start-ups fewer.
+a seed reuse the workers: the same numbers, two start-ups fewer. Notebook 04, the last to spread, joins them.
 """
 from __future__ import annotations
 
@@ -44,12 +44,14 @@ def pool(workers: int) -> ProcessPoolExecutor:
     return _POOLS[workers]
 
 
-def spread(fn, tasks: list, desc: str | None = None) -> list:
+def spread(fn, tasks: list, desc: str | None = None, keep: bool = True) -> list:
     """[fn(**task) for task in tasks] on the machine's cores, results in task order, the numbers `pmap`'s (each task
     owns its generators). With one worker, or a Dask cluster configured (`$REPRO_CLUSTER`), it is `pmap` itself;
     otherwise the tasks go to the module's kept pool (`pool`). A kernel whose namespace was reset (`%reset -f`, as
     the runner's shared kernel does between notebooks) has lost `__main__.__spec__`, which multiprocessing's spawn
-    reads: it is put back as None (what a script run by path has), so the workers start."""
+    reads: it is put back as None (what a script run by path has), so the workers start. `keep=False` (the last
+    notebook of a seed that spreads, 04) joins the workers after its tasks: the runner ends its kernel with a kill,
+    which would leave kept workers unwaited and their CPU time out of the run's `cores_used`."""
     main = sys.modules.get("__main__")
     if main is not None and not hasattr(main, "__spec__"):
         main.__spec__ = None
@@ -57,7 +59,12 @@ def spread(fn, tasks: list, desc: str | None = None) -> list:
     w = n_workers(len(tasks))
     if w == 1 or os.environ.get("REPRO_CLUSTER", "").strip():
         return pmap(fn, tasks, desc=desc)
-    ex = pool(n_workers(os.cpu_count() or 1))
+    size = n_workers(os.cpu_count() or 1)
+    ex = pool(size)
     with single_thread_env():                      # the workers start (lazily, at a submit) with one BLAS thread
         futures = [ex.submit(fn, **t) for t in tasks]
-    return [f.result() for f in progress(futures, total=len(futures), desc=desc)]
+    try:
+        return [f.result() for f in progress(futures, total=len(futures), desc=desc)]
+    finally:
+        if not keep:
+            _POOLS.pop(size).shutdown(wait=True)

@@ -19,6 +19,9 @@ def test_spread_returns_the_tasks_results_in_order_and_keeps_its_workers(monkeyp
     assert len(pids) == 2
     assert workers.spread(binomial_se, tasks[::-1]) == first[::-1]
     assert set(ex._processes) == pids                      # the same two processes: no new start-up
+    procs = list(ex._processes.values())
+    assert workers.spread(binomial_se, tasks, keep=False) == first   # the last call joins its workers (their CPU counted)
+    assert 2 not in workers._POOLS and all(p.exitcode is not None for p in procs)
 
 
 def test_one_worker_runs_in_process(monkeypatch):

@@ -201,7 +201,7 @@ def measure(cfg, run) -> dict:
     device = str(compute_device(run.device))
     tasks = [dict(cfg=cfg, streams=run.streams, r=r, run_dir=run.dir, device=device) for r in range(int(cfg.explore_models))]
     parallel = device == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
-    out = spread(explored_model, tasks, desc="explored models") if parallel else [explored_model(**t) for t in tasks]
+    out = spread(explored_model, tasks, desc="explored models", keep=False) if parallel else [explored_model(**t) for t in tasks]
     runs = [explore_result(cfg, {**o["model"], "data": encoding.load(cfg.dataset, cfg.n_test,
                                                                      model_streams(run.streams, r).rng("training list", cfg.dataset))},
                            o["tasks"], o["states"]) for r, o in enumerate(out)]   # main_model's data, loaded here
