@@ -15,6 +15,8 @@ DEVICE  ?=
 SEEDS   ?=
 # Datasets for `make data`: fashion_mnist mnist cifar10 imagenet (data/README.md), e.g. DATASETS="mnist cifar10"
 DATASETS ?= fashion_mnist
+# Papers at once in `make reproduce` (`reproduce all --jobs`): a paper whose numbers are timings runs alone after them
+JOBS    ?= 1
 # Test processes (pytest-xdist, one notebook or test file per process at a time): the cores, at most 4
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 RUNFLAGS = --profile $(PROFILE) $(foreach p,$(P),-p '$(p)') $(if $(DEVICE),--device $(DEVICE)) $(if $(SEEDS),--seeds $(SEEDS))
@@ -50,7 +52,7 @@ data: $(STAMP) ## the DATASETS (default fashion_mnist; e.g. DATASETS="mnist cifa
 
 reproduce: $(STAMP) ## data, every paper at PROFILE (default quick), then the report
 	@$(PY) -m common.download || echo "continuing without Fashion-MNIST: papers that need it will say so"
-	@$(PY) -m common.reproduce all $(RUNFLAGS); status=$$?; \
+	@$(PY) -m common.reproduce all $(RUNFLAGS) --jobs $(JOBS); status=$$?; \
 	if [ $$status -le 1 ]; then $(REPORT); fi; exit $$status
 
 ## reproduce-<id> one paper (data first), then the report: make reproduce-<id> [PROFILE=...] [P="k=v ..."] [SEEDS=...]
@@ -88,7 +90,7 @@ device-check: ## on a GPU machine (8 min of steps): every paper's smoke on the G
 	@$(if $(IMPORT),$(PY) benchmarks/device_check.py --import $(IMPORT),bash benchmarks/device_check.sh $(if $(DRY),--dry-run))
 
 budget: $(STAMP) ## time the set-up and `make reproduce` end to end (temporary venv and results folder) against the front-door goal (20 min on a 2-core machine without AVX-512; elsewhere through benchmarks/speed_vs_zen3.py): results/bench/reproduce.json
-	$(PY) benchmarks/reproduce_budget.py
+	$(PY) benchmarks/reproduce_budget.py --jobs $(JOBS)
 
 lab: $(STAMP) ## JupyterLab on the venv's kernel
 	$(VENV)/bin/jupyter lab notebooks

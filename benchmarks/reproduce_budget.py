@@ -35,8 +35,11 @@ from common.paths import REPO, results_root  # noqa: E402
 
 GOAL_ZEN3_S = 1200.0   # the front door: set-up included, on a 2-core machine without AVX-512
 
-STEPS = (("data", ["-m", "common.download"]), ("papers", ["-m", "common.reproduce", "all", "--profile", "quick"]),
-         ("report", ["-m", "common.report"]))
+def steps(jobs: int) -> tuple:
+    """The steps of `make reproduce` (JOBS=`jobs`)."""
+    return (("data", ["-m", "common.download"]),
+            ("papers", ["-m", "common.reproduce", "all", "--profile", "quick", "--jobs", str(jobs)]),
+            ("report", ["-m", "common.report"]))
 
 
 def summarize(results: Path, step_s: dict, budget_s: float, profile: str = "quick") -> dict:
@@ -96,6 +99,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python benchmarks/reproduce_budget.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", metavar="DIR", help="results folder to run into and keep (must not exist)")
     ap.add_argument("--budget-min", type=float, default=30.0, help="the budget in minutes (default 30)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
+                    help="papers at once, as `make reproduce JOBS=N` (default $JOBS, else 1)")
     ap.add_argument("--no-setup", action="store_true", help="do not time the set-up (a fresh venv with the pinned requirements)")
     args = ap.parse_args(argv)
     if args.keep and Path(args.keep).exists():
@@ -109,7 +114,7 @@ def main(argv=None) -> int:
     try:
         if not args.no_setup:
             step_s["setup"] = round(time_setup(), 2)
-        for name, cmd in STEPS:
+        for name, cmd in steps(args.jobs):
             t0 = time.perf_counter()
             codes[name] = subprocess.run([sys.executable, *cmd], env=env).returncode
             step_s[name] = round(time.perf_counter() - t0, 2)
@@ -117,7 +122,7 @@ def main(argv=None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    res |= {"exit_codes": codes, "load_average_before": load_before, "load_average_after": list(os.getloadavg()),
+    res |= {"jobs": args.jobs, "exit_codes": codes, "load_average_before": load_before, "load_average_after": list(os.getloadavg()),
             "cpu_count": os.cpu_count()}
     res |= goal(res["total_s"], machine(), read_json(results_root() / "bench" / "speed_vs_zen3.json", default=None))
     write_benchmark("reproduce", res)

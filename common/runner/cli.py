@@ -18,10 +18,11 @@ from ..devseeds import FIRST as DEV_FIRST
 from ..errors import UserError, user_errors_exit
 from ..profiles import PROFILE_NAMES
 from . import registry
+from .concurrent import run_concurrent
 from .fanout import run_fanout
 from .judge import print_table, rejudge
 from .local import run_papers
-from .params import check_params, check_seeds, check_values, parse_params, preflight
+from .params import accepted_names, check_params, check_seeds, check_values, parse_params, preflight
 from .staging import check_writable
 
 DESCRIPTION = "Run a paper's notebooks headlessly and judge its claims."
@@ -45,6 +46,9 @@ def parser(papers: list[str]) -> argparse.ArgumentParser:
     ap.add_argument("--development", action="store_true",
                     help="a development run (seeds >= 100 only), written under <results>/development/ apart from the "
                          "reported runs; `python -m common.decidability <id>` checks its claims before they are frozen")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="with all: up to N papers at once, each in its own runner process (a paper whose numbers are "
+                         "timings runs alone after them); every number but a timing is the same as with 1 (default 1)")
     ap.add_argument("--rejudge", action="store_true",
                     help="judge the complete run again with the current claims.yaml, from its metrics; runs no notebook")
     return ap
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.results:
             os.environ["REPRO_RESULTS"] = str(Path(args.results).resolve())  # the kernels inherit it
         check_choice(args.paper, args.profile, papers)
+        if args.jobs < 1:
+            raise UserError(f"--jobs must be at least 1, got {args.jobs}")
         if args.development:
             development_results(args)
         chosen = papers if args.paper == "all" else [args.paper]
@@ -98,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
             set_kernel_env(args.profile)
             if client is not None and (len(chosen) > 1 or len(args.seeds or []) > 1):
                 return run_fanout(client, chosen, args, params, declared)
+            if args.jobs > 1 and len(chosen) > 1:
+                accepts = {p: accepted_names(p, nbs) for p, nbs in declared.items()}
+                return run_concurrent(chosen, args.profile, sys.argv[1:] if argv is None else list(argv), args.jobs, accepts)
             return run_papers(chosen, args, params, declared)
 
 

@@ -95,17 +95,22 @@ def check_params(papers: list[str], params: dict) -> dict[str, dict[Path, dict]]
     """Per paper, each notebook's parameters; a name no notebook accepts is a UserError. A notebook whose
     parameters cell has `overrides` (the study template) accepts every key of the paper's profiles."""
     declared = {p: {nb: notebook_parameters(nb) for nb in registry.notebooks(p)} for p in papers}
-    names = set().union(*(set(nbp) for per_nb in declared.values() for nbp in per_nb.values()))
-    for p, per_nb in declared.items():     # a notebook with an `overrides` dict takes any key of the profiles
-        if any(OVERRIDES in nbp for nbp in per_nb.values()):
-            names |= set().union(*(set(prof) for prof in registry.config(p).PROFILES.values()))
-    names.discard(OVERRIDES)
+    names = set().union(*(accepted_names(p, per_nb) for p, per_nb in declared.items()))
     for key in params:
         if key in RESERVED:
             raise UserError(f"parameter {key!r} is set by the runner; use {'--profile' if key == 'profile' else '--results DIR'} instead")
         if key not in names:
             raise UserError(f"unknown parameter {key!r} for {', '.join(papers)}; valid: {', '.join(sorted(names - set(RESERVED)))}")
     return declared
+
+
+def accepted_names(paper: str, declared: dict[Path, dict]) -> set[str]:
+    """The `-p` names `paper` takes: its notebooks' parameters (`declared`: notebook -> its parameters), and every
+    key of its profiles where a notebook has an `overrides` dict (the study template)."""
+    names = set().union(*(set(nbp) for nbp in declared.values()))
+    if OVERRIDES in names:
+        names |= set().union(*(set(prof) for prof in registry.config(paper).PROFILES.values()))
+    return names - {OVERRIDES}
 
 
 def check_values(paper: str, profile: str, params: dict, declared: dict[Path, dict]) -> None:

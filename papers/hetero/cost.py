@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from common.costmodel import (H100, CpuPart, Estimate, count_time, make_data, reproduce_command, round3, train_memory_gb)
 
+# `reproduce all --jobs N` (common/runner/concurrent.py) runs this paper after the others, with the machine to itself:
+RUNS_ALONE = ("its claims are timings (step times of the emulated cluster, link throughput, the perfmodel's "
+              "calibration): another paper on the same cores would move them")
+
 
 KERNELS_PER_LAYER = 75   # one decoder layer's forward + backward of one micro-batch, in eager ops (assumed)
 

@@ -67,7 +67,7 @@ def test_count_parameters_of_every_paper_are_checked_by_name(capsys):
     for paper in registry.papers():
         profs = registry.config(paper).PROFILES
         declared = {nb: params.notebook_parameters(nb) for nb in registry.notebooks(paper)}
-        names = set().union(*declared.values())
+        names = params.accepted_names(paper, declared)
         counts = [k for k in sorted(names) if all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool) and p[k] >= 1
                                                   for p in profs.values())]
         if not counts:
