@@ -276,7 +276,8 @@ def cores_line(run_dirs: list[Path]) -> str:
     if not used:
         return ""
     return (f" The runs kept {min(used):.2f}-{max(used):.2f} of the machine's cores busy on average "
-            "(the kernel's and its workers' CPU seconds over the wall seconds).")
+            "(the kernel's and its workers' CPU seconds over the wall seconds; at least that: a worker never waited "
+            "for is not counted).")
 
 
 def main(argv=None) -> int:

@@ -16,7 +16,8 @@ from .staging import StagedRun, locked
 
 def cpu_seconds() -> float:
     """User + system CPU seconds of this process and of its children that have ended (a paper's kernel and its pool
-    workers, once the kernel is shut down): a run's cores in use are its CPU seconds over its wall seconds."""
+    workers, once the kernel is shut down): a run's cores in use are its CPU seconds over its wall seconds. A lower
+    bound: a worker process its parent never waits for (a pool left to die with the kernel) is not counted."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
