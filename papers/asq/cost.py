@@ -15,10 +15,19 @@ QAT_OVERHEAD = 1.5      # fake quantization of weights and activations: extra el
 
 
 def qat_runs(cfg) -> int:
-    """QAT runs per training seed: LSQ and ASQ at every width, then the weight-grid ablation (papers.asq.qat_grid.QATGrid.configs)."""
-    out = {(m, b, "uniform") for b in cfg.bits for m in ("lsq", "asq")}
-    out |= {("asq", cfg.ablation_bits, g) for g in cfg.ablation_grids}
-    return len(out)
+    """QAT runs per training replicate, counted as the study trains them (`papers.asq.qat_grid.QATGrid.configs`):
+    LSQ and ASQ at every width, the scalar-beta null at `sbeta_bits`, the weight-grid ablation."""
+    from types import SimpleNamespace
+
+    from .qat_grid import QATGrid
+
+    return len(QATGrid.configs(SimpleNamespace(cfg=cfg)))
+
+
+def extra_evaluations(cfg) -> int:
+    """Test-set evaluations per training replicate besides each trained model's: the frozen-beta diagnostic at
+    `frozen_bits` and the model before QAT (`ptq_diagnostic`)."""
+    return len([b for b in getattr(cfg, "frozen_bits", []) if b in cfg.bits]) + int(bool(getattr(cfg, "ptq_diagnostic", False)))
 
 
 def estimate(cfg) -> Estimate:
@@ -35,10 +44,11 @@ def estimate(cfg) -> Estimate:
     qat_steps = seeds * runs * cfg.qat_epochs * steps_epoch
     step_flops = 3 * fwd * cfg.batch_size
     sgd_ops = 10
-    evals = seeds * (runs + 3) * n_test * fwd        # accuracy of every model, the PTQ and frozen-beta controls
+    evals = seeds * (runs + 1 + extra_evaluations(cfg)) * n_test * fwd   # every model (float too), the diagnostics
     gpu = [GpuPart("float pre-training", fp_steps * step_flops, ops=fp_steps * (3 * ops + sgd_ops)),
            GpuPart("QAT grid", qat_steps * step_flops * QAT_OVERHEAD, ops=qat_steps * (3 * ops * 3 + sgd_ops)),
-           GpuPart("evaluations", evals, ops=seeds * (runs + 3) * math.ceil(n_test / cfg.eval_batch) * ops)]
+           GpuPart("evaluations", evals, ops=seeds * (runs + 1 + extra_evaluations(cfg))
+                   * math.ceil(n_test / cfg.eval_batch) * ops)]
     # integer LUT inference of the test set, with the right and the wrong LUT; the weight-error search's samples
     cpu = [CpuPart("integer LUT inference on the test set (notebook 03) and the weight-error search", 2 * n_test * fwd
                    + cfg.mse_samples * 64 * 2 * 20, "small_gflops_per_core")]
