@@ -182,7 +182,26 @@ def changed_since(sha: str | None, paper: str, pathspecs: list[str] | None = Non
         return None
     if out.returncode != 0:
         return None
-    return sorted(set(out.stdout.split()))
+    return sorted(f for f in set(out.stdout.split()) if not (f.endswith(".ipynb") and same_code_cells(sha, f)))
+
+
+def same_code_cells(sha: str, notebook: str) -> bool:
+    """Whether the notebook (repository-relative) has the same code cells at revision `sha` as in the working tree
+    (`code_cells`): a notebook whose cell ids, metadata, outputs or markdown alone changed computes the same."""
+    import tempfile
+
+    try:
+        old = _git("show", f"{sha}:{notebook}")
+        if old.returncode != 0 or not (paths.REPO / notebook).exists():
+            return False
+        with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as tmp:
+            tmp.write(old.stdout)
+        try:
+            return code_cells(tmp.name) == code_cells(paths.REPO / notebook)
+        finally:
+            Path(tmp.name).unlink(missing_ok=True)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return False
 
 
 def staleness(manifest: dict, paper: str) -> list[str]:

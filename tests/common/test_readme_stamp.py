@@ -343,3 +343,23 @@ def test_documentation_modules_never_make_a_run_stale():
     assert not numbers_file("papers/acl/cost.py", "acl", common=[])           # the full profile's cost model
     assert not numbers_file("papers/acl/describe.py", "acl", common=[])       # what each profile key means
     assert not numbers_file("papers/acl/devtune.py", "acl", common=[])
+
+
+def test_a_notebook_whose_code_cells_are_unchanged_does_not_make_a_run_stale(tmp_path, monkeypatch):
+    def nb(code: str, cell_id: str = "", markdown: str = "# t") -> str:
+        cell = {"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None}
+        if cell_id:
+            cell["id"] = cell_id
+        return json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": markdown}, cell],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    sha, _ = _repo(tmp_path, ("papers/toy/model.py", "notebooks/toy/01-a.ipynb"),
+                   {"notebooks/toy/01-a.ipynb": nb("x = 1\n%matplotlib inline")})
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(paths, "PAPERS", tmp_path / "papers")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path / "notebooks")
+    path = tmp_path / "notebooks/toy/01-a.ipynb"
+    path.write_text(nb("x = 1\n%matplotlib widget", cell_id="c1", markdown="# other"))   # ids, prose, a magic line
+    assert stamp.changed_since(sha, "toy") == []
+    path.write_text(nb("x = 2", cell_id="c1"))
+    assert stamp.changed_since(sha, "toy") == ["notebooks/toy/01-a.ipynb"]
