@@ -5,7 +5,7 @@ import torch
 
 from common.errors import UserError
 from papers.nlm import denoise, encoding
-from papers.nlm.train import Trainer, TrainConfig, generate
+from papers.nlm.train import STABILITY_EVERY, Trainer, TrainConfig, generate
 
 
 def _data():
@@ -154,10 +154,11 @@ def test_models_at_the_euler_limit_freeze_and_the_rest_learn():
     with torch.no_grad():
         t.J[0] = 4.0 * (1 - torch.eye(6))                     # dt (1 + 20)^2 = 4.4 > 2 would stop the run ...
         t.J[0] *= 0.22                                         # ... dt (1 + 4.4)^2 = 0.29: just under the level
-    t.train(100, show_progress=False)                          # the check at update 100 freezes model 0 if it crossed
+    t.train(100, show_progress=False)                          # the checks (every STABILITY_EVERY updates) leave it
+    assert t.frozen_at == [-1, -1]
     t.J.data[0] *= 1.03                                        # push it over the level
     t.train(100, show_progress=False)
-    assert t.frozen_at[0] == 200 and t.frozen_at[1] == -1
+    assert t.frozen_at[0] == 100 + STABILITY_EVERY and t.frozen_at[1] == -1   # the first check after the push
     J0 = t.J.detach()[0].clone(); J1 = t.J.detach()[1].clone()
     t.train(20, show_progress=False)
     assert torch.equal(t.J.detach()[0], J0) and not torch.equal(t.J.detach()[1], J1)
