@@ -21,7 +21,10 @@ def test_spread_returns_the_tasks_results_in_order_and_keeps_its_workers(monkeyp
     assert set(ex._processes) == pids                      # the same two processes: no new start-up
     procs = list(ex._processes.values())
     assert workers.spread(binomial_se, tasks, keep=False) == first   # the last call joins its workers (their CPU counted)
-    assert 2 not in workers._POOLS and all(p.exitcode is not None for p in procs)
+    assert all(p.exitcode is not None for p in procs)    # joined, not left to die with the kernel
+    fresh = workers.pool(2)                              # and forgotten: the next call starts a new pool
+    assert fresh is not ex
+    assert workers.spread(binomial_se, tasks, keep=False) == first
 
 
 def test_one_worker_runs_in_process(monkeypatch):
