@@ -7,6 +7,11 @@ each paper as `python -m common.reproduce <id> ...` (the same options), up to N 
 its lock, staging, judging, its table, and its exit status; the threads of each process are what a lone run
 uses, so every number but a timing is the same bitwise as with one job at a time.
 
+Measured on a 2-core machine (Intel Xeon 6/167), two papers at once are far slower than one after the other:
+acl and asq each keep 1.9 cores busy alone, and beside each other asq's notebook 01 took 584 s against 39 s alone
+(acl's 434 s against 174 s): threads and pool workers of both contend for two cores. `--jobs` is for a machine with
+cores to spare (at least 2 per paper); `make reproduce` keeps JOBS=1.
+
 A paper whose numbers are timings declares it in its cost model (`papers/<id>/cost.py`,
 `RUNS_ALONE = "why"`): it runs after the others, alone. Ctrl-C or SIGTERM stops every child (each keeps what
 ran as `<profile>-failed/`, as a lone run does).
