@@ -65,13 +65,11 @@ def child_argv(argv: list[str], paper: str, accepts: set[str] | None = None) -> 
         if a.startswith("--jobs="):
             i += 1
             continue
-        for flag in ("--param=", "-p"):
-            if a.startswith(flag) and len(a) > len(flag) and not a.startswith("--") ^ flag.startswith("--"):
-                if accepts is None or a[len(flag):].partition("=")[0].strip() in accepts:
-                    out.append(a)
-                break
-        else:
+        glued = a[len("--param="):] if a.startswith("--param=") else a[2:] if a.startswith("-p") and len(a) > 2 else None
+        if glued is None:
             out.append(paper if a == "all" else a)
+        elif accepts is None or glued.partition("=")[0].strip() in accepts:    # -pkey=value, --param=key=value
+            out.append(a)
         i += 1
     return out
 

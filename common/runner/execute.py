@@ -95,7 +95,7 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
         for nb, own in declared.items():
             injected = {k: v for k, v in params.items() if k in own}
             if OVERRIDES in own:       # the template's dict of profile keys (common/study.py)
-                keys = set().union(*(set(p) for p in registry.config(paper).PROFILES.values()))
+                keys = registry.profile_keys(paper)
                 injected[OVERRIDES] = {k: v for k, v in params.items() if k in keys and k not in own}
             injected.update(profile=profile, run_dir=str(out))
             if device is not None and "device" in own:

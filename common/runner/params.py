@@ -109,7 +109,7 @@ def accepted_names(paper: str, declared: dict[Path, dict]) -> set[str]:
     key of its profiles where a notebook has an `overrides` dict (the study template)."""
     names = set().union(*(set(nbp) for nbp in declared.values()))
     if OVERRIDES in names:
-        names |= set().union(*(set(prof) for prof in registry.config(paper).PROFILES.values()))
+        names |= registry.profile_keys(paper)
     return names - {OVERRIDES}
 
 

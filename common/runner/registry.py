@@ -54,6 +54,11 @@ def config(paper: str) -> ModuleType:
         raise
 
 
+def profile_keys(paper: str) -> set[str]:
+    """Every key of the paper's profiles (what a template notebook's `overrides` may set)."""
+    return set().union(*map(set, config(paper).PROFILES.values()))
+
+
 def profile_params(paper: str, profile: str, params: dict) -> dict:
     """The run parameters that are keys of the paper's profile (what `get_config` takes)."""
     keys = config(paper).PROFILES.get(profile, {})
