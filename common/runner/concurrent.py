@@ -13,12 +13,15 @@ acl and asq each keep 1.9 cores busy alone, and beside each other asq's notebook
 cores to spare (at least 2 per paper); `make reproduce` keeps JOBS=1.
 
 A paper whose numbers are timings declares it in its cost model (`papers/<id>/cost.py`,
-`RUNS_ALONE = "why"`): it runs after the others, alone. Ctrl-C or SIGTERM stops every child (each keeps what
-ran as `<profile>-failed/`, as a lone run does).
+`RUNS_ALONE = "why"`): it runs after the others, alone. Ctrl-C or SIGTERM stops every child: each gets SIGTERM
+and keeps what ran as `<profile>-failed/`, as a lone run does; after `STOP_GRACE_S` seconds whatever is left of the
+child's process group (the child, its notebook kernel, the kernel's pool workers) is killed, so an interrupted
+`--jobs` run leaves no process behind. Each child starts a session of its own for that (`start_new_session`).
 """
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +29,8 @@ import time
 
 from .. import paths
 from ..io import read_json
+
+STOP_GRACE_S = 20.0   # how long a child has to put its run away after SIGTERM before its process group is killed
 
 
 def runs_alone(paper: str) -> str | None:
@@ -92,16 +97,35 @@ def run_concurrent(papers: list[str], profile: str, argv: list[str], jobs: int,
                 while queue and len(running) < width:
                     p = queue.pop(0)
                     cmd = child_argv(argv, p, None if accepts is None else accepts.get(p))
-                    running[p] = subprocess.Popen([sys.executable, "-m", "common.reproduce", *cmd])
+                    running[p] = subprocess.Popen([sys.executable, "-m", "common.reproduce", *cmd],
+                                                  start_new_session=True)
                 for p, proc in list(running.items()):
                     if proc.poll() is not None:
                         codes[p] = proc.returncode
                         del running[p]
                 time.sleep(0.2)
     except BaseException:
-        for proc in running.values():   # each child puts its run away as failed (SIGTERM = Ctrl-C there)
-            proc.send_signal(signal.SIGTERM)
-        for proc in running.values():
-            proc.wait()
+        stop_children(list(running.values()))
         raise
     return 0 if all(c == 0 for c in codes.values()) else 1
+
+
+def stop_children(procs: list[subprocess.Popen], grace: float = STOP_GRACE_S) -> None:
+    """SIGTERM each child (it puts its run away as failed: SIGTERM is Ctrl-C there), wait up to `grace` seconds in
+    all, then SIGKILL what is left of each child's process group: a kernel busy in a long cell, and its pool workers,
+    would otherwise outlive the child and keep the cores busy."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)   # the child's session: its group id is its pid
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()

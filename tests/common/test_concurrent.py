@@ -1,5 +1,11 @@
 """`reproduce all --jobs N` (common/runner/concurrent.py): each paper in its own runner process, up to N at a
 time, the longest first, the papers whose numbers are timings alone after the others."""
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from common.runner import concurrent
@@ -40,7 +46,7 @@ def fake_children(monkeypatch):
     started = []
     codes = {"a": 0, "b": 0, "c": 1, "t": 0}
 
-    def popen(cmd):
+    def popen(cmd, **kwargs):
         paper = cmd[3]
         started.append((paper, list(FakeProc.live)))
         return FakeProc(cmd, codes[paper], ticks=3 if paper == "b" else 1)
@@ -74,3 +80,44 @@ def test_a_child_gets_only_the_parameters_its_paper_takes():
     assert concurrent.child_argv(argv, "acl", {"seed"}) == ["acl", "--param", "seed=1", "--quiet"]
     assert concurrent.child_argv(argv, "diffusion", {"seed", "n_paths", "g"}) == \
         ["diffusion", "-p", "n_paths=5", "--param", "seed=1", "-pg=2", "--param=n_paths=7", "--quiet"]
+
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (a killed orphan waits for init to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_stopping_children_ends_their_whole_process_group(tmp_path):
+    """A child that ignores SIGTERM and has a grandchild (a kernel's pool worker, say) leaves nothing behind."""
+    pids = tmp_path / "pids"
+    script = ("import os, signal, subprocess, sys, time\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+              f"open({str(pids)!r} + '.tmp', 'w').write(f'{{os.getpid()}} {{g.pid}}')\n"
+              f"os.replace({str(pids)!r} + '.tmp', {str(pids)!r})\n"
+              "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not pids.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child, grandchild = map(int, pids.read_text().split())
+    assert child == proc.pid and _alive(grandchild)
+    concurrent.stop_children([proc], grace=0.5)
+    assert proc.returncode == -signal.SIGKILL          # SIGTERM was ignored, so the group was killed
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "the grandchild outlived its stopped parent"
+
+
+def test_a_child_that_obeys_sigterm_ends_without_waiting_for_the_grace():
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    started = time.monotonic()
+    concurrent.stop_children([proc], grace=30)
+    assert proc.returncode == -signal.SIGTERM and time.monotonic() - started < 10
