@@ -86,7 +86,7 @@ bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
 	    || { echo "== $$f: skipped (no CUDA device; benchmarks/device_nlm.sh runs it on a GPU machine)"; continue; };; esac; \
 	  echo "== $$f"; $(PY) $$f; done
 
-device-check: ## on a GPU machine (8 min of steps): every paper's smoke on the GPU, the CUDA tests, timed full-profile slices: results/bench/device_check.json (DRY=1: the same on the CPU; IMPORT=path: bring a device run's summary into results/bench)
+device-check: ## on a GPU machine (8 min of steps): every paper's smoke on the GPU, the CUDA tests, timed full-profile slices: results/bench/device_check.json (DRY=1: the same on the CPU; IMPORT=path: bring a device run's summary, or the folder its OUT came back to, into results/bench for make readme)
 	@$(if $(IMPORT),$(PY) benchmarks/device_check.py --import $(IMPORT),bash benchmarks/device_check.sh $(if $(DRY),--dry-run))
 
 budget: $(STAMP) ## time the set-up and `make reproduce` end to end (temporary venv and results folder) against the front-door goal (20 min on a 2-core machine without AVX-512; elsewhere through benchmarks/speed_vs_zen3.py): results/bench/reproduce.json

@@ -3,7 +3,8 @@
 
     python benchmarks/device_check.py [--device cuda] [--papers acl asq ...] [--out DIR]
     python benchmarks/device_check.py --dry-run        # the same steps on the CPU at smoke sizes (the tests run it)
-    python benchmarks/device_check.py --import PATH    # a device run's summary, brought back, into results/bench/
+    python benchmarks/device_check.py --import PATH    # a device run's summary (or the folder its $OUT came back
+                                                       # to), brought back, into results/bench/ for `make readme`
 
 Steps, most valuable first, none stopping at another's failure (each in its own process group, killed at its
 limit), the summary written after every step, so that a check cut short keeps what it measured:
@@ -51,6 +52,10 @@ NEEDED = ("numpy", "scipy", "pandas", "matplotlib", "seaborn", "sklearn", "yaml"
 # carried as wheels (benchmarks/device_wheels.sh): the notebook stack (CUDA tests that go through the runner
 # use it where present) and acl's metrics; the check runs without them and says what is missing
 WANTED = ("papermill", "nbformat", "nbclient", "jupyter_client", "ipykernel", "prdc")
+# -p overrides of a paper's smoke run in the device check (on the device and on the CPU alike), where the smoke
+# profile itself judges too little for the GPU's verdicts to be compared with the CPU's; the paper's smoke
+# profile is not changed (`smoke_overrides` records them in the summary)
+SMOKE_OVERRIDES: dict[str, dict] = {}
 # papers whose smoke computes on the CPU whatever the device (no GPU memory is expected of them)
 CPU_AT_SMOKE = {"hetero": "its smoke notebooks run the CPU emulation of the ranks whatever the device"}
 # GPU-hours and CPU-hours of a slice, by the keys the slices report them under (first present wins)
@@ -90,7 +95,7 @@ def smoke_judges(paper: str) -> bool:
 # ---- the children: one smoke, one slice (run in their own processes) --------------------------------------
 
 def smoke(paper: str, device: str) -> dict:
-    """Every notebook of `paper` at smoke on `device`, judged; the peak GPU memory it took."""
+    """Every notebook of `paper` at smoke (with `SMOKE_OVERRIDES`) on `device`, judged; the peak GPU memory it took."""
     import torch
 
     from common.claims import NOT_RUN, evaluate, load_claims, summary
@@ -108,7 +113,7 @@ def smoke(paper: str, device: str) -> dict:
         try:   # every study as its notebook runs it (common.study.run_all: open_run, measure(cfg, run), log_metrics)
             from common.study import run_all
 
-            run_all(paper, "smoke", run_dir, seed=0, device=device, done=done)
+            run_all(paper, "smoke", run_dir, seed=0, device=device, overrides=SMOKE_OVERRIDES.get(paper), done=done)
         except Exception as err:  # noqa: BLE001 - recorded, the next paper still runs
             where = f"study {len(done) + 1}" if not done else f"after {done[-1]}"
             out["error"] = f"{where}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:400]
@@ -376,6 +381,8 @@ class Check:
         else:
             row["smoke"] = "pass" if res.get("ok") else "fail"
             row["smoke_error"] = res.get("error", "")
+            if paper in SMOKE_OVERRIDES:
+                row["smoke_overrides"] = SMOKE_OVERRIDES[paper]
             row["smoke_s"] = res.get("seconds", res.get("wall_s"))
             row["smoke_counts"] = res.get("counts")
             row["smoke_judged"] = len(res.get("judged") or [])
@@ -391,14 +398,29 @@ class Check:
                     if not row["gpu_used"]:
                         row["gpu_note"] = "no GPU memory taken: the smoke fell back to the CPU"
         if self.cuda and row.get("cpu_smoke") == "pass" and row.get("smoke") == "pass":
-            judged = row.get("judged") or []
-            differ = sorted(k for k in judged if row["cpu_verdicts"].get(k) != row["gpu_verdicts"].get(k))
-            row["verdicts_compared"] = len(judged)
-            row["verdicts_equal_cpu"], row["verdicts_differ"] = not differ, differ
+            self.compare_verdicts(row)
         self.paper_pass(paper)
         print(f"[device check] smoke {paper} on {on}: {'pass' if res.get('ok') else 'fail ' + res.get('error', '')}"
               + (f", peak GPU memory {res['peak_gpu_mem_gb']:.3g} GB" if res.get("peak_gpu_mem_gb") is not None else ""), flush=True)
         self.write(f"smoke {paper} on {on}")
+
+    @staticmethod
+    def compare_verdicts(row: dict) -> None:
+        """The GPU smoke's verdicts against the CPU's, over the claims either run judged; how many of them the CPU
+        decided (reproduced or not reproduced: an agreement of two inconclusive verdicts says less)."""
+        from common.claims import NOT_REPRODUCED, NOT_RUN, REPRODUCED
+
+        cpu, gpu = row.get("cpu_verdicts") or {}, row.get("gpu_verdicts") or {}
+        judged = sorted({k for k, v in cpu.items() if v != NOT_RUN} | {k for k, v in gpu.items() if v != NOT_RUN})
+        differ = [k for k in judged if cpu.get(k) != gpu.get(k)]
+        row["verdicts_compared"] = len(judged)
+        row["verdicts_decided"] = sum(cpu.get(k) in (REPRODUCED, NOT_REPRODUCED) for k in judged)
+        row["verdicts_differ"] = differ
+        row["verdicts_equal_cpu"] = not differ if judged else None
+        if not judged:
+            row["verdicts_note"] = "neither run judged a claim: nothing compared"
+        elif not row["verdicts_decided"]:
+            row["verdicts_note"] = "every compared verdict is inconclusive on the CPU"
 
     def run(self, jobs: int) -> dict:
         self.t0 = time.perf_counter()
@@ -453,11 +475,39 @@ class Check:
         self.write(f"slice {paper}")
 
 
+LOGS = ("device_check.log", "steps.log", "cuda_tests.log", "wheels.log", "gpu.txt")   # what the check leaves in $OUT
+
+
+def find_summary(path: Path) -> Path:
+    """The device run's summary at `path`: the file itself, or the one `device_check.json` in the folder the run's
+    `$OUT` came back to (searched three levels down); a UserError saying what is there otherwise."""
+    from common.errors import UserError
+
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise UserError(f"{path} does not exist; pass the device_check.json that the device run left in $OUT, or its folder")
+    found = sorted(p for depth in ("", "*/", "*/*/", "*/*/*/") for p in path.glob(f"{depth}device_check.json"))
+    if len(found) != 1:
+        what = "no device_check.json" if not found else f"{len(found)} of them ({', '.join(map(str, found[:3]))})"
+        raise UserError(f"{path} holds {what}; pass the device_check.json of the device run to import")
+    return found[0]
+
+
 def import_summary(path: Path) -> int:
-    """A device run's summary (its `$OUT/device_check.json`) into results/bench/, where `make readme` reads it."""
+    """A device run's summary (its `$OUT/device_check.json`, or the folder `$OUT` came back to) into results/bench/,
+    where `make readme` and the cost table read it; the logs beside it go to results/bench/device_check_logs/."""
+    import shutil
+
     from common import paths
+    from common.errors import UserError
     from common.io import atomic_write_json
 
+    try:
+        path = find_summary(path)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         data = json.loads(path.read_text())
         res = data["results"]
@@ -474,7 +524,13 @@ def import_summary(path: Path) -> int:
                        else "the device machine had no git and no DEVICE_CHECK_REV: revision unknown"}
     dest = paths.results_root() / "bench" / "device_check.json"
     atomic_write_json(dest, data)
-    print(f"wrote {dest}")
+    logs = [p for p in (path.with_name(n) for n in LOGS) if p.is_file()]
+    if logs:
+        (dest.parent / "device_check_logs").mkdir(exist_ok=True)
+        for p in logs:
+            shutil.copyfile(p, dest.parent / "device_check_logs" / p.name)
+    print(f"wrote {dest}" + (f" and {len(logs)} logs in {dest.parent / 'device_check_logs'}" if logs else "")
+          + "; `make readme` shows it")
     return 0
 
 
@@ -487,7 +543,8 @@ def main(argv=None) -> int:
     ap.add_argument("--papers", nargs="*", default=None, help="only these papers (default: every paper)")
     ap.add_argument("--out", default=os.environ.get("OUT"), help="also copy the summary (and logs) here (default $OUT)")
     ap.add_argument("--jobs", type=int, default=None, help="smoke runs side by side (default: half the cores)")
-    ap.add_argument("--import", dest="import_path", metavar="PATH", help="bring a device run's summary into results/bench/")
+    ap.add_argument("--import", dest="import_path", metavar="PATH",
+                    help="bring a device run's summary (device_check.json, or the folder $OUT came back to) into results/bench/")
     ap.add_argument("--answer", help=argparse.SUPPRESS)
     ap.add_argument("--snapshots", help=argparse.SUPPRESS)     # a copy of the summary at every write (the tests)
     args = ap.parse_args(argv)

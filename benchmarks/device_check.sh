@@ -27,6 +27,12 @@ elif ls "$WHEELS"/*.whl >/dev/null 2>&1; then
        >"$OUT/wheels.log" 2>&1; then
     export PYTHONPATH=$SITE:${PYTHONPATH:-} DEVICE_WHEELS_STATUS="installed $n wheels from $WHEELS"
     echo "[device check] installed $n wheels from $WHEELS into $SITE"
+    # installed without their needs (--no-deps): each must import, else a need is missing from the wheels
+    if ! $PY -c "import papermill, nbformat, nbclient, jupyter_client, ipykernel, prdc" >>"$OUT/wheels.log" 2>&1; then
+      export DEVICE_WHEELS_STATUS="failed: the $n wheels installed, but the notebook stack or prdc does not import (see wheels.log)"
+      echo "error: the wheels of $WHEELS installed but do not import ($(tail -n 1 "$OUT/wheels.log")); add the missing" \
+           "package to benchmarks/device_wheels.sh; the check goes on without them, and fails" >&2
+    fi
   else
     export DEVICE_WHEELS_STATUS="failed: pip could not install the wheels of $WHEELS (see wheels.log)"
     echo "error: installing the $n wheels of $WHEELS failed ($(tail -n 1 "$OUT/wheels.log")); see $OUT/wheels.log;" \

@@ -28,9 +28,14 @@ if [ "$got" -ne "${#SPECS[@]}" ]; then
   exit 1
 fi
 mkdir -p "$DEST"
+# never committed: the repository's own .whl/ is ignored here (git's info/exclude); the device call carries it
+if [ "$DEST" = .whl ] && ex=$(git rev-parse --git-path info/exclude 2>/dev/null); then
+  mkdir -p "$(dirname "$ex")"
+  grep -qxF /.whl/ "$ex" 2>/dev/null || echo /.whl/ >>"$ex"
+fi
 for w in "$tmp"/*.whl; do               # one version of each: an older wheel of the same package goes
   name=$(basename "$w" | cut -d- -f1)
   rm -f "$DEST/$name"-*.whl
   mv "$w" "$DEST/"
 done
-echo "$got wheels in $DEST ($(du -sh "$DEST" | cut -f1)); carry $DEST to the GPU machine"
+echo "$got wheels in $DEST ($(du -sh "$DEST" | cut -f1)); carry $DEST to the GPU machine (it is git-ignored: name it in what the call carries)"

@@ -89,8 +89,8 @@ def test_on_the_gpu_the_mmd_control_trains_as_on_the_cpu():
 
 @pytest.mark.cuda
 def test_smoke_run_on_the_gpu_gives_the_cpus_verdicts_and_the_cpus_2d_numbers(tmp_path, monkeypatch, in_process, gpu_peak):
-    """Every claim is 'not run at this scale' at smoke on either device; the 2-D mixtures run on the CPU
-    whatever the device, so their metrics are the CPU's to the bit; the manifest names the GPU."""
+    """The claims the smoke profile judges get the CPU run's verdicts; the 2-D mixtures run on the CPU whatever the
+    device, so their metrics are the CPU's to the bit; the manifest names the GPU."""
     import csv
 
     from common.reproduce import main

@@ -39,14 +39,19 @@ run.log_metrics({"x": x, "s": seed})'''
 
 
 def make_notebook(path: Path, params: str = PARAMS, body: str = BODY) -> None:
-    import nbformat   # here, not at collection: the CUDA tests collect on a GPU image without the notebook stack
+    """A valid nbformat 4.5 notebook (markdown title, tagged parameters cell, body), written as the JSON it is:
+    no nbformat needed, so the toy runs also where the notebook stack is missing (a bare GPU image)."""
+    import json
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    cell = nbformat.v4.new_code_cell(params)
-    cell.metadata["tags"] = ["parameters"]
-    nb.cells = [nbformat.v4.new_markdown_cell("# toy"), cell, nbformat.v4.new_code_cell(body)]
-    nbformat.write(nb, path)
+    def code(i, source, tags=()):
+        return {"id": f"cell-{i}", "cell_type": "code", "metadata": {"tags": list(tags)} if tags else {},
+                "execution_count": None, "source": source, "outputs": []}
+
+    nb = {"nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "cells": [{"id": "cell-0", "cell_type": "markdown", "metadata": {}, "source": "# toy"},
+                    code(1, params, ["parameters"]), code(2, body)]}
+    Path(path).write_text(json.dumps(nb, indent=1) + "\n")
 
 
 def toy_config() -> types.ModuleType:

@@ -4,6 +4,7 @@ reason, the paper's full-profile slice), the summary is written after each step,
 8 minutes a lent machine leaves them; its one-line refusals; the wheels' install failing loudly."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,206 @@ def test_the_stackless_notebook_readers_give_papermills_and_nbformats_answers(st
     for nb in books:
         assert set(names(nb)) == set(notebook_parameters(nb)), nb.name
         assert defaults(nb) == notebook_defaults(nb), nb.name
+
+
+# ---- what a GPU run decides, simulated here: the check's verdict on fake answers of its children ---------
+
+def _gpu_check(tmp_path, monkeypatch, papers=("asq", "hetero")):
+    """A Check as on a GPU machine (device cuda, not a dry run) whose children's answers the test gives."""
+    import time
+
+    dc = load_benchmark("device_check")
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "res"))
+    check = dc.Check("cuda", False, list(papers), tmp_path / "out", None)
+    check.t0 = time.perf_counter()
+    check.s["environment"].update(missing_modules=[], wheels="installed 34 wheels")
+    check.s["cuda_tests"] = {"ok": True}
+    return dc, check
+
+
+def _answer(ok=True, peak=0.2, verdicts=None, error=""):
+    verdicts = verdicts or {"a": "reproduced", "b": "not run at this scale"}
+    return {"ok": ok, "peak_gpu_mem_gb": peak, "verdicts": verdicts, "error": error,
+            "judged": sorted(k for k, v in verdicts.items() if v != "not run at this scale"), "counts": {"total": 1}}
+
+
+def _slice(check, paper, peak=1.5):
+    check.slice_done(paper, {"ok": True, "projected_gpu_hours": 2.0, "cpu_hours": 0.5, "peak_mem_gb": peak}, "")
+
+
+def test_on_a_gpu_a_silent_cpu_fallback_fails_the_paper_and_the_check(tmp_path, monkeypatch):
+    dc, check = _gpu_check(tmp_path, monkeypatch)
+    check.smoke_done("asq@cuda", _answer(peak=0.0), "")                  # ran, but took no GPU memory
+    check.smoke_done("asq@cpu", _answer(peak=None), "")
+    check.smoke_done("hetero@cuda", _answer(peak=0.0), "")              # the CPU by design (CPU_AT_SMOKE)
+    _slice(check, "asq")
+    _slice(check, "hetero")
+    asq, hetero = check.s["papers"]["asq"], check.s["papers"]["hetero"]
+    assert asq["gpu_used"] is False and "fell back to the CPU" in asq["gpu_note"] and asq["pass"] is False
+    assert hetero["gpu_used"] is None and hetero["pass"] is True and "hetero" in dc.CPU_AT_SMOKE
+    assert check.s["all_pass"] is False
+    check.smoke_done("asq@cuda", _answer(peak=0.3), "")                 # the same with GPU memory taken: passes
+    assert asq["gpu_used"] is True and asq["pass"] is True and check.s["all_pass"] is True
+    _slice(check, "asq", peak=0.0)                                       # a slice that never touched the GPU
+    assert asq["slice_gpu_used"] is False and check.s["all_pass"] is False
+    # GPU-hours and CPU-hours apart, the totals too; the summary on disk after each of these steps
+    assert (asq["projected_gpu_hours"], asq["projected_cpu_hours"]) == (2.0, 0.5)
+    assert (check.s["projected_gpu_hours_total"], check.s["projected_cpu_hours_total"]) == (4.0, 1.0)
+    written = json.loads((tmp_path / "out" / "device_check.json").read_text())["results"]
+    assert written["steps"][-1]["step"] == "slice asq" and len(written["steps"]) == check.writes == 7
+
+
+def test_on_a_gpu_a_failed_cpu_reference_and_differing_verdicts_fail_the_paper(tmp_path, monkeypatch):
+    dc, check = _gpu_check(tmp_path, monkeypatch)
+    _slice(check, "asq")
+    check.smoke_done("asq@cuda", _answer(), "")
+    check.smoke_done("asq@cpu", _answer(ok=False, error="study 2: RuntimeError: boom"), "")
+    row = check.s["papers"]["asq"]
+    assert row["cpu_smoke"] == "fail" and row["cpu_smoke_error"].endswith("boom") and row["pass"] is False
+    assert "verdicts_equal_cpu" not in row                               # nothing compared against a failed run
+    check.smoke_done("asq@cpu", _answer(verdicts={"a": "not reproduced", "b": "not run at this scale"}), "")
+    assert row["verdicts_equal_cpu"] is False and row["verdicts_differ"] == ["a"] and row["pass"] is False
+    check.smoke_done("asq@cpu", _answer(), "")
+    assert (row["verdicts_equal_cpu"], row["verdicts_compared"], row["verdicts_decided"], row["pass"]) == (True, 1, 1, True)
+    inconclusive = {"a": "inconclusive at this scale"}
+    check.smoke_done("asq@cuda", _answer(verdicts=inconclusive), "")
+    check.smoke_done("asq@cpu", _answer(verdicts=inconclusive), "")
+    assert row["verdicts_equal_cpu"] is True and row["verdicts_decided"] == 0 and "inconclusive" in row["verdicts_note"]
+
+
+def test_the_gpu_peak_fixture_rejects_a_silent_cpu_fallback(gpu_peak, monkeypatch):
+    """`gpu_peak` (root conftest), which every `cuda` test's no-fallback check uses, on a fake CUDA allocator: code
+    that computed on the CPU does not pass for GPU work, whatever earlier tests allocated or still hold."""
+    import torch
+
+    class Allocator:
+        held = peak = 0
+
+        def take(self, n):
+            self.held += n
+            self.peak = max(self.peak, self.held)
+
+    fake = Allocator()
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda *a, **k: setattr(fake, "peak", fake.held))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda *a, **k: fake.held)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda *a, **k: fake.peak)
+    fake.take(100)
+    fake.take(-60)                               # an earlier test: its peak 100, 40 still held
+    gpu_peak.reset()
+    x = torch.ones(256, 256)
+    assert float((x @ x).sum()) == 256.0 ** 3 and not gpu_peak.grew()   # the answer, on the CPU: no GPU work
+    fake.take(8)
+    fake.take(-8)                                # GPU memory of its own, given back by the end
+    assert gpu_peak.grew()
+
+
+def test_a_device_run_is_imported_from_the_folder_its_out_came_back_to(tmp_path, monkeypatch, capsys):
+    dc = load_benchmark("device_check")
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "res"))
+    back = tmp_path / "files_at" / "out"
+    back.mkdir(parents=True)
+    (back / "device_check.json").write_text(json.dumps(
+        {"name": "device_check", "git": {"sha": None}, "results": {"dry_run": False, "device": "cuda", "revision": "abc123",
+                                                                   "papers": {"nlm": {}}}}))
+    (back / "cuda_tests.log").write_text("26 passed")
+    assert dc.main(["--import", str(tmp_path / "files_at")]) == 0
+    bench = tmp_path / "res" / "bench"
+    data = json.loads((bench / "device_check.json").read_text())
+    assert data["results"]["device"] == "cuda" and data["git"]["sha"] == "abc123"   # DEVICE_CHECK_REV's revision
+    assert (bench / "device_check_logs" / "cuda_tests.log").read_text() == "26 passed"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert dc.main(["--import", str(empty)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {empty} holds no device_check.json") and "\n" not in err
+
+
+def test_the_smoke_overrides_are_keys_of_the_papers_smoke_profile():
+    from common.study import get_config
+
+    dc = load_benchmark("device_check")
+    for paper, overrides in dc.SMOKE_OVERRIDES.items():
+        assert paper in dc.papers() and overrides and dc.smoke_judges(paper)
+        cfg = get_config(paper, "smoke", **overrides)                    # checked against the paper's BOUNDS
+        assert all(getattr(cfg, k) == v for k, v in overrides.items())
+
+
+# ---- the runner path of the `cuda` tests, without the notebook stack -----------------------------------------
+
+def test_a_run_through_the_runner_in_process_gives_its_verdicts(toy_repo, in_process, capsys):
+    """What the `cuda` tests that run a paper through `common.reproduce` do (`in_process`); run again below in a
+    process where the notebook stack cannot be imported, as on a bare GPU image."""
+    import csv
+
+    from common import reproduce
+
+    assert reproduce.main(["toy", "--profile", "smoke", "--quiet", "--device", "cpu"]) == 0, capsys.readouterr().err[-2000:]
+    with open(toy_repo / "results" / "toy" / "smoke" / "claims.csv") as f:
+        verdicts = {r["id"]: r["verdict"] for r in csv.DictReader(f)}
+    assert verdicts["c-pass"] == "reproduced" and verdicts["c-fail"] == "not reproduced"
+    assert [name for name, _ in in_process] == ["01-toy.ipynb"]
+
+
+def test_the_runner_path_of_the_cuda_tests_needs_no_notebook_stack(tmp_path):
+    shim = tmp_path / "shim"
+    env = _env(tmp_path / "res", shim)
+    probe = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('nbformat'), u.find_spec('papermill'))"],
+                           env=env, capture_output=True, text=True)
+    assert probe.stdout.split() == ["None", "None"]
+    test = f"{Path(__file__).relative_to(paths.REPO)}::test_a_run_through_the_runner_in_process_gives_its_verdicts"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:nbval", "-p", "no:cacheprovider", "-n", "0", test],
+                         env=env, capture_output=True, text=True, timeout=120, cwd=paths.REPO)
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+# ---- every `cuda` test checks that the GPU did the work ------------------------------------------------------
+
+# a check that the work ran on the GPU: GPU memory taken since a reset, or a tensor's / module's / run's device
+ON_GPU = re.compile(r"""\.grew\(\)|\.device\.type\s*==\s*(['"]cuda['"]|torch\.device\()|==\s*\{['"]cuda['"]\}"""
+                    r"""|\.startswith\(['"]cuda['"]\)|['"]cuda['"] in json\.dumps|\[['"]cuda:0['"], ['"]cuda:1['"]\]""")
+# `cuda` tests that rightly check no GPU work: what they check instead
+NO_GPU_WORK = {
+    "test_on_a_gpu_machine_the_smoke_notebooks_run_the_emulation_and_record_the_cpu":
+        "hetero's smoke is the CPU emulation by design (device_check.CPU_AT_SMOKE): on a GPU machine its manifest must "
+        "say the CPU, and the verdicts must be the CPU run's",
+    "test_on_one_gpu_a_two_rank_real_device_run_is_refused_in_one_line": "a refusal: nothing is computed",
+    "test_full_profile_runs_every_notebooks_code_at_tiny_sizes":
+        "hetero's full profile is the CPU emulation (emulation_device): on a GPU machine it must still say the CPU",
+}
+
+
+CALLED = "\n# ---- a function it calls\n"
+MARK = ".".join(("pytest", "mark", "cuda"))   # spelled so that this file is not taken for one holding cuda tests
+
+
+def _cuda_tests() -> dict[str, str]:
+    """'file::name' -> the source of each test marked `cuda` with that of the module's functions it calls."""
+    import ast
+
+    out = {}
+    for f in load_benchmark("device_check").cuda_test_files():
+        tree = ast.parse((paths.REPO / f).read_text())
+        funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        for fn in funcs.values():
+            marks = [ast.unparse(d) for d in fn.decorator_list]
+            if any(m in (MARK, "cuda") or f"marks={MARK}" in m for m in marks):
+                called = {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+                out[f"{f}::{fn.name}"] = CALLED.join(ast.unparse(funcs[n]) for n in [fn.name, *sorted(called & set(funcs) - {fn.name})])
+    return out
+
+
+def test_every_cuda_test_fails_on_a_silent_cpu_fallback_and_measures_peak_memory_after_a_reset():
+    tests = _cuda_tests()
+    assert len(tests) >= 20
+    names = {t.split("::")[1] for t in tests}
+    assert set(NO_GPU_WORK) <= names, "an exemption names a cuda test that is gone: drop it"
+    unchecked = [t for t, src in tests.items() if t.split("::")[1] not in NO_GPU_WORK and not ON_GPU.search(src)]
+    assert not unchecked, f"cuda tests that would pass on a silent CPU fallback: {unchecked}"
+    measured = 0
+    for t, src in tests.items():
+        own = src.split(CALLED)[0]
+        grew = list(re.finditer(r"(\w+)\.grew\(\)", own))
+        measured += bool(grew)
+        for m in grew:                                                 # the peak is reset first, by the same helper
+            assert re.search(rf"{m.group(1)}\.reset\(\)", own[:m.start()]), f"{t}: {m.group(1)}.grew() before its reset()"
+    assert measured >= 12

@@ -148,6 +148,7 @@ def test_on_a_gpu_training_updates_do_not_sync_with_the_host():
     for mode, opt in (("pcd", "adam"), ("rdm", "gd")):
         t = Trainer(_data(), [5, 30], _cfg(mode=mode, optimizer=opt), generator=torch.Generator().manual_seed(4), device="cuda")
         t.update()                                                   # update 0 checks (a sync) by design
+        before = t.J.clone()
         torch.cuda.synchronize()
         torch.cuda.set_sync_debug_mode("error")
         try:
@@ -156,3 +157,4 @@ def test_on_a_gpu_training_updates_do_not_sync_with_the_host():
         finally:
             torch.cuda.set_sync_debug_mode("default")
         assert t.step_count == 6 and t.J.device.type == "cuda" and torch.isfinite(t.J).all()
+        assert not torch.equal(t.J, before)                          # the five updates did change J
