@@ -24,6 +24,8 @@ A block is a pair of HTML comments that Markdown does not show; what lies betwee
     <!-- /generated -->
     <!-- generated: claimlist -->             every claim of claims.yaml: kind, nature, profiles, control
     <!-- /generated -->
+    <!-- cfg: quick.lr -->0.005<!-- /cfg -->  inline, in a sentence: a value of config.PROFILES (`<id>.quick.lr`
+                                              outside the paper's README)
 
 Each block is stamped with the run's git revision, its claims file's sha256 and when it finished,
 and says so in bold when the code or the claims changed after the run (`common.stamp`). A block
@@ -43,7 +45,7 @@ from .claims import AGREEMENT, IDENTITY, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, 
     format_measured, headline, load_paper, read_claims_table, reproduced_of, summary
 from .errors import user_errors_exit
 from .io import atomic_write_text, read_json, sha256_file
-from .readme_config import render as render_declared
+from .readme_config import render as render_declared, rewrite_inline
 from .runner.registry import papers as registered_papers
 from .stamp import changed_since, code_paths, stamp, staleness
 
@@ -417,7 +419,10 @@ def rewrite(path: Path, paper: str | None) -> tuple[str, list[str]]:
             return m.group(1) + kept_body(m.group("body"), paper) + m.group(4)
         return m.group(1) + "\n".join(lines) + "\n" + m.group(4)
 
-    return BLOCK.sub(sub, old), notices
+    try:
+        return rewrite_inline(BLOCK.sub(sub, old), paper), notices
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
 
 
 def _show(path: Path) -> str:

@@ -5,6 +5,11 @@
     <!-- generated: claimlist -->   every claim of `claims.yaml`: id, kind, nature, the profiles that judge it,
     <!-- /generated -->             its criterion and its control (what the null is), so no README lists claim ids by hand
 
+A value quoted in prose is an inline block, rewritten the same way, so a sentence never copies `config.py` by hand:
+
+    the quick profile trains <!-- cfg: quick.n_steps -->400<!-- /cfg --> steps      (in papers/<id>/README.md)
+    nlm's learning rate <!-- cfg: nlm.quick.lr -->0.005<!-- /cfg -->                  (anywhere: paper named first)
+
 `python -m common.readme <id>` renders them with the run blocks (`common.readme`); they need no run, so they are
 always rewritten. `profile_problems(paper)` lists what keeps a Profiles table from documenting itself (a key
 without a description, a description of no key, a description that is not one line).
@@ -12,6 +17,7 @@ without a description, a description of no key, a description that is not one li
 from __future__ import annotations
 
 import importlib
+import re
 
 from . import paths
 from .claims import load_paper
@@ -96,3 +102,35 @@ def render(spec: str, paper: str | None) -> list[str] | None:
     if paper is None:
         raise ValueError(f"a '{kind}' block belongs in papers/<id>/README.md")
     return profiles_block(paper) if kind == "profiles" else claims_list_block(paper)
+
+
+INLINE = re.compile(r"(<!-- cfg: (?P<ref>[^>]*?) -->)(?P<body>.*?)(<!-- /cfg -->)")
+
+
+def inline_text(v) -> str:
+    """A profile value as a sentence quotes it: numbers and strings bare, anything else as Python writes it."""
+    if isinstance(v, bool) or v is None or isinstance(v, (list, tuple, dict)):
+        return repr(v)
+    return f"{v:g}" if isinstance(v, float) and (abs(v) >= 1e5 or 0 < abs(v) < 1e-3) else str(v)
+
+
+def inline_value(ref: str, paper: str | None) -> str:
+    """The text of `<!-- cfg: [paper.]profile.key -->`; a ValueError naming the fix when the reference is wrong."""
+    from .runner.registry import papers
+
+    parts = ref.strip().split(".")
+    if len(parts) == 3 and parts[0] in papers():
+        paper, parts = parts[0], parts[1:]
+    if paper is None or len(parts) != 2:
+        raise ValueError(f"inline value {ref!r}: write <!-- cfg: profile.key --> in papers/<id>/README.md, "
+                         "<!-- cfg: <id>.profile.key --> elsewhere")
+    profile, key = parts
+    profiles = _profiles(paper)
+    if profile not in profiles or key not in profiles[profile]:
+        raise ValueError(f"inline value {ref!r}: papers/{paper}/config.py has no profile key {profile}.{key}")
+    return inline_text(profiles[profile][key])
+
+
+def rewrite_inline(text: str, paper: str | None) -> str:
+    """`text` with every inline value block showing the config's value now."""
+    return INLINE.sub(lambda m: m.group(1) + inline_value(m.group("ref"), paper) + m.group(4), text)

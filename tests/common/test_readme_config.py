@@ -8,7 +8,8 @@ import pytest
 from common import paths
 from common.claims import load_claims
 from common.readme import BLOCK
-from common.readme_config import claims_list_block, profile_keys, profile_problems, profiles_block, render, value_cell
+from common.readme_config import claims_list_block, inline_text, profile_keys, profile_problems, profiles_block, render, \
+    rewrite_inline, value_cell
 from common.runner.registry import papers
 
 PAPERS = papers()
@@ -62,3 +63,29 @@ def test_claim_list_names_every_claim_once(paper):
     ids = [c.id for c in load_claims(paths.PAPERS / paper / "claims.yaml")]
     rows = [re.match(r"\| `([^`]+)`", ln).group(1) for ln in claims_list_block(paper) if ln.startswith("| `")]
     assert rows == ids
+
+
+def test_inline_values_show_the_profile_value_and_refuse_a_wrong_reference(monkeypatch):
+    from common import readme_config
+
+    monkeypatch.setattr(readme_config, "_profiles", lambda p: {"quick": {"lr": 5e-05, "steps": 400, "mix": "ring"}})
+    text = ("trains <!-- cfg: quick.steps -->300<!-- /cfg --> steps at <!-- cfg: quick.lr -->1<!-- /cfg --> "
+            "on the <!-- cfg: quick.mix -->grid<!-- /cfg -->")
+    assert rewrite_inline(text, "p") == ("trains <!-- cfg: quick.steps -->400<!-- /cfg --> steps at "
+                                         "<!-- cfg: quick.lr -->5e-05<!-- /cfg --> on the <!-- cfg: quick.mix -->ring<!-- /cfg -->")
+    with pytest.raises(ValueError, match="no profile key quick.nosuch"):
+        rewrite_inline("<!-- cfg: quick.nosuch -->1<!-- /cfg -->", "p")
+    with pytest.raises(ValueError, match="<id>.profile.key"):
+        rewrite_inline("<!-- cfg: quick.lr -->1<!-- /cfg -->", None)   # the top README names the paper
+
+
+def test_inline_text_is_how_a_sentence_quotes_a_value():
+    assert [inline_text(v) for v in (400, 0.005, 5e-05, 500000.0, "ring", True, [1, 2])] == \
+        ["400", "0.005", "5e-05", "500000", "ring", "True", "[1, 2]"]
+
+
+@pytest.mark.parametrize("paper", PAPERS + [None])
+def test_inline_values_in_readmes_are_current(paper):
+    path = paths.PAPERS / paper / "README.md" if paper else paths.REPO / "README.md"
+    text = path.read_text()
+    assert rewrite_inline(text, paper) == text, f"{path.name}: an inline value is not current; run `make readme`"
