@@ -31,7 +31,7 @@ ifneq ($(UNKNOWN),)
 $(error unknown paper '$(UNKNOWN:reproduce-%=%)'; choose one of: $(PAPERS) (as make reproduce-<id>))
 endif
 
-.PHONY: help setup data reproduce report readme test test-deps bench device-check budget lab clean distclean $(addprefix reproduce-,$(PAPERS))
+.PHONY: help setup data reproduce report readme new-paper test test-deps bench device-check budget lab clean distclean $(addprefix reproduce-,$(PAPERS))
 .DEFAULT_GOAL := help
 
 help: ## list the targets
@@ -66,6 +66,17 @@ report: $(STAMP) ## results/REPORT.md and results/report.html from the complete 
 
 readme: $(STAMP) ## rewrite the READMEs' generated tables from results/ (stamped with each run's git revision)
 	$(PY) -m common.readme
+
+# `make new-paper ID=<id>`: a bad id, or one a paper already uses, stops here in one line, before anything is written.
+ifneq ($(filter new-paper,$(MAKECMDGOALS)),)
+NEW_PAPER_PROBLEM := $(shell $(PYTHON) templates/new_paper.py --check '$(ID)' 2>&1)
+ifneq ($(NEW_PAPER_PROBLEM),)
+$(error $(NEW_PAPER_PROBLEM))
+endif
+endif
+
+new-paper: ## a seventh paper: templates/paper/ (a working toy) copied to papers/, notebooks/, tests/, benchmarks/ as ID: make new-paper ID=<id>
+	@$(PYTHON) templates/new_paper.py '$(ID)'
 
 test-deps: ## what the tests need beyond the venv: a headless browser (Debian chromium) for the report check
 	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then exit 0; fi; \

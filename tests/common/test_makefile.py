@@ -18,7 +18,7 @@ from common.runner.registry import papers as registered_papers
 PAPERS = registered_papers()
 MAKE_PAPER = "diffusion" if "diffusion" in PAPERS else (PAPERS[0] if PAPERS else None)  # the one run through make
 VENV_PY = paths.REPO / ".venv" / "bin" / "python"
-TARGETS = {"help", "setup", "data", "reproduce", "reproduce-<id>", "report", "readme", "test-deps", "test", "bench", "device-check", "budget", "lab", "clean", "distclean"}
+TARGETS = {"help", "setup", "data", "reproduce", "reproduce-<id>", "report", "readme", "test-deps", "test", "bench", "device-check", "budget", "lab", "clean", "distclean", "new-paper"}
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None or not VENV_PY.exists(),
                                 reason="needs GNU make and the project's .venv (make setup)")
@@ -40,7 +40,7 @@ def test_help_lists_every_target_and_each_one_dry_runs(tmp_path):
     assert out.stdout.splitlines()[-1] == f"  papers: {' '.join(PAPERS)}"
     for target in sorted(listed - {"help"}):
         name = target.replace("<id>", MAKE_PAPER)
-        dry = make("-n", name, "PROFILE=smoke", "P=seed=1 x=2", "SEEDS=", results=tmp_path)
+        dry = make("-n", name, "PROFILE=smoke", "P=seed=1 x=2", "SEEDS=", "ID=dryrun_paper", results=tmp_path)
         assert dry.returncode == 0, (name, dry.stderr)
         if name.startswith("reproduce"):
             # data first, then the run, then the report (only after a run that completed)
