@@ -232,6 +232,17 @@ def test_on_a_gpu_a_failed_cpu_reference_and_differing_verdicts_fail_the_paper(t
     assert row["verdicts_equal_cpu"] is True and row["verdicts_decided"] == 0 and "inconclusive" in row["verdicts_note"]
 
 
+def test_on_a_gpu_the_cpu_references_run_where_they_compare_something(tmp_path, monkeypatch):
+    dc, check = _gpu_check(tmp_path, monkeypatch, papers=("acl", "hetero", "nlm"))
+    specs = check.smoke_specs(["acl", "hetero", "nlm"])
+    assert [label for label, _ in specs] == ["acl@cuda", "hetero@cuda", "nlm@cuda", "acl@cpu", "nlm@cpu"]
+    assert specs[3][1] == ["_smoke", "acl", "--device", "cpu"]
+    hetero = check.s["papers"]["hetero"]                # computes on the CPU at smoke: the same run twice
+    assert hetero["verdicts_equal_cpu"] is None and hetero["verdicts_note"].startswith("not compared")
+    dry = dc.Check("cpu", True, ["acl"], None, None)
+    assert [label for label, _ in dry.smoke_specs(["acl"])] == ["acl@cpu"]
+
+
 def test_the_gpu_peak_fixture_rejects_a_silent_cpu_fallback(gpu_peak, monkeypatch):
     """`gpu_peak` (root conftest), which every `cuda` test's no-fallback check uses, on a fake CUDA allocator: code
     that computed on the CPU does not pass for GPU work, whatever earlier tests allocated or still hold."""
@@ -279,14 +290,21 @@ def test_a_device_run_is_imported_from_the_folder_its_out_came_back_to(tmp_path,
     assert err.startswith(f"error: {empty} holds no device_check.json") and "\n" not in err
 
 
-def test_the_smoke_overrides_are_keys_of_the_papers_smoke_profile():
-    from common.study import get_config
+def test_smoke_overrides_are_checked_first_and_reach_the_papers_run(tmp_path, monkeypatch, capsys):
+    import common.study
 
     dc = load_benchmark("device_check")
-    for paper, overrides in dc.SMOKE_OVERRIDES.items():
-        assert paper in dc.papers() and overrides and dc.smoke_judges(paper)
-        cfg = get_config(paper, "smoke", **overrides)                    # checked against the paper's BOUNDS
-        assert all(getattr(cfg, k) == v for k, v in overrides.items())
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "res"))
+    dc.check_smoke_overrides(dc.papers())                              # the ones the check uses
+    monkeypatch.setattr(dc, "SMOKE_OVERRIDES", {"acl": {"code_steps": 0}})
+    assert dc.main(["--dry-run", "--papers", "acl"]) == 2 and not (tmp_path / "res").exists()
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: device_check.SMOKE_OVERRIDES: parameter 'code_steps' must be >= 1") and "\n" not in err
+    seen = {}
+    monkeypatch.setattr(common.study, "run_all", lambda paper, *a, overrides=None, **k: seen.setdefault(paper, overrides))
+    monkeypatch.setattr(dc, "SMOKE_OVERRIDES", {"acl": {"code_steps": 60}})
+    assert dc.smoke("acl", "cpu")["ok"] and dc.smoke("nlm", "cpu")["ok"]
+    assert seen == {"acl": {"code_steps": 60}, "nlm": None}
 
 
 # ---- the runner path of the `cuda` tests, without the notebook stack -----------------------------------------
