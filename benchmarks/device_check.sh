@@ -6,7 +6,8 @@
 #   here, once:   bash benchmarks/device_wheels.sh      # the packages that machine lacks, as wheels in .whl/
 #   there:        DEVICE_CHECK_REV=<git sha here> bash benchmarks/device_check.sh   # (.whl carried; installed first,
 #                 loudly; the revision names the code checked where the machine's copy has no .git)
-#   here, after:  python benchmarks/device_check.py --import PATH/device_check.json   # for `make readme`
+#   here, after:  make device-check IMPORT=PATH   # PATH: the folder $OUT came back to, or its device_check.json;
+#                 then `make readme`
 #   anywhere:     bash benchmarks/device_check.sh --dry-run   # the same steps on the CPU at smoke sizes
 set -uo pipefail
 cd "$(dirname "$0")/.."
