@@ -10,6 +10,7 @@ https://arxiv.org/abs/2001.11539
     python -m papers.acl.devtune synthetic --seeds 100 101 # ACL-AE on ring6 / grid16, old vs new code phase
     python -m papers.acl.devtune budget --seeds 100 101    # ACL and the MMD null on the same (batch, steps, lr) grid
     python -m papers.acl.devtune syn-steps --seeds 100 101 # the 2-D step counts at which the plain GAN trains
+    python -m papers.acl.devtune replicates --seeds 100 101 102  # quick's replicate counts, from a development run
 
 Looks that chose nothing (the code two-sample test on a classifier's features, the control without the
 adversary) are in `papers.acl.investigations`.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -315,9 +317,85 @@ def tune_syn_steps(seed: int) -> dict:
     return out
 
 
+REPLICATE_RULE = 0.95          # P(every claim of a study and its control: one decided verdict at all three seeds)
+REPLICATE_CANDIDATES = tuple(range(4, 13))
+REPLICATE_RESAMPLES = 40000
+
+
+def study_of(claim) -> str:
+    """The study whose replicates pair a quick claim: "2-D" (the mixtures, `syn_replicates`) or "image" (`replicates`)."""
+    return "2-D" if claim.id.startswith("syn-") else "image"
+
+
+def tune_replicates(seed: int) -> dict:
+    """The paired differences (metric - baseline, control - baseline) of every comparison claim that quick lists, per
+    replicate, from the development run of this seed at the quick profile (`common.reproduce acl --profile quick
+    --seeds 100 101 102 --development`, run before); `summarise_replicates` pools the seeds and applies the rule."""
+    from common.claims import load_claims
+
+    from .config import __file__ as config_file
+
+    metrics = json.loads((paths.development_root() / "acl" / "quick" / f"seed-{seed}" / "metrics.json").read_text())
+    out = {}
+    for c in load_claims(Path(config_file).with_name("claims.yaml")):
+        if "quick" not in c.profiles or c.kind != "comparison" or isinstance(c.value, str) or not isinstance(c.baseline, str):
+            continue
+        base = np.asarray(metrics[c.baseline], float)
+        out[c.id] = {"study": study_of(c), "edge": float(c.value), "at_least": c.compare == "at_least",
+                     "claim": (np.asarray(metrics[c.metric], float) - base).tolist(),
+                     "control": (np.asarray(metrics[c.control], float) - base).tolist()}
+    return out
+
+
+def _verdicts(d: np.ndarray, edge: float, at_least: bool) -> np.ndarray:
+    """The engine's verdict of a paired comparison on the last axis (one-sided 95 % Student-t bounds): 1 reproduced,
+    -1 not reproduced, 0 inconclusive."""
+    from scipy.stats import t
+
+    n = d.shape[-1]
+    m, half = d.mean(-1), float(t.ppf(0.95, n - 1)) * d.std(-1, ddof=1) / np.sqrt(n)
+    if at_least:
+        return np.where(m - half >= edge, 1, np.where(m + half < edge, -1, 0))
+    return np.where(m + half <= edge, 1, np.where(m - half > edge, -1, 0))
+
+
+def summarise_replicates(results: dict) -> dict:
+    """The rule of issue 41 (each seed decides alone, and no verdict may differ between seeds), fixed before any
+    run at the sizes it chooses: for each study, the smallest replicate count n at which every quick claim of the
+    study AND its control give one decided verdict at all three seeds with probability >= `REPLICATE_RULE`,
+    resampling whole development replicates (with replacement, the pairs of every claim of a replicate together)
+    from the development seeds pooled: a replicate's streams are the only thing a seed changes (the split, the
+    evaluation network and the reference are the same for every seed), so they are exchangeable across seeds."""
+    seeds = [s for s in results if s.isdigit()]
+    rng = np.random.default_rng(0)
+    out = {}
+    for study in ("image", "2-D"):
+        ids = [cid for cid, r in results[seeds[0]].items() if r["study"] == study]
+        pooled = {cid: {part: np.concatenate([np.asarray(results[s][cid][part]) for s in seeds]) for part in ("claim", "control")}
+                  for cid in ids}
+        n_pool = len(next(iter(pooled.values()))["claim"])
+        probs, worst = {}, {}
+        for n in REPLICATE_CANDIDATES:
+            idx = rng.integers(n_pool, size=(REPLICATE_RESAMPLES, 3, n))
+            ok = np.ones(REPLICATE_RESAMPLES, bool)
+            each = {}
+            for cid in ids:
+                r = results[seeds[0]][cid]
+                for part in ("claim", "control"):
+                    v = _verdicts(pooled[cid][part][idx], r["edge"], r["at_least"])
+                    same = (v == v[:, :1]).all(1) & (v[:, 0] != 0)
+                    ok &= same
+                    each[f"{cid} ({part})"] = float(same.mean())
+            probs[str(n)] = float(ok.mean())
+            worst[str(n)] = min(each, key=each.get) + f": {min(each.values()):.3f}"
+        chosen = next((int(n) for n, p in probs.items() if p >= REPLICATE_RULE), None)
+        out[study] = {"pairs_pooled": n_pool, "p_all_agree": probs, "worst_claim": worst, "chosen": chosen}
+    return {"chosen": {k: v["chosen"] for k, v in out.items()}, "rule": out}
+
+
 TUNERS = {"codes": tune_codes, "cls-fid": tune_cls_fid, "synthetic": tune_synthetic, "budget": tune_budget,
-          "syn-steps": tune_syn_steps}
-SUMMARISE = {"budget": summarise_budget}
+          "syn-steps": tune_syn_steps, "replicates": tune_replicates}
+SUMMARISE = {"budget": summarise_budget, "replicates": summarise_replicates}
 
 
 PARALLEL_SEEDS = ("budget",)  # one seed per worker process (each one thread); the others parallelize inside

@@ -22,14 +22,17 @@ from .nets import Classifier
 from .regions import region_samples
 from .runfiles import save_atomic
 from .samplers import NULLS
-from .train import encode_all
+from .train import encode_all, train_codes
 from .twosample import c2st_accuracy
 
 
-def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
-    """The evaluation classifier, trained once per run directory on the training split (fixed seed)."""
+def feature_net(cfg, images: Images, run_dir, with_accuracy: bool = True, net: Classifier | None = None) -> tuple[Classifier, dict]:
+    """The evaluation classifier, trained once per run directory on the training split (fixed seed), and its info
+    (hash, test accuracy unless `with_accuracy` is False, sizes); `net`: the network already loaded."""
     path = Path(run_dir) / "ckpt" / "featnet.pt"
-    if path.exists():
+    if net is not None:
+        pass
+    elif path.exists():
         net = Classifier(images.channels, images.size, len(images.classes))
         net.load_state_dict(torch.load(path, weights_only=True))
         net.eval()
@@ -37,19 +40,53 @@ def feature_net(cfg, images: Images, run_dir) -> tuple[Classifier, dict]:
         net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs,
                                 Streams(cfg.feat_seed).child("featnet"))
         save_atomic(net.state_dict(), path)
-    info = {"featnet_sha256": weights_sha256(net), "featnet_test_acc": accuracy(net, images.test_x, images.test_y),
+    info = {"featnet_sha256": weights_sha256(net),
+            "featnet_test_acc": accuracy(net, images.test_x, images.test_y) if with_accuracy else None,
             "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
     return net, info
 
 
-def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
+def evaluator(cfg, images: Images, run_dir, shared: bool = False) -> tuple[Evaluator, dict]:
     """The feature network (trained here once per run, on every thread torch is given: in the notebook's own
-    process all of the machine's, in a worker process its one) and an Evaluator on the test reference."""
-    net, info = feature_net(cfg, images, run_dir)
+    process all of the machine's, in a worker process its one) and an Evaluator on the test reference.
+
+    `shared` (the image replicates' workers): the reference's features, the training images' features and the
+    network's test accuracy come from `reference_features`, computed by the first task that needs them and kept in
+    the run folder, instead of once per task (12 000 images through the network each time)."""
+    if not shared:
+        net, info = feature_net(cfg, images, run_dir)
+        feats = {}
+    else:
+        net, info, feats = reference_features(cfg, images, run_dir)
     ev = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_prdc=cfg.n_prdc,
                    n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size,
-                   streams=Streams(cfg.feat_seed).child("evaluation"))   # KID's subsets: the same for every sampler
+                   streams=Streams(cfg.feat_seed).child("evaluation"),   # KID's subsets: the same for every sampler
+                   real_features=feats.get("real"), train_features=feats.get("train"))
     return ev, info
+
+
+REFERENCE_KEYS = ("dataset", "n_train", "n_eval", "feat_epochs", "feat_seed")
+
+
+def reference_features(cfg, images: Images, run_dir) -> tuple[Classifier, dict, dict]:
+    """(network, its info, {"real": features of the test reference, "train": features of the training images}),
+    computed once per run folder and torch thread count and kept in `<run_dir>/ckpt/` under a key of the network's
+    hash, the sizes of `REFERENCE_KEYS` and the thread count (the network's features differ in the last bit between
+    one thread and two, so a worker's are never mixed with the notebook's own); the same numbers as an Evaluator
+    computing them itself, in the same thread count."""
+    net, _ = feature_net(cfg, images, run_dir, with_accuracy=False)
+    sha = weights_sha256(net)
+    key = hashlib.sha256(json.dumps([sha, torch.get_num_threads(), torch.__version__]
+                                    + [getattr(cfg, k) for k in REFERENCE_KEYS]).encode()).hexdigest()[:16]
+    path = Path(run_dir) / "ckpt" / f"reffeats-{key}.pt"
+    if path.exists():
+        out = torch.load(path, weights_only=False)
+    else:
+        _, info = feature_net(cfg, images, run_dir, net=net)
+        out = {"info": info, "real": Evaluator.features_of(net, images.test_x),
+               "train": Evaluator.features_of(net, images.x.cpu())}
+        save_atomic(out, path)
+    return net, out["info"], out
 
 
 FLOOR_KEYS = ("dataset", "n_train", "n_eval", "n_floor", "n_prdc", "n_mem", "prdc_k", "kid_subsets", "kid_subset_size")
@@ -91,8 +128,8 @@ def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, streams: 
     gen = streams.torch_generator("c2st-codes")
     fakes = {"acl": res["models"]["acl"].sample(n, gen).cpu(), "mmd_gc": null.sample(n, gen).cpu()}
     fakes |= {k: sampler(n, streams.rng("c2st-baseline-codes")) for k, sampler in samplers.items()}
-    train_codes = encode_all(res["encode"], images.x).cpu()
-    fakes["train_codes"] = train_codes[torch.randperm(len(train_codes), generator=gen)[:n]]
+    codes = train_codes(res, images.x).cpu()
+    fakes["train_codes"] = codes[torch.randperm(len(codes), generator=gen)[:n]]
     return {k: c2st_accuracy(held, f, streams.child("c2st")) for k, f in fakes.items()}   # one test for every sampler
 
 

@@ -24,7 +24,7 @@ from .nets import Classifier, ConvDecoder, ConvEncoder
 from .runfiles import ckpt_path, save_atomic, task_cache
 from .samplers import code_model_samples, fit_baselines, gaussian_code_map, mmd_null
 from .seeds import grid_noise
-from .train import Hyper, acl_sample, fit_code_model, fit_gan, gan_sample, prior_dim
+from .train import Hyper, acl_sample, fit_code_model, fit_gan, gan_sample, prior_dim, train_codes
 
 
 def ae_replicate(cfg, images: Images, streams, r: int, run_dir) -> dict:
@@ -100,7 +100,7 @@ def image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: 
 
     cfg = SimpleNamespace(**cfg_dict)
     images = Images(cfg, device=image_device(cfg))
-    ev, featinfo = evaluator(cfg, images, run_dir)
+    ev, featinfo = evaluator(cfg, images, run_dir, shared=True)
     train = streams.child(TRAIN_KEY.get(study, "gan"), r)
     draw = streams.child("samples", study, r)
     regions = streams.child("regions", r)   # the same regions for ACL-AE and its fitted Gaussian (paired)
@@ -134,7 +134,7 @@ def image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: 
     out["history"] = res["history"]
     if study == "ae":
         out["regions"] = region_metrics(ev, lambda z: acl_sample(res["models"], len(z), z=z).cpu(), res["hp"].z_dim, cfg, regions)
-        gmap = gaussian_code_map(res["encode"], images.x)  # the control: the fitted Gaussian's regions, same decoder
+        gmap = gaussian_code_map(res["encode"], images.x, train_codes(res, images.x))  # the control: the fitted Gaussian's regions, same decoder
         with torch.no_grad():
             out["regions_gauss"] = region_metrics(ev, lambda z: res["models"]["Dec"](gmap(z).to(images.x.device)).cpu(),
                                                   cfg.code_dim, cfg, regions)

@@ -23,7 +23,7 @@ from torch import nn
 from common.progress import progress
 from common.seed import Streams
 
-from .nets import Classifier, batched
+from .nets import Classifier, adam, batched
 
 
 
@@ -140,7 +140,7 @@ def train_feature_net(x: torch.Tensor, y: torch.Tensor, n_classes: int, epochs: 
     batches ("batches") from `streams` (`Streams(feat_seed)`: the same network for every run)."""
     with streams.torch_global("init"):
         net = Classifier(x.shape[1], x.shape[2], n_classes, width, feat_dim).to(x.device)
-    opt = torch.optim.Adam(net.parameters(), lr)
+    opt = adam(net.parameters(), lr)
     gen = streams.torch_generator("batches")
     steps = epochs * ((len(x) + batch - 1) // batch)
     for _ in progress(range(steps), desc="feature net"):
@@ -167,12 +167,16 @@ class Evaluator:
 
     def __init__(self, net: Classifier, real: torch.Tensor, train: torch.Tensor, floor_x: torch.Tensor,
                  n_classes: int, n_prdc: int = 2000, n_mem: int = 1000, k: int = 5, kid_subsets: int = 50,
-                 kid_subset_size: int = 1000, streams=None):
+                 kid_subset_size: int = 1000, streams=None, real_features: np.ndarray | None = None,
+                 train_features: np.ndarray | None = None):
+        """`real_features`, `train_features`: `features(real)`, `features(train)` when already computed (in the
+        same thread count: `evaluation.reference_features`)."""
         self.net, self.n_classes, self.n_prdc, self.n_mem, self.k = net.eval(), n_classes, n_prdc, n_mem, k
         self.kid_subsets, self.kid_subset_size = kid_subsets, kid_subset_size
         self.streams = streams if streams is not None else Streams(0).child("evaluation")
         self.real_x, self.train_x = real, train
-        self.real = self.features(real)
+        self.real = self.features(real) if real_features is None else real_features
+        self._train_feats = train_features
         self.floor_x = floor_x
         self.hash = weights_sha256(net)
 
@@ -184,7 +188,12 @@ class Evaluator:
             return self.evaluate(self.floor_x, memorization=True)
 
     def features(self, x: torch.Tensor) -> np.ndarray:
-        return batched(self.net.features, x).double().cpu().numpy()
+        return self.features_of(self.net, x)
+
+    @staticmethod
+    def features_of(net: Classifier, x: torch.Tensor) -> np.ndarray:
+        """The evaluation features of images x (float64 rows)."""
+        return batched(net.features, x).double().cpu().numpy()
 
     def evaluate(self, samples: torch.Tensor, memorization: bool = True, full: bool = True) -> dict:
         """FID, KID, class histogram; with `full` also precision/recall/density/coverage (on n_prdc)."""

@@ -104,15 +104,21 @@ def batch_bandwidths(u: torch.Tensor, factors=BANDWIDTH_FACTORS) -> list[torch.T
 
 
 def mmd_code_step(acl: CodeGAN, codes: torch.Tensor, opt: torch.optim.Optimizer, hp, gen: torch.Generator, k: int,
-                  bandwidths) -> torch.Tensor:
+                  bandwidths, value: bool = True) -> torch.Tensor:
     """Step k of the null's code phase: G_c moved by MMD^2 between a batch of G_c(z) and a batch of the cached
     codes (standardized), at code_lr decaying linearly to code_lr_final * code_lr over code_steps, as
-    `train.code_step` does for ACL. `hp` is the null's schedule (`Hyper.null()`). Returns the detached loss."""
+    `train.code_step` does for ACL. `hp` is the null's schedule (`Hyper.null()`). Returns the detached loss; with
+    `value=False` the loss less its (codes, codes) block, a constant of G_c's weights: the gradient, the step and
+    the model are the same bit for bit, without the block's kernel matrix (a caller that never reads the value)."""
     lr = hp.code_lr * (1 - (1 - hp.code_lr_final) * k / max(1, hp.code_steps - 1))
     for group in opt.param_groups:
         group["lr"] = lr
     real = acl.standardize(codes[torch.randint(len(codes), (hp.code_batch,), generator=gen).to(codes.device)])
-    loss = mmd2(acl.generate(acl.noise(hp.code_batch, gen)), real, bandwidths)
+    fake = acl.generate(acl.noise(hp.code_batch, gen))
+    if value:
+        loss = mmd2(fake, real, bandwidths)
+    else:   # mmd2 less kernel_mean(real, real): no gradient flows through that block
+        loss = kernel_mean(fake, fake, bandwidths) - 2 * kernel_mean(fake, real, bandwidths)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
@@ -142,6 +148,6 @@ def fit_mmd_code_generator(codes: torch.Tensor, hp, streams, factors=BANDWIDTH_F
     opt = acl.optimizers(hp.code_lr, hp.code_lr)["G_c"]
     gen = streams.torch_generator("null-batches")
     for k in range(hp.code_steps):
-        mmd_code_step(acl, codes, opt, hp, gen, k, bandwidths)
+        mmd_code_step(acl, codes, opt, hp, gen, k, bandwidths, value=False)
     acl.bandwidths = bandwidths
     return acl.eval()

@@ -78,6 +78,13 @@ class Classifier(nn.Module):
         return self.head(self.trunk(x))
 
 
+def adam(params, lr: float, **kw) -> torch.optim.Adam:
+    """torch's Adam with its multi-tensor (`foreach`) update, which torch uses by default only on GPUs: on the CPU
+    it gives bit for bit the per-tensor update's numbers (the same elementwise operations, one call for all of a
+    model's tensors) at about 80 % of its time per step, which counts for the small MLPs of the code phases."""
+    return torch.optim.Adam(params, lr, foreach=True, **kw)
+
+
 def n_params(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 

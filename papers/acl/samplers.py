@@ -14,7 +14,7 @@ import torch
 from .acl import CodeGAN
 from .baselines import code_samplers, fit_gaussian
 from .mmd import fit_mmd_code_generator
-from .train import acl_sample, encode_all
+from .train import acl_sample, encode_all, train_codes
 
 NULLS = ("mmd_gc",)  # G_c of ACL's size trained without the adversary (`mmd`), the control of the ACL claims
 
@@ -23,7 +23,7 @@ def fit_baselines(out: dict, images, cfg, streams) -> dict:
     """The three code samplers (N(0, I), fitted Gaussian, GMM) fitted once on the codes of the training set
     (RAE's ex-post density, official code `estimate_density_and_sample.py`, "GMM_10"); the GMM's EM starts from
     the stream "gmm-init" of `streams`."""
-    codes = encode_all(out["encode"], images.x).cpu()
+    codes = train_codes(out, images.x).cpu()
     return code_samplers(codes.numpy(), cfg.gmm_components, int(streams.rng("gmm-init").integers(2**31 - 1)), cfg.gmm_iters)
 
 
@@ -46,17 +46,18 @@ def mmd_null(res: dict, x: torch.Tensor, streams) -> CodeGAN:
     of the same size, standardization and schedule fitted by MMD to the same cached codes E(x) of the
     trained encoder (`mmd.fit_mmd_code_generator`), from the same initialization as ACL's G_c: `streams` is the
     training streams of `res` (its "gc-init" stream built ACL's G_c)."""
-    encode = res.get("encode") or res["models"]["E"]
-    return fit_mmd_code_generator(encode_all(encode, x), res["hp"], streams)
+    return fit_mmd_code_generator(train_codes(res, x), res["hp"], streams)
 
 
-def gaussian_code_map(encode, x: torch.Tensor):
+def gaussian_code_map(encode, x: torch.Tensor, codes: torch.Tensor | None = None):
     """z -> mu + A z with (mu, A A^T) the Gaussian fitted to the codes E(x): the fitted-Gaussian
     baseline as a map of the prior, so its shells of |z| can be scored like G_c's (the control of the
     `prior-regions-*` claims). The columns of A are the principal directions in DESCENDING order of
     variance, so the orthants of (z_1, z_2) split the codes along their two largest-variance directions
-    (`eigh` returns them ascending: its first columns would be the directions that barely change an image)."""
-    mu, cov = fit_gaussian(encode_all(encode, x).cpu().double().numpy())
+    (`eigh` returns them ascending: its first columns would be the directions that barely change an image).
+    `codes`: E(x) when already encoded (`train.train_codes`)."""
+    codes = encode_all(encode, x) if codes is None else codes
+    mu, cov = fit_gaussian(codes.cpu().double().numpy())
     w, v = np.linalg.eigh(cov)
     order = np.argsort(w)[::-1]
     w, v = w[order], v[:, order]

@@ -24,6 +24,7 @@ from common.seed import Streams
 from .acl import CodeGAN
 from .losses import check_loss, confuse_loss, d_loss, g_loss, gradient_penalty
 from .mmd import BANDWIDTH_FACTORS, batch_bandwidths, median_distance, mmd2, mmd_code_step
+from .nets import adam
 
 MODES = ("joint", "two_stage")
 
@@ -123,15 +124,27 @@ def _resume(ckpt, models, opts, gen) -> tuple[int, dict]:
 
 
 def _save(ckpt, step, models, opts, gen, history, meta):
+    _flush(history)
     if ckpt is not None:
         save_checkpoint(ckpt, step, model=models, optimizer=opts,
                         extra={"gen": gen.get_state(), "history": history, "meta": meta})
 
 
 def _log(history: dict, step: int, **vals):
+    """Append the losses of a log step, tensors kept as they are (reading one back would wait for the device at every
+    log step); `_flush`, at each checkpoint and at the end, turns them into floats, the same numbers."""
     history.setdefault("step", []).append(step)
     for k, v in vals.items():
-        history.setdefault(k, []).append(float(v.detach()) if torch.is_tensor(v) else float(v))
+        history.setdefault(k, []).append(v.detach() if torch.is_tensor(v) else float(v))
+
+
+def _flush(history: dict) -> None:
+    """The logged tensors of `history` as floats, read back in one transfer per series."""
+    for k, vals in history.items():
+        at = [i for i, v in enumerate(vals) if torch.is_tensor(v)]
+        if at:
+            for i, x in zip(at, torch.stack([vals[i].reshape(()).float() for i in at]).cpu().tolist()):
+                vals[i] = x
 
 
 def sq_norm(diff: torch.Tensor) -> torch.Tensor:
@@ -183,7 +196,9 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
       2. `ae_steps` of reconstruction ||x - Dec(E(x))||^2 (E frozen for the classifier: the decoder
          inverts its penultimate features), with one D_c / G_c round per step when mode == "joint";
       3. `code_steps` of the code GAN alone on the cached codes of all of x.
-    Returns {"models": ModuleDict(E, Dec, acl), "encode": fn, "history": dict, "steps": int}.
+    Returns {"models": ModuleDict(E, Dec, acl), "encode": fn, "history": dict, "steps": int, "codes": the codes E(x)
+    of all of x that phase 3 trained on (the final encoder's: it does not move in phase 3), or None when this call
+    ran no step of phase 3 (`train_codes` encodes them then)}.
     """
     if objective not in ("ae", "classifier"):
         raise UserError(f"unknown objective {objective!r}; choose ae or classifier")
@@ -199,9 +214,9 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
     models = nn.ModuleDict({"E": encoder, "Dec": decoder, "acl": acl})
     opts = Optimizers(acl.optimizers(hp.code_lr, hp.code_lr))
     rec_params = list(decoder.parameters()) + (list(encoder.parameters()) if objective == "ae" else [])
-    opts["rec"] = torch.optim.Adam(rec_params, hp.lr)
+    opts["rec"] = adam(rec_params, hp.lr)
     if objective == "classifier":
-        opts["cls"] = torch.optim.Adam(encoder.parameters(), hp.lr)
+        opts["cls"] = adam(encoder.parameters(), hp.lr)
     gen = streams.torch_generator("batches")
     start, history = _resume(ckpt, models, opts, gen)
     p1 = hp.cls_steps if objective == "classifier" else 0
@@ -253,7 +268,16 @@ def fit_code_model(x: torch.Tensor, encoder: nn.Module, decoder: nn.Module, hp: 
             _save(ckpt, done, models, opts, gen, history, meta)
             return {"models": models, "encode": encode, "history": history, "steps": done}
     _save(ckpt, total, models, opts, gen, history, meta)
-    return {"models": models, "encode": encode, "history": history, "steps": total}
+    return {"models": models, "encode": encode, "history": history, "steps": total, "codes": codes}
+
+
+def train_codes(res: dict, x: torch.Tensor) -> torch.Tensor:
+    """The codes E(x) of the training images x under a trained model `res` (`fit_code_model`'s output), encoded once
+    and kept in `res["codes"]`: the baselines, the MMD null, the fitted Gaussian's map and the code two-sample test
+    all read these same codes (they were encoded five times before, the same numbers each time)."""
+    if res.get("codes") is None or len(res["codes"]) != len(x):
+        res["codes"] = encode_all(res.get("encode") or res["models"]["E"], x)
+    return res["codes"]
 
 
 def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, streams: Streams, E: nn.Module | None = None,
@@ -277,8 +301,7 @@ def fit_gan(x: torch.Tensor, G: nn.Module, Dx: nn.Module, hp: Hyper, streams: St
     models = nn.ModuleDict({"G": G, "Dx": Dx} | ({"E": E, "acl": acl} if E is not None else {}))
     betas = (0.5, 0.999) if hp.loss == "ns" else (0.5, 0.9)
     gen_params = list(G.parameters()) + (list(E.parameters()) if E is not None else [])
-    opts = Optimizers(G=torch.optim.Adam(gen_params, hp.lr_g, betas=betas),
-                      Dx=torch.optim.Adam(Dx.parameters(), hp.lr_d, betas=betas))
+    opts = Optimizers(G=adam(gen_params, hp.lr_g, betas=betas), Dx=adam(Dx.parameters(), hp.lr_d, betas=betas))
     if acl is not None:  # G_c / D_c: the same optimizers and code standardization as ACL-AE
         opts.update(acl.optimizers(hp.code_lr, hp.code_lr))
     gen = streams.torch_generator("batches")

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .nets import mlp
+from .nets import adam, mlp
 
 
 def c2st_accuracy(real, fake, streams, hidden: int = 64, steps: int = 300, lr: float = 3e-3) -> float:
@@ -37,7 +37,7 @@ def c2st_accuracy(real, fake, streams, hidden: int = 64, steps: int = 300, lr: f
     yte = torch.cat([torch.ones(n - h), torch.zeros(n - h)])
     with streams.torch_global("init"):  # torch's global generators restored after
         net = mlp([real.shape[1], hidden, hidden, 1])
-    opt = torch.optim.Adam(net.parameters(), lr)
+    opt = adam(net.parameters(), lr)
     with torch.enable_grad():  # callable under no_grad
         for _ in range(steps):
             loss = F.binary_cross_entropy_with_logits(net(xtr).squeeze(1), ytr)

@@ -124,3 +124,29 @@ def test_the_evaluation_network_trains_on_every_thread_it_is_given(tmp_path, mon
     finally:
         torch.set_num_threads(old)
     assert seen == [2]
+
+
+def test_the_workers_share_the_reference_features_of_their_thread_count(tmp_path):
+    """The image replicates' workers read the reference's and the training images' features from one file of the
+    run folder (`evaluation.reference_features`), the numbers an Evaluator computes itself in the same thread count;
+    another thread count has its own file (the network's features differ in the last bit between 1 and 2 threads)."""
+    from papers.acl import evaluation
+    from papers.acl.config import get_config
+    from papers.acl.images import Images
+
+    cfg = get_config("smoke", feat_epochs=1, n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50)
+    images = Images(cfg)
+    own, info = evaluation.evaluator(cfg, images, tmp_path)
+    first, info1 = evaluation.evaluator(cfg, images, tmp_path, shared=True)     # computes and keeps them
+    again, info2 = evaluation.evaluator(cfg, images, tmp_path, shared=True)     # reads them
+    files = sorted((tmp_path / "ckpt").glob("reffeats-*.pt"))
+    assert len(files) == 1 and info == info1 == info2
+    for ev in (first, again):
+        assert np.array_equal(ev.real, own.real) and np.array_equal(ev.train_features(), own.train_features())
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        evaluation.evaluator(cfg, images, tmp_path, shared=True)
+    finally:
+        torch.set_num_threads(old)
+    assert len(list((tmp_path / "ckpt").glob("reffeats-*.pt"))) == 2

@@ -34,14 +34,14 @@ def test_tuned_names_profile_keys_and_dev_results():
     keys = set(config.PROFILES["quick"])
     assert config.TUNED and set(config.TUNED) <= keys
     for key, entry in config.TUNED.items():
-        assert entry["result"] in ("codes", "cls-fid", "synthetic", "budget", "syn-steps") and entry["why"]
-        assert entry["show"] and all(s.startswith(("results.1", "results.chosen.")) for s in entry["show"])
+        assert entry["result"] in ("codes", "cls-fid", "synthetic", "budget", "syn-steps", "replicates") and entry["why"]
+        assert entry["show"] and all(s.startswith(("results.1", "results.chosen.", "results.rule.")) for s in entry["show"])
 
 
 def test_devtune_refuses_reported_seeds_and_investigations_are_apart(capsys):
     from papers.acl import devtune, investigations
 
-    assert set(devtune.TUNERS) == {"codes", "cls-fid", "synthetic", "budget", "syn-steps"}
+    assert set(devtune.TUNERS) == {"codes", "cls-fid", "synthetic", "budget", "syn-steps", "replicates"}
     assert set(investigations.INVESTIGATIONS) == {"cls-codes", "controls"}
     for main in (devtune.main, investigations.main):
         with pytest.raises(SystemExit) as err:
@@ -89,3 +89,19 @@ def test_each_code_phase_and_null_takes_its_own_tuned_schedule():
     assert (cls.code_batch, cls.code_steps, cls.code_lr) == (128, 4000, 1e-3)
     assert (cls.null().code_batch, cls.null().code_steps, cls.null().code_lr) == (128, 4000, 3e-3)
     assert (Hyper.from_cfg(cfg).code_batch, Hyper.from_cfg(cfg).code_lr) == (128, 3e-3)
+
+
+def test_the_replicate_rule_takes_the_smallest_n_at_which_every_seed_decides_alike():
+    """`devtune replicates`: the smallest candidate n at which every claim and control of a study give one decided
+    verdict at all three seeds with probability >= 0.95 (whole replicates resampled); None when no candidate does."""
+    from papers.acl.devtune import REPLICATE_CANDIDATES, summarise_replicates
+
+    def claim(study, claim_d, control_d):
+        return {"study": study, "edge": 0.0, "at_least": True, "claim": claim_d, "control": control_d}
+
+    results = {str(s): {"clear": claim("image", [5.0, 6.0, 5.5, 6.5], [-5.0, -6.0, -5.5, -6.5]),
+                        "coin": claim("2-D", [-1.0, 1.0, -1.0, 1.0], [-5.0, -6.0, -5.5, -6.5])} for s in (100, 101, 102)}
+    out = summarise_replicates(results)
+    assert out["chosen"] == {"image": REPLICATE_CANDIDATES[0], "2-D": None}
+    assert out["rule"]["image"]["p_all_agree"][str(REPLICATE_CANDIDATES[0])] == 1.0
+    assert out["rule"]["2-D"]["pairs_pooled"] == 12 and max(out["rule"]["2-D"]["p_all_agree"].values()) < 0.95

@@ -120,3 +120,23 @@ def test_code_gan_steps_return_device_tensors_not_host_floats():
     ld = acl.d_step(torch.randn(8, 2), opts["D_c"])
     lg = acl.g_step(8, opts["G_c"])
     assert torch.is_tensor(ld) and torch.is_tensor(lg) and not ld.requires_grad and not lg.requires_grad
+
+
+def test_the_null_without_its_loss_value_is_the_same_model_bit_for_bit():
+    """`fit_mmd_code_generator` never reads the loss, so its steps skip the (codes, codes) kernel block, a constant of
+    G_c's weights (`value=False`): the gradient, every step and the model are those of the full MMD^2 loss."""
+    from papers.acl.mmd import mmd_code_step
+
+    codes = _codes(200)
+    hp = Hyper(**HP, code_steps=5).null()
+    models = []
+    for value in (True, False):
+        with Streams(4).torch_global("gc-init"):
+            acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth)
+        acl.set_scale(codes)
+        opt, gen = acl.optimizers(hp.code_lr, hp.code_lr)["G_c"], torch.Generator().manual_seed(2)
+        losses = [mmd_code_step(acl, codes, opt, hp, gen, k, [1.0, 2.0], value=value) for k in range(hp.code_steps)]
+        models.append((acl, losses))
+    (full, lf), (part, lp) = models
+    assert all(torch.equal(x, y) for x, y in zip(full.parameters(), part.parameters()))
+    assert all(float(a) > float(b) for a, b in zip(lf, lp))   # the value without the block is lower by that block

@@ -202,3 +202,50 @@ def test_image_study_pools_later_studies_and_loads_them_from_the_cache(tmp_path,
     again = image_replicates.image_study(cfg, run, ["cls"])
     assert [(o["study"], o["replicate"], o["seed"]) for o in again] == [("cls", 0, 3), ("cls", 1, 3), ("cls", 2, 3)]
     assert len(calls) == 5                                           # loaded, not recomputed
+
+
+def test_the_training_codes_are_encoded_once_and_are_the_final_encoders():
+    """`fit_code_model` returns the codes its code phase trained on; `train_codes` hands those to every later reader
+    (baselines, null, Gaussian map, two-sample test) and encodes them itself only when the fit ran no code step."""
+    from papers.acl.train import encode_all, train_codes
+
+    out = ae_run()
+    x = ring()
+    assert torch.equal(out["codes"], encode_all(out["encode"], x)) and train_codes(out, x) is out["codes"]
+    loaded = dict(out, codes=None)
+    assert torch.equal(train_codes(loaded, x), out["codes"]) and train_codes(loaded, x) is loaded["codes"]
+
+
+def test_adam_multi_tensor_update_equals_the_per_tensor_one():
+    """`nets.adam` (torch's foreach update on the CPU) gives the per-tensor update's weights bit for bit."""
+    from papers.acl.nets import adam
+
+    nets = []
+    for foreach in (False, True):
+        torch.manual_seed(0)
+        net, g = mlp([3, 16, 16, 2]), torch.Generator().manual_seed(1)
+        opt = adam(net.parameters(), 1e-2, betas=(0.5, 0.9)) if foreach else torch.optim.Adam(net.parameters(), 1e-2, betas=(0.5, 0.9))
+        for _ in range(25):
+            loss = net(torch.randn(32, 3, generator=g)).pow(2).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        nets.append(net)
+    assert all(torch.equal(a, b) for a, b in zip(nets[0].parameters(), nets[1].parameters()))
+    assert adam(nets[0].parameters(), 1e-3).defaults["foreach"] is True
+
+
+def test_logged_losses_are_read_back_once_as_the_same_floats():
+    """The loops keep the logged losses as tensors (no read-back per log step) and turn them into floats at each
+    checkpoint and at the end: the history holds plain floats, the values of the tensors."""
+    from papers.acl.train import _flush, _log
+
+    h = {}
+    vals = [torch.tensor(0.1) * k for k in range(4)]
+    for k, v in enumerate(vals):
+        _log(h, k, a=v, b=float("nan"))
+    assert torch.is_tensor(h["a"][0])
+    _flush(h)
+    assert h["a"] == [float(v) for v in vals] and all(isinstance(v, float) for v in h["a"]) and h["step"] == [0, 1, 2, 3]
+    out = ae_run()
+    assert all(isinstance(v, float) for series in out["history"].values() for v in series if not isinstance(v, int))
