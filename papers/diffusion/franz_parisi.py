@@ -24,8 +24,7 @@ replica can sit in the other cluster. It disappears as t decreases; `threshold_t
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +32,7 @@ from common.errors import UserError
 from common.seed import Streams
 
 from .mixture import GaussianMixture, log_cosh, ou_decay, ou_delta
+from .workers import cpu_shares, spawned
 
 
 @dataclass
@@ -99,8 +99,7 @@ def _logp0_derivs(mix: GaussianMixture):
 
 
 def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSamples, *,
-                 block: int = 4096, q_block: int = 2, workers: int | None = None,
-                 fast: bool = True) -> dict:
+                 block: int = 4096, q_block: int = 2, pool=None, fast: bool = True, curvature: bool = True) -> dict:
     """V(q), V'(q), V''(q) averaged over the joint samples, vectorised over (q, samples).
 
     Sec. VII, Eqs. (70)-(79): V(q) = −⟨ln Z(q)⟩, V'(q), V''(q) (Fig. 11; the official `fpp.py` takes finite
@@ -109,21 +108,48 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
     Tiles of q_block q values × block samples: 2 × 4096 keeps each temporary at 64 KB, inside a core's L2 (4 × 4096
     took 40 % longer on a Xeon with 2 MB of L2 per core). q_block changes V not at all and V', V'' by rounding
     (a BLAS product over the block's samples, ~1e-15); block (the order of the partial sums) changes all three by
-    rounding."""
+    rounding.
+
+    curvature=False leaves V'' out (the returned dict has no "ddV"): a secondary minimum, its barrier and the
+    threshold read V and V' only, which are then the same bit for bit.
+
+    pool (`worker_pool`): its processes take every k-th block of samples while this one takes its share; the
+    blocks' sums are then added in the same order, so the numbers are those of one process bit for bit. Without
+    a pool everything runs here (threads gained nothing: the tiles are small enough for NumPy's calls to hold
+    the GIL much of the time)."""
     q = np.asarray(q, dtype=np.float64)
     if np.any(q <= 0):
         raise UserError("q must be positive (it is a squared distance)")
     if t <= 0:
         raise UserError(f"t must be positive; got {t}")
+    job = (mix, float(t), q, samples.x0, samples.xt(t), int(block), int(q_block), fast, curvature)
+    starts = list(range(0, samples.x0.size, int(block)))
+    if pool is None:
+        parts = _block_sums(*job, starts)
+    else:
+        k = pool.shares
+        futures = [pool.submit(_block_sums, *job, starts[i::k]) for i in range(1, k)]
+        shares = [_block_sums(*job, starts[0::k])] + [f.result() for f in futures]
+        parts = [None] * len(starts)
+        for i, share in enumerate(shares):
+            parts[i::k] = share
+    sums = sum(parts) / samples.x0.size
+    out = {"q": q, "V": -sums[0], "dV": -sums[1]}
+    if curvature:
+        out["ddV"] = -sums[2]
+    return out
+
+
+def _block_sums(mix, t, q, a_all, x_all, block, q_block, fast, curvature, starts) -> list[np.ndarray]:
+    """The sums of ln Z, d ln Z/dq (and d² ln Z/dq²) over the blocks of samples beginning at `starts`, for
+    every q: one (3 or 2, q.size) array per block, in cache-sized tiles of q_block × block."""
     e = float(ou_decay(t)); delta = float(ou_delta(t))
-    a_all = samples.x0; x_all = samples.xt(t)
     r_all = np.sqrt(q)[:, None]
     derivs = _logp0_derivs(mix)
-    n = a_all.size
 
     def part(lo):
         """Sums over one block of samples, for every q (cache-sized tiles of q_block × block)."""
-        out = np.zeros((3, q.size))
+        out = np.zeros((3 if curvature else 2, q.size))
         for qlo in range(0, q.size, q_block):
             out[:, qlo: qlo + q_block] = tile(lo, qlo)
         return out
@@ -146,22 +172,47 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
         big_l = top + np.log(tot)                         # L = ln(e^{g+} + e^{g−})
         wp = ep / tot; wm = em / tot
         dl = wp * dgp - wm * dgm
-        ddl = wp * ddgp + wm * ddgm + wp * wm * (dgp + dgm) ** 2
         qq = r * r
         lnz = big_l - math.log(2.0) - np.log(r)           # ln Z = L − ln(2√q)
         dlnz = dl / (2 * r) - 0.5 / qq
+        if not curvature:
+            return lnz.sum(1), dlnz.sum(1)
+        ddl = wp * ddgp + wm * ddgm + wp * wm * (dgp + dgm) ** 2
         ddlnz = ddl / (4 * qq) - dl / (4 * r ** 3) + 0.5 / (qq * qq)
         return lnz.sum(1), dlnz.sum(1), ddlnz.sum(1)
 
     pair = mix.symmetric_pair()
     if pair is not None and fast:
-        tile = _pair_tile(float(pair[0][0]), pair[1], e, delta, a_all, x_all, r_all, block, q_block)
+        tile = _pair_tile(float(pair[0][0]), pair[1], e, delta, a_all, x_all, r_all, block, q_block, curvature)
+    return [part(lo) for lo in starts]
 
-    w = workers if workers is not None else int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=max(1, w)) as pool:
-        parts = list(pool.map(part, range(0, n, block)))
-    lnz, dlnz, ddlnz = sum(parts) / n
-    return {"q": q, "V": -lnz, "dV": -dlnz, "ddV": -ddlnz}
+
+class _Shares:
+    """Worker processes (`workers.spawned`) that take all but one of `shares` shares of the blocks."""
+
+    def __init__(self, executor, shares: int):
+        self._ex, self.shares = executor, shares
+        self._ex.submit(_ready)              # the workers import this module while the caller works
+
+    def submit(self, fn, *args):
+        return self._ex.submit(fn, *args)
+
+
+def _ready() -> bool:
+    return True
+
+
+@contextmanager
+def worker_pool(work: float):
+    """A pool for `fp_potential(pool=...)` when `work` (samples × q values of the largest call) is worth a
+    process start (≥ WORKER_POOL_MIN_WORK) and `workers.cpu_shares()` allows more than one process; None
+    otherwise (everything then runs in the caller)."""
+    shares = cpu_shares() if work >= WORKER_POOL_MIN_WORK else 1
+    with spawned(shares - 1) as executor:
+        yield None if executor is None else _Shares(executor, shares)
+
+
+WORKER_POOL_MIN_WORK = 4e6     # about 0.15 s of one call in one process: a spawned worker starts in about 0.5 s
 
 
 def secondary_minimum(curve: dict) -> dict | None:
@@ -181,8 +232,10 @@ def secondary_minimum(curve: dict) -> dict | None:
 
     def root(i):
         return float(q[i] - dv[i] * (q[i + 1] - q[i]) / (dv[i + 1] - dv[i]))
-    return {"q_max": root(i_max), "q_min": root(i_min), "barrier": float(v[i_max] - v[i_min]),
-            "n_inflections": int(np.sum(np.diff(np.sign(curve["ddV"])) != 0))}
+    sec = {"q_max": root(i_max), "q_min": root(i_min), "barrier": float(v[i_max] - v[i_min])}
+    if "ddV" in curve:
+        sec["n_inflections"] = n_inflection_points(curve)
+    return sec
 
 
 def threshold_time(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, t_hi: float, t_lo: float,
@@ -194,6 +247,7 @@ def threshold_time(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, t_hi
     Sec. VII, Fig. 11 (the minimum present at t = 0.42, gone at 0.015; the time itself is not stated in the
     paper).
     """
+    kw.setdefault("curvature", False)   # whether V has a secondary minimum is read from V' alone
     has = lambda t: secondary_minimum(fp_potential(mix, t, q, samples, **kw)) is not None  # noqa: E731
     if not has(t_hi) or has(t_lo):
         return float("nan")
@@ -214,7 +268,7 @@ def n_inflection_points(curve: dict) -> int:
 
 
 
-def _pair_tile(mu, s2, e, delta, a_all, x_all, r_all, block, q_block):
+def _pair_tile(mu, s2, e, delta, a_all, x_all, r_all, block, q_block, curvature=True):
     """Fast tile for ½N(±μ, σ²): g(a ± r) = Q(a) ± rQ'(a) + ½r²Q'' + ln cosh(k(a ± r)) + c,
     with Q(y) = −y²/(2σ²) − (x − e y)²/(2Δ) quadratic and k = μ/σ², so that
     L = ½(g₊ + g₋) + ln 2 + ln cosh(D/2), D = g₊ − g₋, and w± = ½(1 ± tanh(D/2))."""
@@ -241,13 +295,15 @@ def _pair_tile(mu, s2, e, delta, a_all, x_all, r_all, block, q_block):
         # L' = Q'·T + rQ'' + k[½(th₊ − th₋) + ½T(th₊ + th₋)],  T = tanh(D/2) = w₊ − w₋
         sp = thp + thm
         sum_dl = th @ q1[sl] + m * rr * q2 + k * (0.5 * (thp - thm) + 0.5 * th * sp).sum(1)
+        qq = rr * rr
+        lnz = sum_l - m * (math.log(2.0) + np.log(rr))                  # ln Z = L − ln(2√q)
+        dlnz = sum_dl / (2 * rr) - 0.5 * m / qq
+        if not curvature:
+            return np.stack([lnz, dlnz])
         # L'' = Q'' + k² − k²(w₊th₊² + w₋th₋²) + ¼(1 − T²)(2Q' + k(th₊ + th₋))²
         wsq = 0.5 * (thp * thp + thm * thm) + 0.5 * th * (thp * thp - thm * thm)
         gsum = 2.0 * q1[sl][None, :] + k * sp
         sum_ddl = m * (q2 + k * k) - k * k * wsq.sum(1) + 0.25 * ((1.0 - th * th) * gsum * gsum).sum(1)
-        qq = rr * rr
-        lnz = sum_l - m * (math.log(2.0) + np.log(rr))                  # ln Z = L − ln(2√q)
-        dlnz = sum_dl / (2 * rr) - 0.5 * m / qq
         ddlnz = sum_ddl / (4 * qq) - sum_dl / (4 * rr ** 3) + 0.5 * m / (qq * qq)
         return np.stack([lnz, dlnz, ddlnz])
     return tile
@@ -318,6 +374,7 @@ def fold_threshold(mix: GaussianMixture, q: np.ndarray, samples: FPSamples, ts, 
 
     For the threshold of Sec. VII (Fig. 11); not in the paper."""
     ts = np.asarray(ts, dtype=np.float64)
+    kw.setdefault("curvature", False)   # the barrier is read from V and V' alone
     barriers = []
     for t in ts:
         sec = secondary_minimum(fp_potential(mix, float(t), q, samples, **kw))

@@ -64,12 +64,18 @@ def franz_parisi_curves(cfg, streams) -> dict:
     law B ∝ t − t_f extrapolated from the same barriers (fp_fold_offsets above the threshold). The panels and
     the single-Gaussian null draw the same streams; the threshold's smaller sample its own
     (`streams.child("fp-threshold")`)."""
-    mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
     q = cfg.fp_q_min + cfg.fp_q_step * np.arange(int(cfg.fp_q_points))
+    # a second process takes half of every V(q) (the same numbers bit for bit: `fp.fp_potential`)
+    with fp.worker_pool(max(cfg.fp_samples, cfg.fp_threshold_samples) * q.size) as pool:
+        return _curves(cfg, streams, q, pool)
+
+
+def _curves(cfg, streams, q, pool) -> dict:
+    mix = GaussianMixture.two_gaussians(cfg.fp_mu, cfg.fp_sigma2)
     samples = fp.draw_samples(mix, cfg.fp_samples, streams)
     curves, m = {}, {}
     for t in cfg.fp_times:
-        c = fp.fp_potential(mix, t, q, samples)
+        c = fp.fp_potential(mix, t, q, samples, pool=pool)
         curves[t] = c
         sec = fp.secondary_minimum(c)
         # the barrier as a per-sample average, with its standard error
@@ -81,16 +87,17 @@ def franz_parisi_curves(cfg, streams) -> dict:
     # null 1: no second cluster, N(0, μ² + σ²) (the pair with μ = 0), same measurement at t_hi
     gauss = GaussianMixture.two_gaussians(0.0, cfg.fp_mu ** 2 + cfg.fp_sigma2)
     g_samples = fp.draw_samples(gauss, cfg.fp_samples, streams)
-    sec = fp.secondary_minimum(fp.fp_potential(gauss, t_hi, q, g_samples))
+    sec = fp.secondary_minimum(fp.fp_potential(gauss, t_hi, q, g_samples, pool=pool, curvature=False))
     b, se = fp.barrier_with_se(gauss, t_hi, g_samples, sec["q_max"], sec["q_min"]) if sec else (0.0, 0.0)
     m[f"fp_t{tag_hi}_gauss_barrier"], m[f"fp_t{tag_hi}_gauss_barrier_se"] = float(b), float(se)
     # null 2: X_t drawn at t_lo, read with the posterior of t_hi (the wrong noise level)
     frozen = samples.drawn_at(t_lo)
-    sec = fp.secondary_minimum(fp.fp_potential(mix, t_hi, q, frozen))
+    sec = fp.secondary_minimum(fp.fp_potential(mix, t_hi, q, frozen, pool=pool, curvature=False))
     m[f"fp_t{tag_lo}_shuffled_time_barrier"] = float(sec["barrier"]) if sec else 0.0
     small = fp.draw_samples(mix, cfg.fp_threshold_samples, streams.child("fp-threshold"))
-    thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol)
-    fold = fp.fold_threshold(mix, q, small, thr + np.asarray(cfg.fp_fold_offsets)) if math.isfinite(thr) else None
+    thr = fp.threshold_time(mix, q, small, cfg.fp_threshold_hi, cfg.fp_threshold_lo, tol=cfg.fp_threshold_tol, pool=pool)
+    fold = fp.fold_threshold(mix, q, small, thr + np.asarray(cfg.fp_fold_offsets), pool=pool) if math.isfinite(thr) \
+        else None
     # null 3: the competing law, a barrier vanishing linearly (exponent 1), fitted on the same window;
     # for information the log-log exponent of the barrier against t − (bisection threshold) and the
     # time-reversed fit

@@ -11,17 +11,32 @@ import math
 
 import numpy as np
 
-from .. import highdim, landscape, learned
+from .. import highdim, landscape, learned, workers
 from ..mixture import GaussianMixture
 
 COLLAPSE_MIN_DIM = 32        # the collapse claim covers d >= 32
+BESIDE_MIN_STEPS = 1000      # score-matching steps (about 2 s) from which a worker process pays for its start
 
 
 def measure(cfg, run) -> dict:
     """Notebook 05: cloning (Fig. 12), collapse (Fig. 13) and the learned score (Fig. 14, on `run.device`), each
-    from `run.streams`; `provenance` is the learned score's dataset provenance (for `run.log_inputs`)."""
-    out = {"cloning": cloning(cfg, run.streams), "collapse": collapse(cfg, run.streams),
-           "learned": learned_speciation(cfg, run.streams, device=run.device)}
+    from `run.streams`; `provenance` is the learned score's dataset provenance (for `run.log_inputs`).
+
+    On the CPU, with a second core and a training long enough to hide a process start (≥ BESIDE_MIN_STEPS), a
+    spawned worker runs the sections that do not need the trained network (cloning, collapse and the learned
+    score's nulls, `beside_training`) while this process trains: the same numbers from the same streams."""
+    streams = run.streams
+    beside = run.device == "cpu" and cfg.learned_steps >= BESIDE_MIN_STEPS and workers.cpu_shares() > 1
+    with workers.spawned(1 if beside else 0) as pool:
+        if pool is None:
+            out = {"cloning": cloning(cfg, streams), "collapse": collapse(cfg, streams),
+                   "learned": learned_speciation(cfg, streams, device=run.device)}
+        else:
+            later = pool.submit(beside_training, cfg, streams)
+            learned_out = learned_speciation(cfg, streams, nulls=lambda: later.result()["nulls"])
+            done = later.result()
+            workers.record_drawn(streams, done["drawn"])
+            out = {"cloning": done["cloning"], "collapse": done["collapse"], "learned": learned_out}
     out["provenance"] = out["learned"]["provenance"]
     out["metrics"] = {**out["cloning"]["metrics"], **out["collapse"]["metrics"], **out["learned"]["metrics"]}
     return out
@@ -171,31 +186,54 @@ def collapse(cfg, streams) -> dict:
     return {"curves": out, "metrics": m}
 
 
-def learned_speciation(cfg, streams, device="cpu") -> dict:
+def beside_training(cfg, streams) -> dict:
+    """What notebook 05 computes without the trained network, for a worker process (on the CPU): the cloning
+    and collapse sections and the learned score's nulls, with the stream keys it drew (`workers.record_drawn`)."""
+    out = {"cloning": cloning(cfg, streams), "collapse": collapse(cfg, streams)}
+    data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
+    out["nulls"] = learned_nulls(cfg, streams, data, learned_times(cfg, data))
+    return {**out, "drawn": streams.drawn()}
+
+
+def learned_times(cfg, data) -> np.ndarray:
+    """The times of the learned-score cloning curves: from 0.15 to 2.5 × ½ ln Λ (at least to 1.25)."""
+    return np.linspace(0.15, 2.5 * max(data.speciation_time(), 0.5), int(cfg.learned_times))
+
+
+def learned_nulls(cfg, streams, data, ts, device="cpu") -> dict:
+    """The learned score's curves that need no training, each (agreement, SE) on the times `ts`: the exact
+    empirical score, the untrained network (the null) and the empirical score with shuffled labels (the null)."""
+    starts, steps, noise = cfg.learned_clone_starts, cfg.learned_clone_steps, cfg.learned_empirical_noise
+    return {"empirical": learned.empirical_cloning_curve(data, ts, starts, streams, n_noise=noise, return_se=True),
+            "untrained": learned.cloning_curve(learned.untrained_score(data, streams, cfg.learned_hidden, device),
+                                               data, ts, starts, steps, streams),
+            "empirical_shuffled": learned.empirical_cloning_curve(learned.shuffled_labels(data, streams), ts, starts,
+                                                                  streams, n_noise=noise, return_se=True)}
+
+
+def learned_speciation(cfg, streams, device="cpu", nulls=None) -> dict:
     """Train ε_θ by denoising score matching on two classes, measure cloning: its crossing of the
     speciation value against ½ ln Λ, and past speciation (the grid's last time, 2.5 × ½ ln Λ) whether the
     clones forgot their start (agreement Σ_c w_c², as two independent draws from the data).
 
     Nulls: the network at its initialisation (learned nothing); the exact empirical score with the
-    training labels shuffled."""
+    training labels shuffled. `nulls`, when given, returns `learned_nulls`'s curves computed elsewhere (a worker
+    process); otherwise they are computed here, after the training."""
     data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
     model, losses = learned.train_score(data, cfg.learned_steps, streams, batch=cfg.learned_batch,
                                        lr=cfg.learned_lr, hidden=cfg.learned_hidden, show_progress=True,
                                        device=device)
     lam = data.top_eigenvalue()
     t_s = data.speciation_time()
-    ts = np.linspace(0.15, 2.5 * max(t_s, 0.5), int(cfg.learned_times))
+    ts = learned_times(cfg, data)
     level = highdim.speciation_value()
-    starts, steps, noise = cfg.learned_clone_starts, cfg.learned_clone_steps, cfg.learned_empirical_noise
 
     def crossing(prob, se):
         return learned.crossing_time(ts, prob, level), learned.crossing_time_se(ts, prob, se, level)
-    prob, se = learned.cloning_curve(model, data, ts, starts, steps, streams)
-    emp, emp_se = learned.empirical_cloning_curve(data, ts, starts, streams, n_noise=noise, return_se=True)
-    null_prob, null_se = learned.cloning_curve(learned.untrained_score(data, streams, cfg.learned_hidden, device), data, ts,
-                                               starts, steps, streams)
-    sh_prob, sh_se = learned.empirical_cloning_curve(learned.shuffled_labels(data, streams), ts, starts, streams,
-                                                     n_noise=noise, return_se=True)
+    prob, se = learned.cloning_curve(model, data, ts, cfg.learned_clone_starts, cfg.learned_clone_steps, streams)
+    curves = nulls() if nulls is not None else learned_nulls(cfg, streams, data, ts, device)
+    (emp, emp_se), (null_prob, null_se) = curves["empirical"], curves["untrained"]
+    sh_prob, sh_se = curves["empirical_shuffled"]
     crossings = {"learned": crossing(prob, se), "empirical": crossing(emp, emp_se),
                  "untrained": crossing(null_prob, null_se), "empirical_shuffled": crossing(sh_prob, sh_se)}
     m = learned_metrics(t_s, lam, crossings, losses, data.x_train.shape[0], data.dim)
