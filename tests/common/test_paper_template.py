@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from common import paths
-from common.claims import REPRODUCED, load_claims, read_claims_table
+from common.claims import NOT_REPRODUCED, REPRODUCED, load_claims, read_claims_table
 from common.io import read_json
 
 NEW_PAPER = paths.REPO / "templates" / "new_paper.py"
@@ -44,7 +44,7 @@ def copy(tmp_path_factory):
     root = tmp_path_factory.mktemp("repo")
     shutil.copytree(paths.REPO / "common", root / "common", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "papers").mkdir()
-    for name in ("papers/__init__.py", "conftest.py", "pyproject.toml", "tests/common/conftest.py",
+    for name in ("papers/__init__.py", "conftest.py", "pyproject.toml", "README.md", "tests/common/conftest.py",
                  *(f"tests/common/{t}" for t in CONTRACT_TESTS)):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(paths.REPO / name, root / name)
@@ -84,7 +84,7 @@ def test_the_new_paper_runs_at_smoke_and_reproduces_its_claims(copy, tmp_path):
     table = read_claims_table(run / "claims.csv")
     assert list(table["id"]) == [c.id for c in claims]
     assert list(table["verdict"]) == [REPRODUCED] * len(claims), table[["id", "verdict", "note"]].to_string()
-    assert all(": not reproduced" in c for c in table["control"])
+    assert list(table["control_verdict"]) == [NOT_REPRODUCED] * len(claims)
     assert read_json(run / "manifest.json")["status"] == "ok" and list((run / "figures").glob("*.png"))
 
 
