@@ -52,6 +52,7 @@ DESCRIPTIONS = {
     "gan_null": "also train ACL-GAN without the adversary (code_objective=mmd), the control of gan-improves",
     "gmm_components": "components of the RAE ex-post density baseline",
     "gmm_iters": "EM iterations of that baseline, at most",
+    "c2st_steps": "full-batch Adam steps of the code two-sample test's MLP (per sampler and replicate)",
     # training: the code phase and its null
     "code_steps": "code-only phase: G_c / D_c steps on the cached codes",
     "code_batch": "code batch of ACL-AE / ACL-GAN's code GAN",

@@ -317,20 +317,22 @@ def tune_syn_steps(seed: int) -> dict:
     return out
 
 
-REPLICATE_RULE = 0.95          # P(every claim of a study and its control: one decided verdict at all three seeds)
+REPLICATE_RULE = 0.95          # P(one decided verdict at all three seeds), for a claim and its control together
+REPLICATE_AFFORDABLE = 6       # the most replicates per seed quick affords (lead, issue 43: acl is the costliest paper)
 REPLICATE_CANDIDATES = tuple(range(4, 13))
 REPLICATE_RESAMPLES = 40000
 
 
 def study_of(claim) -> str:
-    """The study whose replicates pair a quick claim: "2-D" (the mixtures, `syn_replicates`) or "image" (`replicates`)."""
+    """The study whose replicates pair a claim: "2-D" (the mixtures, `syn_replicates`) or "image" (`replicates`)."""
     return "2-D" if claim.id.startswith("syn-") else "image"
 
 
 def tune_replicates(seed: int) -> dict:
-    """The paired differences (metric - baseline, control - baseline) of every comparison claim that quick lists, per
-    replicate, from the development run of this seed at the quick profile (`common.reproduce acl --profile quick
-    --seeds 100 101 102 --development`, run before); `summarise_replicates` pools the seeds and applies the rule."""
+    """The paired differences (metric - baseline, control - baseline) per replicate of every comparison claim whose
+    metric, baseline and control the development run of this seed at the quick profile measured (`common.reproduce
+    acl --profile quick --seeds 100 101 102 --development`, run before), whatever profiles the claim lists;
+    `summarise_replicates` pools the seeds and applies the rule."""
     from common.claims import load_claims
 
     from .config import __file__ as config_file
@@ -338,10 +340,12 @@ def tune_replicates(seed: int) -> dict:
     metrics = json.loads((paths.development_root() / "acl" / "quick" / f"seed-{seed}" / "metrics.json").read_text())
     out = {}
     for c in load_claims(Path(config_file).with_name("claims.yaml")):
-        if "quick" not in c.profiles or c.kind != "comparison" or isinstance(c.value, str) or not isinstance(c.baseline, str):
+        keys = (c.metric, c.baseline, c.control)
+        if c.kind != "comparison" or isinstance(c.value, str) or not all(isinstance(k, str) and k in metrics for k in keys):
             continue
         base = np.asarray(metrics[c.baseline], float)
         out[c.id] = {"study": study_of(c), "edge": float(c.value), "at_least": c.compare == "at_least",
+                     "profiles": list(c.profiles),
                      "claim": (np.asarray(metrics[c.metric], float) - base).tolist(),
                      "control": (np.asarray(metrics[c.control], float) - base).tolist()}
     return out
@@ -361,11 +365,14 @@ def _verdicts(d: np.ndarray, edge: float, at_least: bool) -> np.ndarray:
 
 def summarise_replicates(results: dict) -> dict:
     """The rule of issue 41 (each seed decides alone, and no verdict may differ between seeds), fixed before any
-    run at the sizes it chooses: for each study, the smallest replicate count n at which every quick claim of the
-    study AND its control give one decided verdict at all three seeds with probability >= `REPLICATE_RULE`,
-    resampling whole development replicates (with replacement, the pairs of every claim of a replicate together)
-    from the development seeds pooled: a replicate's streams are the only thing a seed changes (the split, the
-    evaluation network and the reference are the same for every seed), so they are exchangeable across seeds."""
+    run at the sizes it chooses. A claim and its control are decided at n replicates per seed when both give one
+    decided verdict at all three seeds with probability >= `REPLICATE_RULE`, resampling whole development replicates
+    (with replacement; the pairs of every claim of a replicate together) from the development seeds pooled: a
+    replicate's streams are the only thing a seed changes (the split, the evaluation network and the reference are
+    the same for every seed), so replicates are exchangeable across seeds. Per claim: `n_needed`, the smallest
+    candidate n that decides it alone. A claim whose n_needed exceeds `REPLICATE_AFFORDABLE` is quick's to drop
+    (`full_only`: listed at full only, its note giving that n). Per study: `chosen`, the smallest n at which every
+    remaining claim of the study (claims and controls together) is decided jointly with probability >= the rule."""
     seeds = [s for s in results if s.isdigit()]
     rng = np.random.default_rng(0)
     out = {}
@@ -374,22 +381,23 @@ def summarise_replicates(results: dict) -> dict:
         pooled = {cid: {part: np.concatenate([np.asarray(results[s][cid][part]) for s in seeds]) for part in ("claim", "control")}
                   for cid in ids}
         n_pool = len(next(iter(pooled.values()))["claim"])
-        probs, worst = {}, {}
+        agree = {n: {} for n in REPLICATE_CANDIDATES}   # n -> claim id -> boolean per resample
         for n in REPLICATE_CANDIDATES:
             idx = rng.integers(n_pool, size=(REPLICATE_RESAMPLES, 3, n))
-            ok = np.ones(REPLICATE_RESAMPLES, bool)
-            each = {}
             for cid in ids:
-                r = results[seeds[0]][cid]
+                r, ok = results[seeds[0]][cid], np.ones(REPLICATE_RESAMPLES, bool)
                 for part in ("claim", "control"):
                     v = _verdicts(pooled[cid][part][idx], r["edge"], r["at_least"])
-                    same = (v == v[:, :1]).all(1) & (v[:, 0] != 0)
-                    ok &= same
-                    each[f"{cid} ({part})"] = float(same.mean())
-            probs[str(n)] = float(ok.mean())
-            worst[str(n)] = min(each, key=each.get) + f": {min(each.values()):.3f}"
-        chosen = next((int(n) for n, p in probs.items() if p >= REPLICATE_RULE), None)
-        out[study] = {"pairs_pooled": n_pool, "p_all_agree": probs, "worst_claim": worst, "chosen": chosen}
+                    ok &= (v == v[:, :1]).all(1) & (v[:, 0] != 0)
+                agree[n][cid] = ok
+        per = {cid: {str(n): float(agree[n][cid].mean()) for n in REPLICATE_CANDIDATES} for cid in ids}
+        needed = {cid: next((n for n in REPLICATE_CANDIDATES if per[cid][str(n)] >= REPLICATE_RULE), None) for cid in ids}
+        keep = [cid for cid in ids if needed[cid] is not None and needed[cid] <= REPLICATE_AFFORDABLE]
+        joint = {str(n): float(np.logical_and.reduce([agree[n][cid] for cid in keep]).mean()) if keep else 1.0
+                 for n in REPLICATE_CANDIDATES}
+        chosen = next((n for n in REPLICATE_CANDIDATES if joint[str(n)] >= REPLICATE_RULE), None)
+        out[study] = {"pairs_pooled": n_pool, "per_claim": per, "n_needed": needed, "kept": keep,
+                      "full_only": [cid for cid in ids if cid not in keep], "p_all_kept_agree": joint, "chosen": chosen}
     return {"chosen": {k: v["chosen"] for k, v in out.items()}, "rule": out}
 
 

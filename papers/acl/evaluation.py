@@ -120,7 +120,7 @@ def evaluate_samples(ev: Evaluator, samples: dict, full: bool = True) -> dict:
             for name, x in samples.items()}
 
 
-def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, streams: Streams) -> dict:
+def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, streams: Streams, steps: int = 300) -> dict:
     """Classifier two-sample accuracy (Lopez-Paz & Oquab 2017, `twosample`) of each code sampler against
     held-out codes E(x_test): G_c ("acl"), the baselines, the MMD-trained G_c (`null`), and the floor:
     training codes vs held-out codes. Tests ACL's premise that G_c(z) follows E(x) (claims `ae-code-c2st*`)."""
@@ -130,7 +130,7 @@ def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, streams: 
     fakes |= {k: sampler(n, streams.rng("c2st-baseline-codes")) for k, sampler in samplers.items()}
     codes = train_codes(res, images.x).cpu()
     fakes["train_codes"] = codes[torch.randperm(len(codes), generator=gen)[:n]]
-    return {k: c2st_accuracy(held, f, streams.child("c2st")) for k, f in fakes.items()}   # one test for every sampler
+    return {k: c2st_accuracy(held, f, streams.child("c2st"), steps=steps) for k, f in fakes.items()}   # one test for every sampler
 
 
 def region_metrics(ev: Evaluator, sample_fn, z_dim: int, cfg, streams: Streams) -> list[dict]:

@@ -92,16 +92,20 @@ def test_each_code_phase_and_null_takes_its_own_tuned_schedule():
 
 
 def test_the_replicate_rule_takes_the_smallest_n_at_which_every_seed_decides_alike():
-    """`devtune replicates`: the smallest candidate n at which every claim and control of a study give one decided
-    verdict at all three seeds with probability >= 0.95 (whole replicates resampled); None when no candidate does."""
+    """`devtune replicates`: a claim (with its control) is decided at the smallest candidate n at which both give one
+    decided verdict at all three seeds with probability >= 0.95 (whole replicates resampled); a claim no affordable n
+    decides is quick's to drop (`full_only`); a study takes the smallest n deciding its remaining claims jointly."""
     from papers.acl.devtune import REPLICATE_CANDIDATES, summarise_replicates
 
     def claim(study, claim_d, control_d):
         return {"study": study, "edge": 0.0, "at_least": True, "claim": claim_d, "control": control_d}
 
-    results = {str(s): {"clear": claim("image", [5.0, 6.0, 5.5, 6.5], [-5.0, -6.0, -5.5, -6.5]),
-                        "coin": claim("2-D", [-1.0, 1.0, -1.0, 1.0], [-5.0, -6.0, -5.5, -6.5])} for s in (100, 101, 102)}
-    out = summarise_replicates(results)
-    assert out["chosen"] == {"image": REPLICATE_CANDIDATES[0], "2-D": None}
-    assert out["rule"]["image"]["p_all_agree"][str(REPLICATE_CANDIDATES[0])] == 1.0
-    assert out["rule"]["2-D"]["pairs_pooled"] == 12 and max(out["rule"]["2-D"]["p_all_agree"].values()) < 0.95
+    clear, against = [5.0, 6.0, 5.5, 6.5], [-5.0, -6.0, -5.5, -6.5]
+    results = {str(s): {"clear": claim("image", clear, against), "clear-2d": claim("2-D", clear, against),
+                        "coin": claim("2-D", [-1.0, 1.0, -1.0, 1.0], against)} for s in (100, 101, 102)}
+    rule = summarise_replicates(results)["rule"]
+    first = REPLICATE_CANDIDATES[0]
+    assert rule["image"]["chosen"] == rule["2-D"]["chosen"] == first and rule["image"]["n_needed"] == {"clear": first}
+    assert rule["2-D"]["n_needed"]["coin"] is None and rule["2-D"]["full_only"] == ["coin"] and rule["2-D"]["kept"] == ["clear-2d"]
+    assert rule["2-D"]["pairs_pooled"] == 12 and max(rule["2-D"]["per_claim"]["coin"].values()) < 0.95
+    assert rule["2-D"]["p_all_kept_agree"][str(first)] == 1.0

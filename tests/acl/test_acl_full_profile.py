@@ -18,7 +18,7 @@ from papers.acl import config
 TINY = dict(  # counts and sample sizes only: widths, code sizes, the dataset and the protocol stay full's
     feat_epochs=1, replicates=2, cls_replicates=2, gan_replicates=2, syn_replicates=2,
     ae_steps=3, code_steps=4, cls_steps=3, gan_steps=3, n_eval=60, n_floor=60, n_prdc=50, n_region=30, n_mem=40,
-    kid_subsets=2, kid_subset_size=30, n_grid=8, gmm_iters=5, syn_ae_steps=3, syn_code_steps=4, syn_gan_steps=3,
+    kid_subsets=2, kid_subset_size=30, n_grid=8, gmm_iters=5, c2st_steps=5, syn_ae_steps=3, syn_code_steps=4, syn_gan_steps=3,
     syn_n=300, syn_eval=150, workers=2,   # full's code path: replicates in worker processes (full: one per core)
 )
 
