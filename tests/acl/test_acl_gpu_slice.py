@@ -23,8 +23,10 @@ def test_counts_are_the_full_profiles_steps():
                  "cls_step": 4 * 10000, "cls_dec_step": 4 * 30000, "gan_step": 5 * 50000, "aclgan_step": 2 * 5 * 50000}
     no_refit = slice_acl.full_counts(resolve(PROFILES, "full", code_refit=False))
     assert no_refit["code_step"] == 8 * 30000 and no_refit["mmd_step"] == 8 * 30000
-    quick = slice_acl.full_counts(resolve(PROFILES, "quick"))   # the null's own schedule; no classifier, no GAN
-    assert quick["mmd_step"] == 4 * 1000 and quick["ae_step"] == 4 * 500
+    q = resolve(PROFILES, "quick")
+    quick = slice_acl.full_counts(q)   # the null's own schedule (null_steps 1000, not ACL's 4000); no classifier, no GAN
+    assert q.null_steps == 1000 and q.code_steps == 4000 and q.ae_steps == 500
+    assert quick["mmd_step"] == q.replicates * 1000 and quick["ae_step"] == q.replicates * 500
     assert quick["cls_step"] == quick["gan_step"] == quick["aclgan_step"] == 0
     assert slice_acl.projected_hours({"a": 3600, "b": 7200}, {"a": 0.5, "b": 0.25}) == pytest.approx(1.0)
 
