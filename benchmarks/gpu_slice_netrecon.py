@@ -55,7 +55,7 @@ def full_counts(cfg) -> dict:
     c["data-size sweep (03)"] = (cfg.ds_N, cfg.ds_seeds * (
         cfg.ds_n_steps * max(1, n_max // 16) + _steps(cfg.pred_t_burn, dt)
         + (1 + len(cfg.ds_n_trajs)) * _steps(cfg.ds_t_max, dt) + _steps(cfg.pred_t_align + cfg.pred_t_lyap, dt)))
-    t_tr = sum(cfg.sat_T if g > 1 and g != 2.0 else cfg.tr_T for g, _ in cfg.tr_cases)
+    t_tr = sum(cfg.sat_sim_T if g > 1 and g != 2.0 else cfg.tr_T for g, _ in cfg.tr_cases)
     c["two-replica simulations (04)"] = (cfg.tr_N, cfg.tr_seeds * 2 * _steps(t_tr, dt))
     c["official OS rate (05)"] = (cfg.os_N, len(cfg.os_gs) * cfg.os_seeds * (
         4 * _steps(cfg.os_t_total, dt) + _steps(20.0 + 5.0 + 50.0, dt)))

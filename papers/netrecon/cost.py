@@ -67,13 +67,18 @@ def estimate(cfg) -> Estimate:
         + cfg.ds_seeds * sum(linear_flops(n * cfg.ds_n_steps, cfg.ds_N, cfg.ds_N) for n in cfg.ds_n_trajs),
         "04 DMFT statistics (float32 tangent map)": 2 * len(cfg.st_gs) * cfg.st_seeds * cfg.st_n_traj
         * steps(cfg.st_t_transient + cfg.st_t_align + cfg.st_t_average) * mv(cfg.st_N),
-        "04 transients and saturation": len(cfg.tr_cases) * cfg.tr_seeds * cfg.tr_n_x0
-        * (int(round(cfg.tr_T / cfg.tr_dt)) + int(round(cfg.sat_T / cfg.sat_dt))) * mv(cfg.tr_N),
+        "04 transients and saturation (teacher and student)": 2 * cfg.tr_seeds * cfg.tr_n_x0 * mv(cfg.tr_N)
+        * sum(steps(cfg.sat_sim_T if g > 1 and g != 2.0 else cfg.tr_T) for g, _ in cfg.tr_cases),
         "05 Lyapunov: OS protocol and QR spectrum": 2 * len(cfg.os_gs) * cfg.os_seeds * steps(cfg.os_t_total) * mv(cfg.os_N)
         + steps(cfg.qr_t_average) * (mv(cfg.qr_N) * (1 + cfg.qr_k) + 4 * cfg.qr_N * cfg.qr_k ** 2),
         "02 reconstruction: simulations, least squares": len(cfg.rec_gs) * (cfg.rec_n_traj * cfg.rec_n_steps * mv(cfg.rec_N)
         * (1 + cfg.adam_n_x0 * steps(cfg.adam_t_max) / (cfg.rec_n_traj * cfg.rec_n_steps) * 3)
         + (2 * len(cfg.sweep_n_trajs) + 4) * linear_flops(cfg.rec_n_traj * cfg.rec_n_steps, cfg.rec_N, cfg.rec_N)),
+        # the horizon claim's chaotic teachers: the chaos check (two states and their companions) of about
+        # twice adam_h_nets draws, each chosen teacher's data and its student against it
+        "02 chaotic teachers of the Adam student's horizon": sum(g > 1 for g in cfg.rec_gs) * cfg.adam_h_nets * mv(cfg.rec_N)
+        * (2 * 4 * steps(cfg.pred_t_burn + cfg.adam_h_t_lyap) + cfg.rec_n_traj * cfg.rec_n_steps
+           + 2 * cfg.adam_n_x0 * steps(cfg.pred_t_burn + cfg.adam_t_max)),
     }
     cpu = [CpuPart(name, fl, "small_gflops_per_core") for name, fl in sections.items()]
     dmft_flops, n_groups, dmft_mem = two_replica_flops(cfg)
@@ -87,6 +92,8 @@ def estimate(cfg) -> Estimate:
     for g in cfg.rec_gs:
         fits.append((cfg.rec_n_traj, cfg.adam_epochs_sub if g < 1 else cfg.adam_epochs_chaos))
         fits += [(n, cfg.adam_sweep_epochs) for n in cfg.adam_sweep_n_trajs]
+        if g > 1:                                      # the horizon claim's chaotic teachers, one student each
+            fits += [(cfg.rec_n_traj, cfg.adam_epochs_chaos)] * cfg.adam_h_nets
     batches = sum(e * math.ceil(n * n_win / cfg.adam_batch) for n, e in fits)
     flops = sum(e * n * n_win for n, e in fits) * 3 * linear_flops(cfg.adam_window - 1, cfg.rec_N, cfg.rec_N)
     gpu = [GpuPart("Adam fits of the student (float64)", flops, ops=batches * 40, util=UTIL["small"], peak="fp64_tflops")]

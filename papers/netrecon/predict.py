@@ -155,6 +155,22 @@ def law_residual_ratio(eta: np.ndarray, T_pd: np.ndarray) -> float:
     return float((1.0 - fit_log_slope(eta, T_pd)["r2"]) / (1.0 - fit_power_law(eta, T_pd)["r2"]))
 
 
+def law_curvature_ratio(eta: np.ndarray, T_pd: np.ndarray) -> float:
+    """How curved T_pd is against x = ln(1/eta), in units of the best power law's curvature on the same eta:
+    the quadratic coefficient of T_pd(x) over that of A eta^-b (`fit_power_law`), both fitted by least squares
+    in x centred. 0 for the logarithmic law (a straight line in x), 1 for a power law (convex in x).
+    Claim `chaos-horizon-linear-g3` (README, controls)."""
+    eta = np.asarray(eta, dtype=np.float64)
+    y = np.asarray(T_pd, dtype=np.float64)
+    ok = np.isfinite(y) & (y > 0)
+    if ok.sum() < 4:
+        raise UserError("fewer than four finite horizons; raise t_max or the tolerance")
+    x = np.log(1.0 / eta[ok])
+    xc = x - x.mean()
+    p = fit_power_law(eta[ok], y[ok])
+    return float(np.polyfit(xc, y[ok], 2)[0] / np.polyfit(xc, p["A"] * eta[ok] ** -p["exponent"], 2)[0])
+
+
 def one_step_error(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, dt: float = DT) -> np.ndarray:
     """eps = ||x_S(1) - x_T(1)|| from identical states (Euclidean norm over units), per state.
 

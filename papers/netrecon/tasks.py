@@ -143,6 +143,35 @@ def horizon_task(N: int, g: float, streams: Streams, etas: list, n_x0: int, t_bu
 
 
 
+def teacher_exponent_task(N: int, g: float, streams: Streams, t_burn: float, t_lyap: float, t_align: float = 10.0,
+                          dt: float = rnn.DT) -> float:
+    """The largest exponent of the teacher that `adam_student_task` draws from the same `streams`, from two
+    states on its attractor (after `t_burn`): the chaos check of the Adam student's horizon claim. At N = 200
+    and g = 2 some draws settle on a fixed point or a cycle (exponent <= 0), a finite-N effect.
+
+    Paper: the largest Lyapunov exponent against g figure (README maths (M7))."""
+    J, rng = network(N, g, streams, "adam-horizon")
+    x0 = rnn.relax(J, rng.standard_normal((2, N)), t_burn, dt=dt)
+    return float(lyap.largest_exponent(J, x0, dt=dt, t_transient=0.0, t_align=t_align, t_average=t_lyap, rng=rng).mean)
+
+
+def adam_student_task(N: int, g: float, streams: Streams, n_traj: int, n_steps: int, epochs: int, lr: float,
+                      batch_size: int, window: int, n_x0: int, t_burn: float, t_max: float, delta: float,
+                      dt: float = rnn.DT, device: str = "cpu") -> dict:
+    """The paper's Adam protocol on the teacher of `teacher_exponent_task` (same `streams`), then the student
+    against its teacher from `n_x0` attractor states: T_pd per state (NaN: not reached by t_max) and r(W, J).
+
+    Paper: the reconstruction section and the teacher-student trajectory figure (README maths (M3), (M8))."""
+    J, _ = network(N, g, streams, "adam-horizon")
+    rng = streams.rng("adam-horizon-data", N, num_key(g))
+    traj = rnn.simulate(J, rng.standard_normal((n_traj, N)), n_steps, dt=dt)
+    W, _ = recon.fit_adam(traj, dt, epochs=epochs, lr=lr, batch_size=batch_size, window=window,
+                          generator=streams.torch_generator("adam-horizon", num_key(g)), device=device)
+    x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
+    pair = predict.run_pair(J, W, x0, t_max=t_max, dt=dt, delta=delta, record_every=10)   # stops once all crossed
+    return {"T_pd": pair["T_pd"][0], "r": recon.pearson_r(W, J), "g": g, "net": net_index(streams)}
+
+
 def quiescent_pair_task(N: int, g: float, streams: Streams, eta: float, n_x0: int, t_max: float,
                         dt: float = rnn.DT, ctrl_eta_horizon: float | None = None,
                         ctrl_t_horizon: float | None = None, delta: float = 0.3, rel_etas: list | None = None) -> dict:

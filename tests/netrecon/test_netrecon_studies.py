@@ -46,6 +46,32 @@ def test_the_adam_students_horizon_is_censored_at_the_runs_end():
     assert set(chaos) == {"adam_Tpd_g2", "adam_Tpd_se_g2"} and chaos["adam_Tpd_g2"] == 25.0
 
 
+def test_the_horizon_claim_averages_chaotic_teachers_and_reports_the_rejected_draws():
+    res = [{"T_pd": np.array([20.0, np.nan]), "r": 0.99}, {"T_pd": np.array([30.0, 40.0]), "r": 0.97}]
+    m = reconstruction.chaotic_student_metrics("g2", res, [0.1, -0.02, 0.05], 0.02, 150.0)
+    assert m["adam_Tpd_g2"] == pytest.approx((85.0 + 35.0) / 2)                  # censored at 150, then per teacher
+    assert m["adam_Tpd_se_g2"] == pytest.approx(25.0)                             # over teachers: sd 35.36 / sqrt 2
+    assert (m["adam_h_teachers_g2"], m["adam_h_draws_g2"]) == (2.0, 3.0)
+    assert m["adam_h_nonchaotic_frac_g2"] == pytest.approx(1 / 3) and m["adam_h_teacher_lam_g2"] == pytest.approx(0.075)
+    none = reconstruction.chaotic_student_metrics("g2", [], [-0.1], 0.02, 150.0)
+    assert np.isnan(none["adam_Tpd_g2"]) and none["adam_h_nonchaotic_frac_g2"] == 1.0
+
+
+def test_the_chaotic_teachers_are_chosen_by_their_own_exponent_in_draw_order(monkeypatch):
+    from types import SimpleNamespace
+    from common.seed import Streams
+
+    lams = {0: -0.02, 1: 0.08, 2: 0.0, 3: 0.05, 4: 0.09}
+    monkeypatch.setattr(reconstruction.tasks, "teacher_exponent_task", lambda N, g, s, *a, **k: lams[s.keys[-1]])
+    cfg = SimpleNamespace(adam_h_max_draws=5, adam_h_nets=2, adam_h_min_lam=0.02, rec_N=20, pred_t_burn=1.0,
+                          adam_h_t_lyap=1.0, dt=0.01)
+    chosen, drawn = reconstruction.chaotic_teachers(cfg, Streams(0), 2.0)
+    assert [s.keys[-1] for s in chosen] == [1, 3] and drawn == [-0.02, 0.08, 0.0, 0.05]   # stops at the second
+    cfg.adam_h_max_draws = 2
+    chosen, drawn = reconstruction.chaotic_teachers(cfg, Streams(0), 2.0)
+    assert [s.keys[-1] for s in chosen] == [1] and len(drawn) == 2                       # at most max_draws
+
+
 # -- 03 prediction --------------------------------------------------------------------------------
 def horizon_results(lam=0.5, N=100, g=2.0, dt=0.01):
     """Two networks whose T_pd is exactly ln(1/eta) / lam and whose one-step error follows the law."""

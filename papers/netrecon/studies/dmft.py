@@ -204,6 +204,10 @@ def power_law_control(rs: list[dict], etas, g: float, delta: float) -> dict:
         out[f"ctrl_pred_log_resid_ratio_dmft_{k}"] = float(np.log(ratio))
     except Exception:
         out[f"ctrl_pred_log_resid_ratio_dmft_{k}"] = float("nan")
+    try:   # the same curvature ratio as the claim's (1 for a power law)
+        out[f"ctrl_law_curvature_dmft_{k}"] = predict.law_curvature_ratio(np.asarray(etas, dtype=float), T)
+    except Exception:
+        out[f"ctrl_law_curvature_dmft_{k}"] = float("nan")
     return out
 
 
@@ -247,12 +251,12 @@ def theory_results(specs: list[tuple], groups: list[dict], results: list[list[di
 
 
 def sim_tasks(cfg, streams) -> list[dict]:
-    """`pair_distance_task` arguments of notebook 04 (the saturating chaotic cases run to sat_T), in single
+    """`pair_distance_task` arguments of notebook 04 (the saturating chaotic cases run to sat_sim_T), in single
     precision: the students' eta (0.1, 0.3) puts their difference far above float32 rounding."""
     cases = [(float(g), float(e)) for g, e in cfg.tr_cases]
     sat_cases = [c for c in cases if c[0] != 2.0] or cases[:1]
     return [dict(fn="pair_distance_task", kw=dict(N=cfg.tr_N, g=g, eta=e, streams=streams.child("net", s), n_x0=cfg.tr_n_x0,
-                                                 T=cfg.sat_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt,
+                                                 T=cfg.sat_sim_T if ((g, e) in sat_cases and g > 1) else cfg.tr_T, dt=cfg.dt,
                                                  dtype="float32" if e >= 0.01 else "float64"))
             for g, e in cases for s in range(cfg.tr_seeds)]
 
@@ -304,7 +308,7 @@ def two_replica_comparison(cfg, streams, cache_dir=None) -> dict:
         out[(g, e)] = {"t_th": r["t"], "D_th": r["D"], "t_sim": t_sim, "D_sim": D_sim, "D_sd": D_sd}
     for (g, e), r in zip(sat_cases, sat):
         rs = [s for s in sims if s["g"] == g and s["eta"] == e]
-        # saturated level per (network, state): D averaged over the last sat_window time units (t <= sat_T)
+        # saturated level per (network, state): D averaged over the last sat_window time units (t <= sat_sim_T)
         late = rs[0]["t"] >= rs[0]["t"][-1] - cfg.sat_window
         D_late = np.concatenate([s["D_each"][late].mean(axis=0) for s in rs])
         two_d0 = 2.0 * dmft.delta0(g) if g > 1 else float("nan")

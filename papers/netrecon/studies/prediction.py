@@ -68,20 +68,25 @@ def horizon_gain(g: float, rs: list[dict], etas: np.ndarray, N: int, dt: float) 
     def resid(u):   # ln of the log law's residual variance over the power law's, on the same mean curve
         return float(np.log(predict.law_residual_ratio(etas, np.nanmean(T[u], axis=(0, 2)))))
 
+    def curvature(u):   # the mean curve's curvature in ln(1/eta) over the best power law's: 0 log law, 1 power law
+        return predict.law_curvature_ratio(etas, np.nanmean(T[u], axis=(0, 2)))
+
     try:
         fit = fit_of(units)
         ratio_se, r2_se = jackknife_se(units, ratio_of), jackknife_se(units, lambda u: fit_of(u)["r2"])
         r2_ctrl, r2_ctrl_se = r2_power(units), jackknife_se(units, r2_power)
         res_ratio, res_ratio_se = resid(units), jackknife_se(units, resid)
+        curv, curv_se = curvature(units), jackknife_se(units, curvature)
     except Exception:
         fit = dict(NAN_FIT)
-        ratio_se = r2_se = r2_ctrl = r2_ctrl_se = res_ratio = res_ratio_se = float("nan")
+        ratio_se = r2_se = r2_ctrl = r2_ctrl_se = res_ratio = res_ratio_se = curv = curv_se = float("nan")
     metrics = {f"pred_lam_fit_{k}": fit["lam_fit"], f"pred_lam_benettin_{k}": float(lam_eff),
                f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_lam_ratio_se_{k}": ratio_se,
                f"pred_r2_{k}": fit["r2"], f"pred_r2_se_{k}": r2_se,
                f"ctrl_pred_r2_{k}": r2_ctrl, f"ctrl_pred_r2_se_{k}": r2_ctrl_se,
                f"pred_resid_ratio_{k}": float(np.exp(res_ratio)),
                f"pred_log_resid_ratio_{k}": res_ratio, f"pred_log_resid_ratio_se_{k}": res_ratio_se,
+               f"pred_law_curvature_{k}": curv, f"pred_law_curvature_se_{k}": curv_se,
                f"pred_finite_frac_{k}": float(np.isfinite(T).mean())}
     i3 = int(np.argmin(np.abs(np.log(etas / 1e-3))))
     metrics[f"pred_Tpd_eta1e-3_{k}"] = float(Tm[i3])

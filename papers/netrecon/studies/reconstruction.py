@@ -119,6 +119,54 @@ def fit_gain_task(cfg, streams, g: float, dev: str) -> tuple[dict, dict]:
 
 
 @single_threaded
+def adam_student_task(kw: dict) -> dict:
+    """`tasks.adam_student_task` as a pool task (one BLAS and torch thread)."""
+    return tasks.adam_student_task(**kw)
+
+
+def chaotic_teachers(cfg, streams, g: float) -> tuple[list, list[float]]:
+    """The teachers of the Adam student's horizon claim at gain g: networks drawn in order
+    (`streams.child("net", i)`, i = 0, 1, ...) until `adam_h_nets` of them are chaotic (their own largest
+    exponent, `tasks.teacher_exponent_task`, at least `adam_h_min_lam`), at most `adam_h_max_draws` draws.
+    Returns (the chosen networks' streams, every drawn network's exponent). The criterion is the teacher's
+    alone, fixed before any student is fitted: at N = rec_N some draws settle on a fixed point or a cycle,
+    where no horizon is claimed."""
+    chosen, lams = [], []
+    for i in range(cfg.adam_h_max_draws):
+        s = streams.child("net", i)
+        lams.append(tasks.teacher_exponent_task(cfg.rec_N, g, s, cfg.pred_t_burn, cfg.adam_h_t_lyap, dt=cfg.dt))
+        if lams[-1] >= cfg.adam_h_min_lam:
+            chosen.append(s)
+            if len(chosen) == cfg.adam_h_nets:
+                break
+    return chosen, lams
+
+
+def horizon_student_kw(cfg, s, g: float, dev: str) -> dict:
+    """`tasks.adam_student_task` arguments: the paper's Adam protocol (as `fit_gain`) on a chosen teacher `s`."""
+    return dict(N=cfg.rec_N, g=g, streams=s, n_traj=cfg.rec_n_traj, n_steps=cfg.rec_n_steps,
+                epochs=cfg.adam_epochs_sub if g < 1 else cfg.adam_epochs_chaos, lr=cfg.adam_lr,
+                batch_size=cfg.adam_batch, window=cfg.adam_window, n_x0=cfg.adam_n_x0, t_burn=cfg.pred_t_burn,
+                t_max=cfg.adam_t_max, delta=cfg.pred_delta, dt=cfg.dt, device=dev)
+
+
+def chaotic_student_metrics(k: str, results: list[dict], lams: list[float], min_lam: float, t_max: float) -> dict:
+    """The horizon claim's numbers at gain suffix `k`: T_pd (censored at `t_max`) averaged over each chaotic
+    teacher's states, then over teachers, with its standard error over teachers; how many draws it took and
+    what share of them was not chaotic (exponent below `min_lam`: a finding at finite N)."""
+    per_net = np.array([np.mean(np.where(np.isnan(r["T_pd"]), t_max, r["T_pd"])) for r in results])
+    lams = np.asarray(lams, dtype=float)
+    out = {f"adam_Tpd_{k}": float(per_net.mean()) if len(per_net) else float("nan"),
+           f"adam_Tpd_se_{k}": sem(per_net) if len(per_net) > 1 else float("nan"),
+           f"adam_h_teachers_{k}": float(len(per_net)), f"adam_h_draws_{k}": float(len(lams)),
+           f"adam_h_nonchaotic_frac_{k}": float(np.mean(lams < min_lam)),
+           f"adam_h_teacher_lam_{k}": float(lams[lams >= min_lam].mean()) if len(per_net) else float("nan")}
+    if results:
+        out[f"adam_h_r_{k}"] = float(np.mean([r["r"] for r in results]))
+    return out
+
+
+@single_threaded
 def measure(cfg, run) -> dict:
     """Least squares and the paper's Adam fit at rec_N for each g; d_W against the data size.
 
@@ -128,13 +176,28 @@ def measure(cfg, run) -> dict:
     student's error}} for the notebook's figures."""
     dev = adam_device(run.device)
     gs = [float(g) for g in cfg.rec_gs]
+    # the horizon claim in chaos: adam_h_nets chaotic teachers of their own, each with the paper's Adam student
+    teachers = {g: chaotic_teachers(cfg, run.streams, g) for g in gs if g > 1}
+    students = [(g, horizon_student_kw(cfg, s, g, dev)) for g, (chosen, _) in teachers.items() for s in chosen]
     if dev == "cpu":
-        res = pmap(fit_gain_task, [dict(cfg=cfg, streams=run.streams, g=g, dev=dev) for g in gs],
-                   workers=pool_workers(cfg), desc="fits")
+        res = pmap(_one, [dict(fn="fit", kw=dict(cfg=cfg, streams=run.streams, g=g, dev=dev)) for g in gs]
+                   + [dict(fn="student", kw=kw) for _, kw in students], workers=pool_workers(cfg), desc="fits")
     else:
-        res = [fit_gain(cfg, run.streams, g, dev) for g in gs]
+        res = [fit_gain(cfg, run.streams, g, dev) for g in gs] + [tasks.adam_student_task(**kw) for _, kw in students]
     out, metrics = {}, {}
     for g, (m, data) in zip(gs, res):
         out[g] = data
         metrics.update(m)
+    for g, (chosen, lams) in teachers.items():
+        k = gain_key(g)
+        # the first teacher's student (figures) is kept apart: the claim is judged on the chaotic teachers
+        for key in (f"adam_Tpd_{k}", f"adam_Tpd_se_{k}"):
+            metrics[key.replace("adam_Tpd", "adam_Tpd_first")] = metrics.pop(key)
+        mine = [r for (gg, _), r in zip(students, res[len(gs):]) if gg == g]
+        metrics.update(chaotic_student_metrics(k, mine, lams, cfg.adam_h_min_lam, cfg.adam_t_max))
     return {"metrics": metrics, "by_g": out}
+
+
+def _one(fn: str, kw: dict):
+    """One task of `measure`'s pool: a gain's fits (`fit_gain_task`) or a chaotic teacher's student."""
+    return fit_gain_task(**kw) if fn == "fit" else adam_student_task(kw)
