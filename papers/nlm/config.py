@@ -17,6 +17,12 @@ _SHARED = {
     # eta = 5e-5, lambda1 = 5e-7); full uses their rate, smoke and quick a larger one (`lr`, per profile) for
     # the few thousand updates a 2-core machine affords. optimizer="gd" is the v1 folder's plain step.
     "optimizer": "adam", "weight_decay": 5e-7, "bias": True,
+    # minibatches: "epochs", the revised scripts' DataLoader(shuffle=True) (full); "replace", rows drawn with
+    # replacement, what smoke and quick were frozen on (a model with P <= batch takes its whole set either way)
+    "minibatch": "replace",
+    # training ages of the samples-over-age figure: "log", n_ages log-spaced in [U/100, U]; "released", the
+    # released script's checkpoints round(201 * 1.7^i), i < n_ages, those within the run (full)
+    "age_schedule": "log",
     "k": 10,                                       # PCD-k Langevin steps per update
     # training's Langevin products: "float32", or "bfloat16" operands with fp32 accumulation, state, noise
     # and statistics (faster at N = 784, not for the small stacked models: benchmarks/bench_nlm.py);
@@ -100,7 +106,7 @@ PROFILES = {
         # the revised paper's scripts (memorization, PCD-10 and Rdm-500 figures): Adam at 5e-5, weight decay
         # 5e-7 on J only, a bias (_SHARED); the v1 folder's plain step is optimizer="gd", lr=5e-4, weight_decay=2e-6,
         # bias=False
-        "dataset": "mnist", "lr": 5e-5, "n_chains": 1000, "batch": 1000,
+        "dataset": "mnist", "lr": 5e-5, "n_chains": 1000, "batch": 1000, "minibatch": "epochs", "age_schedule": "released",
         "main_p": 10_000, "main_updates": 120_000, "n_ages": 13, "n_gen": 1000, "gen_steps": 25_000,
         "second_updates": 20_000, "second_p": 10_000,
         "sweep_sizes": [5, 11, 25, 56, 128, 288, 648, 1458, 3280, 7381], "sweep_replicates": 5, "sweep_updates": 20_000, "sweep_lr": 5e-5,
@@ -126,6 +132,7 @@ BOUNDS = {
     "T": {"above": 0}, "dt": {"above": 0, "max": 0.5}, "denoise_dt": {"above": 0, "max": 0.5}, "gain": {"min": 0},
     "lr": {"above": 0}, "sweep_lr": {"above": 0}, "weight_decay": {"min": 0},
     "optimizer": {"choices": ["adam", "sgd", "gd"]}, "gemm_dtype": {"choices": ["float32", "bfloat16"]},
+    "minibatch": {"choices": ["replace", "epochs"]}, "age_schedule": {"choices": ["log", "released"]},
     "noise_threads": {"min": 1}, "k": {"min": 1}, "n_chains": {"min": 1}, "batch": {"min": 1},
     "n_test": {"min": 2}, "ooe_n_test": {"min": 2}, "main_p": {"min": 2}, "second_p": {"min": 2}, "sweep_sizes": {"min": 2},
     "ooe_p": {"min": 2}, "explore_p": {"min": 0}, "explore_updates": {"min": 0}, "second_updates": {"min": 0},

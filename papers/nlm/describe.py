@@ -14,6 +14,8 @@ DESCRIPTIONS = {
     "k": "PCD-k: Langevin steps per update",
     "n_chains": "persistent chains of PCD",
     "batch": "data batch per update",
+    "minibatch": "`epochs` (the revised scripts' DataLoader: each set reshuffled every epoch, no replacement) or `replace`",
+    "age_schedule": "`log` (n_ages log-spaced in [U/100, U]) or `released` (the script's round(201 * 1.7^i))",
     "gemm_dtype": "training's Langevin products: `float32`, or `bfloat16` operands with fp32 accumulation",
     "noise_threads": "threads drawing the Langevin increments (the same numbers for any count)",
     # notebook 01: the main model and the second data set

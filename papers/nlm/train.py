@@ -2,11 +2,13 @@
 
 Paper: arXiv:2506.23546. Each update: a minibatch (data phase) and M chains advanced k Langevin
 steps (model phase), persistent across updates (PCD-k) or redrawn from N(0, I) every update
-(Rdm-k); ΔJ_ij ∝ ⟨(x_i−h_i)φ(x_j)⟩_data − ⟨(x_i−h_i)φ(x_j)⟩_model. Optimizers: "gd", the released
-training script's rule, plain gradient ascent with multiplicative decay J ← (1 − λ)J + η(data − model)
-(η = 5e-4, λ = 2e-6 there, no bias); "sgd", the same step with L2 decay folded into the gradient;
-"adam", our choice for the short CPU profiles (it rescales each synapse's step, so it is not the pure
-local rule). K models with their own
+(Rdm-k); ΔJ_ij ∝ ⟨(x_i−h_i)φ(x_j)⟩_data − ⟨(x_i−h_i)φ(x_j)⟩_model. Optimizers: "adam", the revised
+paper's scripts (`3 types/*/1train_*_multi.py`: Adam, L2 weight decay on J alone, a bias; it rescales each
+synapse's step, so it is not the pure local rule); "gd", the v1 folder's rule, plain gradient ascent with
+multiplicative decay J ← (1 − λ)J + η(data − model) (η = 5e-4, λ = 2e-6 there, no bias); "sgd", the same step
+with L2 decay folded into the gradient. Minibatches: "epochs", as the revised scripts' DataLoader (each model's
+set reshuffled every epoch, batches of min(P, batch) without replacement, the last one of an epoch smaller);
+"replace", every row drawn uniformly with replacement (the short CPU profiles). K models with their own
 training sets of sizes P_k live in one stacked tensor (J: (K, N, N)), so a sweep over P and
 seeds costs one batched matrix product per Langevin step. `device`: where J, b, the chains and the data
 live (a GPU for the full profile); the run is fixed by one CPU generator on any device (the minibatch
@@ -32,7 +34,8 @@ class TrainConfig:
     n_chains: int = 200        # M persistent (or re-initialised) chains per model
     k: int = 10                # Langevin steps per update
     mode: str = "pcd"          # "pcd" (persistent) or "rdm" (chains redrawn from N(0, I))
-    optimizer: str = "adam"    # "gd" (the released rule), "sgd" or "adam" (ours, for the short profiles)
+    optimizer: str = "adam"    # "adam" (the revised scripts), "gd" (the v1 folder's rule) or "sgd"
+    minibatch: str = "replace" # "epochs" (the revised scripts' DataLoader: reshuffled each epoch) or "replace"
     lr: float = 5e-4
     weight_decay: float = 5e-7 # adam/sgd: L2 on J in the gradient; gd: λ in J ← (1 − λ)J per update
     bias: bool = True          # train b (the paper's v2 model); the released training script has none
@@ -51,6 +54,8 @@ class TrainConfig:
             raise UserError(f"mode must be 'pcd' or 'rdm', got {self.mode!r}")
         if self.optimizer not in ("adam", "sgd", "gd"):
             raise UserError(f"optimizer must be 'gd' (released), 'sgd' or 'adam', got {self.optimizer!r}")
+        if self.minibatch not in ("replace", "epochs"):
+            raise UserError(f"minibatch must be 'epochs' (the released DataLoader) or 'replace', got {self.minibatch!r}")
         if self.gemm_dtype not in ("float32", "bfloat16"):
             raise UserError(f"gemm_dtype must be 'float32' or 'bfloat16', got {self.gemm_dtype!r}")
         if not (isinstance(self.noise_threads, int) and self.noise_threads >= 1):
@@ -61,7 +66,8 @@ class TrainConfig:
             raise UserError("k, n_chains and batch must be >= 1 and lr > 0")
 
 
-# On the CPU the Euler stability (and a model's freeze at freeze_at) is checked every STABILITY_EVERY updates: at
+# On the CPU the chains (NaN or runaway) and the Euler stability (and a model's freeze at freeze_at) are checked every
+# STABILITY_EVERY updates (no update reads the chains back on its own: a NaN is caught at most 9 updates late): at
 # every 100, one model (seed 0's NLM on the 10 denoising patterns) grew ||J||_2 from below the freeze point (12.4 at
 # dt = 0.01) past the Euler limit (13.1) between two checks and stopped the run; a check costs one spectral norm.
 STABILITY_EVERY = 10
@@ -110,18 +116,42 @@ class Trainer:
         ar = torch.arange(self._B)
         self._full_idx = torch.minimum(ar[None, :], self.sizes[:, None] - 1)
         self._full_w = (ar[None, :] < self.sizes[:, None]).to(dtype) / self.sizes[:, None].to(dtype)
+        # minibatch="epochs": each model's current epoch (a permutation of its P rows, None before the first) and the
+        # rows of it already used
+        self._perm, self._pos = [None] * self.K, [0] * self.K
+        self._keep = None                                     # the frozen mask on the device, made when it changes
 
     # -- one update ------------------------------------------------------------------------------
     def _batch(self):
-        r = torch.rand((self.K, self._B), generator=self.gen, dtype=torch.float64)
-        rnd = (r * self.sizes[:, None]).long().clamp_max(self.sizes[:, None] - 1)
-        idx = torch.where(self._full[:, None], self._full_idx, rnd)
-        w = torch.where(self._full[:, None], self._full_w, torch.full_like(self._full_w, 1.0 / self._B))
+        if self.cfg.minibatch == "epochs":
+            idx, w = self._epoch_batch()
+        else:
+            r = torch.rand((self.K, self._B), generator=self.gen, dtype=torch.float64)
+            rnd = (r * self.sizes[:, None]).long().clamp_max(self.sizes[:, None] - 1)
+            idx = torch.where(self._full[:, None], self._full_idx, rnd)
+            w = torch.where(self._full[:, None], self._full_w, torch.full_like(self._full_w, 1.0 / self._B))
         rows = (idx + self._row0).reshape(-1)                  # rows of the flattened (K·P_max, N) data
         if self.device.type != "cpu":                          # pinned, asynchronous: no host sync per update
             rows, w = (t.pin_memory().to(self.device, non_blocking=True) for t in (rows, w))
         x = self.data.view(-1, self.N).index_select(0, rows).view(self.K, self._B, self.N)   # one copy, no expanded index
         return x, w
+
+    def _epoch_batch(self):
+        """(idx, w) of minibatch="epochs": a model with P <= batch takes its whole set (`_full_idx`, `_full_w`); a
+        larger one the next `batch` rows of its epoch's permutation (a new one drawn from `gen` once the last is
+        used up), the last batch of an epoch the P mod batch rows left, padded with weight 0: torch's
+        DataLoader(shuffle=True, drop_last=False) over the model's P images, as the revised scripts train."""
+        idx, w = self._full_idx.clone(), self._full_w.clone()
+        for k in torch.nonzero(~self._full).reshape(-1).tolist():
+            p = int(self.sizes[k])
+            if self._perm[k] is None or self._pos[k] >= p:
+                self._perm[k], self._pos[k] = torch.randperm(p, generator=self.gen), 0
+            take = self._perm[k][self._pos[k]: self._pos[k] + self._B]
+            n = len(take)
+            idx[k, :n], idx[k, n:] = take, take[0]
+            w[k, :n], w[k, n:] = 1.0 / n, 0.0
+            self._pos[k] += n
+        return idx, w
 
     @torch.no_grad()
     def update(self) -> None:
@@ -137,11 +167,8 @@ class Trainer:
         self.chains, _ = langevin(self.chains, J, b, cfg.k, cfg.dt, cfg.T, self.gen, check_every=0,
                                   gemm_dtype=torch.bfloat16 if cfg.gemm_dtype == "bfloat16" else None,
                                   noise_threads=cfg.noise_threads, final_check=False)
-        if self.device.type == "cpu":                         # no sync on the CPU: check every update
-            if not math.isfinite(float(self.chains.sum())) or self.step_count % 10 == 0:   # NaN/inf make the sum non-finite
-                guard(self.chains, f"training update {self.step_count}")
-        elif self.step_count % GUARD_EVERY == 0:              # a GPU: one host sync per GUARD_EVERY updates
-            guard(self.chains, f"training update {self.step_count}")
+        if self.device.type != "cpu" and self.step_count % GUARD_EVERY == 0:   # a host sync: every GUARD_EVERY updates
+            guard(self.chains, f"training update {self.step_count}")   # (the CPU's: `check_stability`'s, every STABILITY_EVERY)
         gJ, gb = likelihood_gradient(x_data, self.chains, J, b, cfg.T, w)
         if not cfg.bias:
             gb = torch.zeros_like(gb)
@@ -149,9 +176,9 @@ class Trainer:
             self.J.mul_(1.0 - cfg.weight_decay)
         else:
             gJ = gJ - cfg.weight_decay * J * self._offdiag
-        frozen = bool(self.frozen.any())                      # a CPU flag: no sync
+        frozen = self._keep is not None                       # a CPU flag: no sync
         if frozen:                                            # models at the Euler limit keep their J, b
-            keep = self.frozen.to(self.device, non_blocking=True)
+            keep = self._keep                                 # on the device since the freeze (a copy per update would sync)
             J_old, b_old = J.clone(), b.clone()
         self.J.grad, self.b.grad = -gJ, -gb                   # optimizers minimise: ascend L
         self.opt.step()
@@ -180,7 +207,9 @@ class Trainer:
 
     def check_stability(self) -> None:
         """Learning sharpens the wells by growing J; stop before dt·(1+‖J‖₂)² reaches 2, where the
-        Euler step turns unstable and the chains (hence the negative phase) run away."""
+        Euler step turns unstable and the chains (hence the negative phase) run away. The chains are checked first
+        (NaN chains make J NaN through the rule, where the norm would fail on its own)."""
+        guard(self.chains, f"training update {self.step_count}")
         norms = torch.linalg.matrix_norm(self.J.detach().double(), ord=2).reshape(-1).cpu()
         before = self.frozen.clone()
         if self.cfg.freeze_at > 0:
@@ -188,10 +217,16 @@ class Trainer:
             for k in torch.nonzero(hit).reshape(-1).tolist():
                 self.frozen[k] = True
                 self.frozen_at[k] = self.step_count
+            if bool(hit.any()):
+                self._set_keep()
         lip = (1.0 + float(norms[~before].max() if (~before).any() else 0.0)) ** 2   # frozen in time, or stop
         if self.cfg.dt * lip >= 2.0:
             raise Divergence(f"training update {self.step_count}: ||J||_2 grew to {math.sqrt(lip) - 1:.3g}, "
                              f"so dt={self.cfg.dt:g} no longer gives a stable Euler step (dt*(1+||J||)^2 >= 2); lower the learning rate or dt")
+
+    def _set_keep(self) -> None:
+        """The frozen mask on the device (None while no model is frozen), copied once when it changes."""
+        self._keep = self.frozen.to(self.device) if bool(self.frozen.any()) else None
 
     def params(self):
         return self.J.detach().clone(), self.b.detach().clone()
@@ -202,7 +237,8 @@ class Trainer:
         return {"J": _on_cpu(self.J), "b": _on_cpu(self.b), "chains": _on_cpu(self.chains),
                 "optimizer": _on_cpu(self.opt.state_dict()), "generator": self.gen.get_state(), "step": self.step_count,
                 "sizes": self.sizes.tolist(), "config": asdict(self.cfg),
-                "frozen_at": list(self.frozen_at)}
+                "frozen_at": list(self.frozen_at),
+                "epochs": {"perm": [None if q is None else q.clone() for q in self._perm], "pos": list(self._pos)}}
 
     def save(self, path) -> None:
         import io
@@ -223,6 +259,9 @@ class Trainer:
         self.step_count = int(st["step"])
         self.frozen_at = list(st.get("frozen_at", [-1] * self.K))
         self.frozen = torch.tensor([f >= 0 for f in self.frozen_at], dtype=torch.bool)
+        self._set_keep()
+        ep = st.get("epochs", {"perm": [None] * self.K, "pos": [0] * self.K})
+        self._perm, self._pos = [None if q is None else q.clone() for q in ep["perm"]], list(ep["pos"])
         return self
 
 
@@ -279,7 +318,7 @@ def compute_device(device) -> torch.device:
 
 def train_config(cfg, **over) -> TrainConfig:
     """The `TrainConfig` of a resolved profile `cfg` (PCD-k unless `over` says otherwise); `over` replaces fields."""
-    base = dict(n_chains=cfg.n_chains, k=cfg.k, mode="pcd", optimizer=cfg.optimizer, lr=cfg.lr,
+    base = dict(n_chains=cfg.n_chains, k=cfg.k, mode="pcd", optimizer=cfg.optimizer, minibatch=cfg.minibatch, lr=cfg.lr,
                 weight_decay=cfg.weight_decay, bias=cfg.bias, batch=cfg.batch, dt=cfg.dt, T=cfg.T, gain=cfg.gain,
                 gemm_dtype=cfg.gemm_dtype, noise_threads=cfg.noise_threads)
     base.update(over)

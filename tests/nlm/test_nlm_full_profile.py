@@ -1,7 +1,10 @@
-"""The full profile (MNIST {1, 3, 6}, N = 784, the released plain gradient step with decay, no bias) runs the
-code quick runs: every function the notebooks call, on MNIST files in the official IDX layout, at sizes a test
-affords, on the CPU and (where torch sees one) on a GPU, as the notebooks pass the run's device. Every claim
-judged at full gets its metric and its control from that code."""
+"""The full profile (MNIST {1, 3, 6}, N = 784, the revised scripts' Adam with decay on J and a bias, their
+DataLoader's epochs, the released training ages) runs the code quick runs: every function the notebooks call,
+through each study's `measure` as the notebooks do, on MNIST files in the official IDX layout, at sizes a test
+affords, on the CPU and (where torch sees one) on a GPU, as the notebooks pass the run's device. Full's code paths
+are kept: P above the batch (so epochs of several batches, the last one short), a second data set, its own explored
+model, a set Rdm length, the released ages. Every claim judged at full gets its metric and its control from that
+code."""
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +18,12 @@ from common.study import measure, open_run
 from papers.nlm.config import get_config, preflight
 from papers.nlm.mainmodel import main_model
 from papers.nlm.studies import rule_and_spectrum
-from papers.nlm.studies.training_samples import samples_over_age
 
-TINY = dict(  # every size of the full profile cut to seconds; the rule, dataset, N and dt stay full's
-    n_test=20, n_chains=12, batch=12, main_p=24, main_updates=4, n_ages=2, n_gen=8, gen_steps=20,
-    second_updates=0, sweep_sizes=[5, 24], sweep_replicates=1, sweep_updates=3, sweep_gen=8, sweep_gen_steps=20,
+TINY = dict(  # every size of the full profile cut to seconds; the rule, minibatches, dataset, N and dt stay full's
+    # (the second data set: thresholded MNIST, the same code as full's Fashion-MNIST, whose checksummed files a test
+    # cannot fake; main_p = 26 over batch 12: epochs of 12 + 12 + 2)
+    n_test=20, n_chains=12, batch=12, main_p=26, main_updates=4, n_ages=2, n_gen=8, gen_steps=20,
+    second_updates=2, second_p=20, second_dataset="mnist_binary", sweep_sizes=[5, 24], sweep_replicates=1, sweep_updates=3, sweep_gen=8, sweep_gen_steps=20,
     sweep_boot=8, avg_steps=20, ooe_p=24, ooe_updates=3, ooe_rdm_k=20, ooe_rdm_updates=3, ooe_gen_steps=80,
     ooe_times=5, ooe_gen=8, ooe_n_test=20, ooe_boot=8, ooe_replicates=2, explore_steps=300, explore_every=10,
     explore_burn=50, explore_chains=2, explore_p=20, explore_updates=3, denoise_nlm_updates=4, denoise_nlm_steps=20, denoise_reps=1, grad_grid=41,
@@ -55,15 +59,20 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
     monkeypatch.setenv("REPRO_DATA", str(tmp_path))
     cfg, run = open_run("nlm", "full", seed=0, device=device, run_dir=tmp_path / "run", overrides=TINY)   # preflight too
     assert (cfg.dataset, cfg.optimizer, cfg.lr, cfg.weight_decay, cfg.bias) == ("mnist", "adam", 5e-5, 5e-7, True)
+    assert (cfg.minibatch, cfg.age_schedule) == ("epochs", "released")
     torch.set_num_threads(1)
     metrics = {}
-    model = main_model(cfg, run.streams, device=run.device)         # notebook 01
+    first = measure("nlm", "training_samples", cfg, run)              # notebook 01: the main model, then the second set
+    model = main_model(cfg, run.streams, run.dir, device=run.device)   # its checkpoint, as notebooks 04 and 06 read it
+    assert model["cached"]
     st = model["state"]
     J, b = st["J"], st["b"]
     assert J.shape[-1] == 784 == model["data"].x_train.shape[1]
     assert torch.count_nonzero(torch.diagonal(J, dim1=-2, dim2=-1)) == 0   # J_ii = 0, as in the paper's model
     assert torch.count_nonzero(b) > 0                                  # the revised scripts train a bias
-    results = {"age": samples_over_age(cfg, run.streams, model, device=run.device),
+    assert st["config"]["minibatch"] == "epochs" and st["epochs"]["pos"] == [12]   # 12 + 12 + 2, then 12 of epoch 2
+    assert sorted(st["snaps"]) == [0, 4] and first["fashion"] is not None   # released ages within 4 updates: the last
+    results = {"age": first["age"], "fashion": first["fashion"],
                "sweep": measure("nlm", "memorization_sweep", cfg, run),     # notebook 02
                "ooe": measure("nlm", "out_of_equilibrium", cfg, run),       # notebook 03
                "explore": measure("nlm", "exploration", cfg, run),          # notebook 04 (its own P)
@@ -75,7 +84,7 @@ def test_full_profile_runs_the_notebooks_code_on_mnist_files(tmp_path, monkeypat
     assert metrics["explore_p"] == cfg.explore_p == 20                 # notebook 04 explores its own P (full: 288)
     # every notebook figure draws from the full profile's results (28 x 28 images, results made on `device`)
     import matplotlib.pyplot as plt                                     # MPLBACKEND=Agg (conftest)
-    for draw, key in ((figs.samples_over_age, "age"), (figs.age_curves, "age"), (figs.sweep, "sweep"),
+    for draw, key in ((figs.samples_over_age, "age"), (figs.age_curves, "age"), (figs.samples_over_age, "fashion"), (figs.sweep, "sweep"),
                       (figs.sweep_samples, "sweep"), (figs.ooe, "ooe"), (figs.exploration, "explore"),
                       (figs.denoising_by_nlm, "denoise"), (figs.denoising, "denoise"), (figs.rule_check, "rule"),
                       (figs.spectrum, "spectrum")):

@@ -21,11 +21,12 @@ def _cfg(**kw):
 
 def test_deterministic_and_resume_equals_uninterrupted(tmp_path):
     x = _data()
-    for opt in ("adam", "sgd", "gd"):
-        a = Trainer(x, [5, 30], _cfg(optimizer=opt), generator=torch.Generator().manual_seed(4)); a.train(12, show_progress=False)
-        b = Trainer(x, [5, 30], _cfg(optimizer=opt), generator=torch.Generator().manual_seed(4)); b.train(7, show_progress=False)
+    for opt, mb in (("adam", "replace"), ("sgd", "replace"), ("gd", "replace"), ("adam", "epochs")):
+        # epochs: 7 updates end inside the third epoch of the P = 30 model (batches of 10): the resume keeps its order
+        a = Trainer(x, [5, 30], _cfg(optimizer=opt, minibatch=mb), generator=torch.Generator().manual_seed(4)); a.train(12, show_progress=False)
+        b = Trainer(x, [5, 30], _cfg(optimizer=opt, minibatch=mb), generator=torch.Generator().manual_seed(4)); b.train(7, show_progress=False)
         b.save(tmp_path / "ck.pt")
-        c = Trainer(x, [5, 30], _cfg(optimizer=opt), generator=torch.Generator().manual_seed(99)).resume(tmp_path / "ck.pt")
+        c = Trainer(x, [5, 30], _cfg(optimizer=opt, minibatch=mb), generator=torch.Generator().manual_seed(99)).resume(tmp_path / "ck.pt")
         c.train(5, show_progress=False)
         assert torch.equal(a.J, c.J) and torch.equal(a.b, c.b) and torch.equal(a.chains, c.chains)
         assert float(a.J.detach().diagonal(dim1=-2, dim2=-1).abs().max()) == 0.0
@@ -180,3 +181,46 @@ def test_minibatches_draw_each_model_from_its_own_first_p_rows():
         assert torch.equal(x, data[torch.arange(K)[:, None], rows.long()])
         assert rows[0].tolist() == [0, 1, 2, 2, 2] and torch.allclose(w[0], torch.tensor([1 / 3] * 3 + [0.0, 0.0]))
         assert rows[1].max() < 12 and rows[2].max() < 7 and torch.allclose(w[1:], torch.full((2, 5), 0.2))
+
+
+def test_epoch_minibatches_are_the_released_dataloader():
+    """minibatch="epochs" (full, as the revised scripts' DataLoader(shuffle=True, drop_last=False)): a model with
+    P > batch sees each of its P rows once per epoch, in batches of `batch` and a last one of P mod batch rows (the
+    padding at weight 0), every row weighted 1 / (its batch's size), a new order every epoch; a model with P <= batch
+    its whole set every update. The old draw with replacement repeats rows within an epoch's worth of updates."""
+    K, P_max, N = 3, 12, 4
+    data = torch.arange(K * P_max * N, dtype=torch.float32).reshape(K, P_max, N)
+    tr = Trainer(data, [3, 12, 7], TrainConfig(n_chains=2, k=1, batch=5, minibatch="epochs"), generator=torch.Generator().manual_seed(0))
+    seen = {1: [], 2: []}
+    sizes = {1: [], 2: []}
+    for _ in range(6):                                                   # P = 12: 5 + 5 + 2, twice; P = 7: 5 + 2, three times
+        x, w = tr._batch()
+        rows = ((x[..., 0] - torch.arange(K)[:, None] * P_max * N) / N).long()
+        assert torch.equal(x, data[torch.arange(K)[:, None], rows])
+        assert rows[0].tolist() == [0, 1, 2, 2, 2] and torch.allclose(w[0], torch.tensor([1 / 3] * 3 + [0.0, 0.0]))
+        for k in (1, 2):
+            n = int((w[k] > 0).sum())
+            assert torch.allclose(w[k, :n], torch.full((n,), 1.0 / n)) and float(w[k, n:].abs().sum()) == 0.0
+            seen[k] += rows[k, :n].tolist(); sizes[k].append(n)
+    assert sizes == {1: [5, 5, 2, 5, 5, 2], 2: [5, 2, 5, 2, 5, 2]}
+    for k, p in ((1, 12), (2, 7)):
+        epochs = [seen[k][i: i + p] for i in range(0, len(seen[k]), p)]
+        assert all(sorted(e) == list(range(p)) for e in epochs)            # each epoch: every row once
+        assert len({tuple(e) for e in epochs}) == len(epochs)              # reshuffled every epoch
+    old = Trainer(data, [12], TrainConfig(n_chains=2, k=1, batch=5), generator=torch.Generator().manual_seed(0))
+    drawn = [int(r) for _ in range(3) for r in ((old._batch()[0][0, :, 0] / N).long())]
+    assert len(set(drawn)) < 12                                          # with replacement: rows repeat, some missed
+
+
+def test_released_ages_are_the_scripts_checkpoints():
+    """age_schedule="released" (full): t_age = round(201 * 1.7^i), i < n_ages, within the run: the 13 checkpoints of
+    `3 types/PCD_10` for 1.2e5 updates; a run shorter than the first checkpoint keeps its last update."""
+    from papers.nlm.config import PROFILES
+    from papers.nlm.mainmodel import ages
+
+    full = PROFILES["full"]
+    assert (full["age_schedule"], full["minibatch"]) == ("released", "epochs")
+    assert ages(full["main_updates"], full["n_ages"], "released") == [201, 342, 581, 988, 1679, 2854, 4852, 8248, 14021,
+                                                                       23836, 40521, 68887, 117107]
+    assert ages(5000, 13, "released") == [201, 342, 581, 988, 1679, 2854, 4852] and ages(4, 13, "released") == [4]
+    assert ages(2000, 6) == ages(2000, 6, "log") and ages(2000, 6)[0] == 20 and ages(2000, 6)[-1] == 2000
