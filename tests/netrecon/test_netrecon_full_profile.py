@@ -19,7 +19,7 @@ TINY = dict(  # sizes and times cut; gains, eta grid, cases, dt, dtype and the c
     sub_N=30, sub_seeds=2, ctrl_sub_seeds=2, sub_t_transient=1.0, sub_t_align=0.5, sub_t_average=2.0,
     rec_N=16, rec_n_traj=4, rec_n_steps=60, adam_epochs_sub=2, adam_epochs_chaos=2, adam_batch=50,
     sweep_n_trajs=[1, 2, 4], adam_sweep_n_trajs=[2, 4], adam_sweep_epochs=4, adam_sweep_patience=1, adam_n_x0=2, adam_t_max=60.0,
-    adam_h_nets=1, adam_h_min_lam=-1.0, adam_h_t_lyap=2.0, adam_h_max_draws=1,   # N = 16 is rarely chaotic: take any
+    adam_h_nets=2, adam_h_min_lam=-1.0, adam_h_t_lyap=2.0, adam_h_max_draws=2,   # N = 16 is rarely chaotic: take any
     pred_N=300, pred_seeds=2, pred_n_x0=2, pred_t_burn=3.0, pred_t_max=250.0, pred_t_lyap=3.0, pred_t_align=1.0,
     q_N=30, q_T=30.0, q_n_x0=2, q_seeds=1, q_ctrl_T=5.0,
     ds_N=60, ds_seeds=2, ds_n_trajs=[12, 18, 24], ds_n_steps=100, ds_n_x0=3, ds_t_max=400.0,

@@ -104,3 +104,12 @@ def test_students_that_stop_once_crossed_give_the_same_horizons_bit_for_bit():
     assert np.isnan(fast["D"][-1, 0]).all() and np.isfinite(full["D"][-1]).all()      # the first student stopped
     before = full["t"] < full["T_pd"][0].max() - 0.1
     np.testing.assert_array_equal(fast["D"][before], full["D"][before])
+
+
+def test_the_curvature_ratio_is_zero_for_the_log_law_and_one_for_a_power_law():
+    etas = np.array([1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2])
+    assert abs(predict.law_curvature_ratio(etas, 4.0 + np.log(1 / etas) / 0.2)) < 1e-9
+    assert predict.law_curvature_ratio(etas, 2.0 * etas ** -0.2) == pytest.approx(1.0)
+    assert predict.law_curvature_ratio(etas, 2.0 * etas ** -0.8) == pytest.approx(1.0)    # whatever the exponent
+    with pytest.raises(UserError):
+        predict.law_curvature_ratio(etas[:3], np.array([1.0, 2.0, 3.0]))

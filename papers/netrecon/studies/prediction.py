@@ -76,10 +76,13 @@ def horizon_gain(g: float, rs: list[dict], etas: np.ndarray, N: int, dt: float) 
         ratio_se, r2_se = jackknife_se(units, ratio_of), jackknife_se(units, lambda u: fit_of(u)["r2"])
         r2_ctrl, r2_ctrl_se = r2_power(units), jackknife_se(units, r2_power)
         res_ratio, res_ratio_se = resid(units), jackknife_se(units, resid)
-        curv, curv_se = curvature(units), jackknife_se(units, curvature)
     except Exception:
         fit = dict(NAN_FIT)
-        ratio_se = r2_se = r2_ctrl = r2_ctrl_se = res_ratio = res_ratio_se = curv = curv_se = float("nan")
+        ratio_se = r2_se = r2_ctrl = r2_ctrl_se = res_ratio = res_ratio_se = float("nan")
+    try:                                          # needs four finite etas (a quadratic and its residual)
+        curv, curv_se = curvature(units), jackknife_se(units, curvature)
+    except Exception:
+        curv = curv_se = float("nan")
     metrics = {f"pred_lam_fit_{k}": fit["lam_fit"], f"pred_lam_benettin_{k}": float(lam_eff),
                f"pred_lam_ratio_{k}": float(fit["lam_fit"] / lam_eff), f"pred_lam_ratio_se_{k}": ratio_se,
                f"pred_r2_{k}": fit["r2"], f"pred_r2_se_{k}": r2_se,
