@@ -113,26 +113,21 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
     curvature=False leaves V'' out (the returned dict has no "ddV"): a secondary minimum, its barrier and the
     threshold read V and V' only, which are then the same bit for bit.
 
-    pool (`worker_pool`): its processes take every k-th block of samples while this one takes its share; the
-    blocks' sums are then added in the same order, so the numbers are those of one process bit for bit. Without
-    a pool everything runs here (threads gained nothing: the tiles are small enough for NumPy's calls to hold
-    the GIL much of the time)."""
+    pool (`worker_pool`): its processes take a share of the q values each (whole tiles, so every tile is the one
+    computed in one process) while this one takes the first; the blocks' sums are then added in the same order, so
+    the numbers are those of one process bit for bit. Without a pool everything runs here (threads gained nothing:
+    the tiles are small enough for NumPy's calls to hold the GIL much of the time)."""
     q = np.asarray(q, dtype=np.float64)
     if np.any(q <= 0):
         raise UserError("q must be positive (it is a squared distance)")
     if t <= 0:
         raise UserError(f"t must be positive; got {t}")
     job = (mix, float(t), q, samples.x0, samples.xt(t), int(block), int(q_block), fast, curvature)
-    starts = list(range(0, samples.x0.size, int(block)))
-    if pool is None:
-        parts = _block_sums(*job, starts)
-    else:
-        k = pool.shares
-        futures = [pool.submit(_block_sums, *job, starts[i::k]) for i in range(1, k)]
-        shares = [_block_sums(*job, starts[0::k])] + [f.result() for f in futures]
-        parts = [None] * len(starts)
-        for i, share in enumerate(shares):
-            parts[i::k] = share
+    k = 1 if pool is None else pool.shares
+    tiles = -(-q.size // int(q_block))
+    cuts = [int(q_block) * (tiles * i // k) for i in range(k)] + [q.size]
+    futures = [pool.submit(_block_sums, *job, cuts[i], cuts[i + 1]) for i in range(1, k)]
+    parts = np.concatenate([_block_sums(*job, cuts[0], cuts[1])] + [f.result() for f in futures], axis=2)
     sums = sum(parts) / samples.x0.size
     out = {"q": q, "V": -sums[0], "dV": -sums[1]}
     if curvature:
@@ -140,18 +135,18 @@ def fp_potential(mix: GaussianMixture, t: float, q: np.ndarray, samples: FPSampl
     return out
 
 
-def _block_sums(mix, t, q, a_all, x_all, block, q_block, fast, curvature, starts) -> list[np.ndarray]:
-    """The sums of ln Z, d ln Z/dq (and d² ln Z/dq²) over the blocks of samples beginning at `starts`, for
-    every q: one (3 or 2, q.size) array per block, in cache-sized tiles of q_block × block."""
+def _block_sums(mix, t, q, a_all, x_all, block, q_block, fast, curvature, q_lo, q_hi) -> np.ndarray:
+    """The sums of ln Z, d ln Z/dq (and d² ln Z/dq²) over each block of samples, for the q values q[q_lo:q_hi]
+    (q_lo a multiple of q_block): an array (blocks, 3 or 2, q_hi − q_lo), in cache-sized tiles of q_block × block."""
     e = float(ou_decay(t)); delta = float(ou_delta(t))
     r_all = np.sqrt(q)[:, None]
     derivs = _logp0_derivs(mix)
 
     def part(lo):
-        """Sums over one block of samples, for every q (cache-sized tiles of q_block × block)."""
-        out = np.zeros((3 if curvature else 2, q.size))
-        for qlo in range(0, q.size, q_block):
-            out[:, qlo: qlo + q_block] = tile(lo, qlo)
+        """Sums over one block of samples, for q[q_lo:q_hi] (cache-sized tiles of q_block × block)."""
+        out = np.zeros((3 if curvature else 2, q_hi - q_lo))
+        for qlo in range(q_lo, q_hi, q_block):
+            out[:, qlo - q_lo: qlo - q_lo + q_block] = tile(lo, qlo)
         return out
 
     def tile(lo, qlo):
@@ -184,11 +179,11 @@ def _block_sums(mix, t, q, a_all, x_all, block, q_block, fast, curvature, starts
     pair = mix.symmetric_pair()
     if pair is not None and fast:
         tile = _pair_tile(float(pair[0][0]), pair[1], e, delta, a_all, x_all, r_all, block, q_block, curvature)
-    return [part(lo) for lo in starts]
+    return np.stack([part(lo) for lo in range(0, a_all.size, block)])
 
 
 class _Shares:
-    """Worker processes (`workers.spawned`) that take all but one of `shares` shares of the blocks."""
+    """Worker processes (`workers.spawned`) that take all but one of `shares` shares of the q values."""
 
     def __init__(self, executor, shares: int):
         self._ex, self.shares = executor, shares
