@@ -32,6 +32,8 @@ _COMMON = dict(
     ckpt_dir="",              # "" = <run_dir>/checkpoints; point at a torchrun-trained cache
     fp_checkpoint="",         # ImageNet: a torchvision-format float state dict to fine-tune from ("" = train the float model)
     augment=False,            # training augmentation: crop + flip (CIFAR), RandomResizedCrop + flip (ImageNet)
+    image_size=224,           # ImageNet: training crop and evaluation centre crop (the release's 224; resize 256/224 of it)
+    cosine_per="step",        # cosine learning rate per "step" or per "epoch" (the release's CosineAnnealingLR; full)
     eval_each_epoch=False,    # test accuracy after every QAT epoch: the best of them (the release's best_acc1) beside the final
     sbeta_bits=[],            # widths with the trained null of ASQ's adaptivity (one scalar beta per layer, method sbeta)
     frozen_bits=[],           # widths at which the trained ASQ model is evaluated again with beta frozen (a diagnostic)
@@ -42,8 +44,8 @@ _COMMON = dict(
 PROFILES = {
     "smoke": dict(_COMMON, dataset="digits", arch="digits_cnn", width=16, n_train=0, n_test=0,
                   fp_epochs=4, qat_epochs=1, batch_size=64, seeds=[0], bits=[2, 4],
-                  ablation_grids=["uniform", "pot", "post"], mse_samples=4000, eval_batch=500, acct_size=64,
-                  lut_arch="resnet18", frozen_bits=[2, 4], ptq_diagnostic=True),
+                  ablation_grids=["post"], mse_samples=4000, eval_batch=500, acct_size=64,
+                  lut_arch="resnet18", frozen_bits=[2], ptq_diagnostic=True),
     # quick trains what its claims judge and the W2 finding (README): per training seed the float model, LSQ and
     # ASQ at W2 and W4, the scalar-beta null at W2 (and the frozen-beta diagnostic there); ASQ W4A4 with POST
     # weights for the integer path (first training seed, notebook 03). W3, the weight-grid ablation (POT/POST at
@@ -54,7 +56,7 @@ PROFILES = {
     "full": dict(_COMMON, dataset="cifar10", arch="resnet20", width=16, n_train=0, n_test=0,
                  fp_epochs=200, qat_epochs=90, batch_size=256, seeds=[0, 1, 2], bits=[2, 3, 4],
                  ablation_grids=["uniform", "pot", "post", "apot", "post_released", "pot_released"], mse_samples=200000,
-                 augment=True, eval_each_epoch=True, sbeta_bits=[2, 3, 4], frozen_bits=[2, 3, 4], ptq_diagnostic=True),
+                 augment=True, eval_each_epoch=True, cosine_per="epoch", sbeta_bits=[2, 3, 4], frozen_bits=[2, 3, 4], ptq_diagnostic=True),
 }
 
 
@@ -74,6 +76,7 @@ BOUNDS = {
     "batch_size": {"min": 1}, "eval_batch": {"min": 1}, "freeze_samples": {"min": 1},
     "fp_lr": {"above": 0}, "qat_lr": {"above": 0}, "fp_wd": {"min": 0}, "qat_wd": {"min": 0},
     "mse_samples": {"min": 2}, "acct_size": {"min": 16}, "converged_qat_steps_min": {"min": 1},
+    "image_size": {"min": 16}, "cosine_per": {"choices": ["step", "epoch"]},
 }
 
 
@@ -104,7 +107,7 @@ def preflight(cfg) -> None:
                             f"(got dataset={cfg.dataset})")
         if not Path(cfg.fp_checkpoint).is_file():
             raise UserError(f"fp_checkpoint {cfg.fp_checkpoint!r} is not a file; save torchvision's float weights "
-                            f"there (README 'ImageNet') or drop -p fp_checkpoint")
+                            f"there (papers/asq/README.md, 'Full profile on ImageNet') or drop -p fp_checkpoint")
     if cfg.dataset == "imagenet" and cfg.arch not in ("resnet18", "resnet34", "resnet50"):
         raise UserError(f"ImageNet needs an ImageNet-shape model; add -p arch=resnet34 (got arch={cfg.arch})")
 

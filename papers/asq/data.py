@@ -13,7 +13,8 @@ one per batch. Augmentation (the full profile, `augment`), as the release and th
   * CIFAR and the other in-memory sets: pad 4 and a random 32 x 32 crop, horizontal flip with p = 1/2
     (`crop_flip`, on whole batches, on the batch's device);
   * ImageNet: RandomResizedCrop(224, scale 0.08-1, ratio 3/4-4/3) + horizontal flip (`ImageNetTrain`), the
-    release's `quant_train.py` transforms; evaluation is resize 256 + centre crop 224 as before.
+    release's `quant_train.py` transforms; evaluation is resize 256 + centre crop 224 as before. (`image_size`
+    sets the 224, the resize scaling with it as 256/224; the full-profile test decodes small images.)
 The random draws of epoch e come from the stream ("augment", e) of the training replicate's streams (per image
 for ImageNet: ("augment", e, i)), so a resumed run repeats the uninterrupted one and paired configurations see
 the same augmented batches. The training and test subsets come from the streams `load` is given.
@@ -75,7 +76,8 @@ class Split:
         from torch.utils.data import DataLoader
         from common.data import data_workers
 
-        ds = ImageNetTrain(self.x.files, self.y.numpy(), streams, epoch, augment)
+        ds = ImageNetTrain(self.x.files, self.y.numpy(), streams, epoch, augment, size=self.x.size,
+                           resize=self.x.resize)
         workers = data_workers()
         dl = DataLoader(ds, batch_sampler=[[int(i) for i in idx] for idx in batches], num_workers=workers,
                         collate_fn=_collate)
@@ -130,9 +132,9 @@ class ImageNetTrain:
     else resize + centre crop (`common.data.decode_image`); item i of epoch e draws from the stream
     ("augment", e, i) of `streams` (picklable), so the batch does not depend on which worker decodes it. Items: (uint8 (3, size, size), label)."""
 
-    def __init__(self, files, labels, streams, epoch: int, augment: bool, size: int = 224):
+    def __init__(self, files, labels, streams, epoch: int, augment: bool, size: int = 224, resize: int = 256):
         self.files, self.labels = list(files), np.asarray(labels, dtype=np.int64)
-        self.streams, self.epoch, self.augment, self.size = streams, int(epoch), bool(augment), size
+        self.streams, self.epoch, self.augment, self.size, self.resize = streams, int(epoch), bool(augment), size, resize
 
     def __len__(self) -> int:
         return len(self.files)
@@ -144,7 +146,7 @@ class ImageNetTrain:
 
         i = int(i)
         if not self.augment:
-            return torch.from_numpy(decode_image(self.files[i], self.size)), int(self.labels[i])
+            return torch.from_numpy(decode_image(self.files[i], self.size, self.resize)), int(self.labels[i])
         rng = self.streams.rng("augment", self.epoch, i)
         with Image.open(self.files[i]) as im:
             im = im.convert("RGB")
@@ -178,24 +180,25 @@ def stratified_indices(y: np.ndarray, n: int | None, rng: np.random.Generator) -
 _LOADED: dict = {}   # the last load of this process (the runner runs a seed's notebooks in one kernel)
 
 
-def load(name: str, n_train: int | None = None, n_test: int | None = None, streams=None):
+def load(name: str, n_train: int | None = None, n_test: int | None = None, streams=None, image_size: int = 224):
     """(train, test, info): normalised splits of dataset `name` and a small provenance dict; the subsets of
     n_train / n_test images are drawn from the streams "train-subset" / "test-subset" of `streams` (a
-    `common.seed.Streams`, needed only when a subset is drawn). The splits are
+    `common.seed.Streams`, needed only when a subset is drawn). ImageNet images are `image_size` pixels square
+    (centre crop after resizing the short side to 256/224 of it; RandomResizedCrop to it in training). The splits are
     read-only for every caller, so the last load is kept and handed out again for the same arguments and data
     location ($REPRO_DATA): the notebooks of one run share one copy instead of reading the files four times."""
     import os
 
-    key = (name, n_train, n_test, streams, os.environ.get("REPRO_DATA", ""), os.getcwd())
+    key = (name, n_train, n_test, streams, image_size, os.environ.get("REPRO_DATA", ""), os.getcwd())
     if key not in _LOADED:
         _LOADED.clear()
-        _LOADED[key] = _load(name, n_train, n_test, streams)
+        _LOADED[key] = _load(name, n_train, n_test, streams, image_size)
     train, test, info = _LOADED[key]
     return train, test, dict(info)
 
 
-def _load(name: str, n_train: int | None, n_test: int | None, streams):
-    from common.data import load_dataset
+def _load(name: str, n_train: int | None, n_test: int | None, streams, image_size: int = 224):
+    from common.data import ImageFiles, load_dataset
 
     def subset(y, n, key):
         if n is not None and n < len(y) and streams is None:
@@ -210,9 +213,13 @@ def _load(name: str, n_train: int | None, n_test: int | None, streams):
         mean = torch.tensor(IMAGENET_MEAN).reshape(1, 3, 1, 1)
         std = torch.tensor(IMAGENET_STD).reshape(1, 3, 1, 1)
 
-        train = Split(tr.x.take(itr), torch.as_tensor(tr.y[itr]), mean, std)     # lazy views: nothing decoded
-        test = Split(te.x.take(ite), torch.as_tensor(te.y[ite]), mean, std)
-        info["shape"] = (3, 224, 224)
+        def files(x, idx):                                                         # lazy: nothing decoded
+            return ImageFiles([x.files[int(i)] for i in idx], x.folder.labels[idx], size=image_size,
+                              resize=round(image_size * 256 / 224), workers=x.workers)
+
+        train = Split(files(tr.x, itr), torch.as_tensor(tr.y[itr]), mean, std)
+        test = Split(files(te.x, ite), torch.as_tensor(te.y[ite]), mean, std)
+        info["shape"] = (3, image_size, image_size)
         return train, test, info
     xtr = torch.as_tensor(np.ascontiguousarray(tr.x[itr]))
     xte = torch.as_tensor(np.ascontiguousarray(te.x[ite]))

@@ -8,6 +8,7 @@ DESCRIPTIONS = {
     "n_train": "training images: a stratified subset of this size (0 = the whole split)",
     "n_test": "test images (0 = the whole test split)",
     "augment": "training augmentation: crop + flip (CIFAR), RandomResizedCrop + flip (ImageNet)",
+    "image_size": "ImageNet only: side of the training crop and of the evaluation centre crop (the release's 224; the short side is resized to 256/224 of it)",
     "seeds": "training replicates of a run: replicate r draws from the run's keyed stream (\"train\", r) (float model, data order, adapters)",
     # float pre-training and QAT
     "fp_epochs": "float pre-training epochs (SGD momentum 0.9, cosine schedule)",
@@ -17,6 +18,7 @@ DESCRIPTIONS = {
     "qat_epochs": "QAT epochs per configuration (the released recipe: SGD momentum 0.9, cosine)",
     "qat_lr": "QAT learning rate",
     "qat_wd": "QAT weight decay",
+    "cosine_per": "the cosine learning-rate schedule changes every `step`, or once per `epoch` as the release's CosineAnnealingLR (full)",
     "batch_size": "training batch (the global batch under torchrun)",
     "eval_batch": "evaluation batch (accuracy, the integer path)",
     "eval_each_epoch": "test accuracy after every QAT epoch: the best of them (the release's best_acc1) beside the final",

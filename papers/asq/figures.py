@@ -130,7 +130,24 @@ def integer_lut(out: dict) -> list:
 def beta_per_layer(betas, seed: int):
     """beta over test images per quantized layer, one box per width."""
     fig, ax = plt.subplots(figsize=(8, 3.8))
-    sns.boxplot(data=betas, x="layer", y="beta", hue="width", fliersize=1, ax=ax)
+    layers = list(dict.fromkeys(betas["layer"]))                      # in the order the layers were collected
+    widths = list(dict.fromkeys(betas["width"]))
+    span = 0.8 / len(widths)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for j, w in enumerate(widths):
+        # matplotlib's own boxplot, vertical by default: seaborn 0.13's passes the `vert` argument Matplotlib
+        # 3.11 deprecates (a warning in every run log)
+        sub = betas[betas.width == w]
+        at = [(i, sub.beta[sub.layer == name].to_numpy()) for i, name in enumerate(layers)]
+        at = [(i, v) for i, v in at if len(v)]
+        ax.boxplot([v for _, v in at], positions=[i - 0.4 + span * (j + 0.5) for i, _ in at], widths=0.9 * span,
+                   patch_artist=True, manage_ticks=False, boxprops={"facecolor": colours[j % len(colours)]},
+                   medianprops={"color": "k"}, flierprops={"markersize": 1})
+        ax.plot([], [], "s", color=colours[j % len(colours)], label=w)
+    ax.set_xticks(range(len(layers)), layers)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("beta")
+    ax.legend(title="width")
     ax.axhline(1, color="k", ls="--", lw=1)
     ax.tick_params(axis="x", rotation=45)
     ax.set_title(f"beta per layer over test images (ASQ, replicate {seed})")

@@ -205,11 +205,12 @@ def weight_mse(w: torch.Tensor, grid: str, bits: int, n_alpha: int = 64, levels:
     """
     w = w.to(torch.float64)
     levels = (level_set(grid, bits) if levels is None else levels).to(device=w.device, dtype=torch.float64)
+    key = levels_key(levels)                                              # one host read, not one per pass
     amax = w.abs().amax(dim=1, keepdim=True).clamp_min(1e-12)
     ratios = torch.linspace(0.05, 1.0, n_alpha, dtype=torch.float64).tolist()
     best = torch.full((w.shape[0],), float("inf"), dtype=torch.float64, device=w.device)
-    for r in ratios:  # n_alpha small passes, each vectorised over all rows and weights
+    for r in ratios:  # n_alpha small passes, each vectorised over all rows and weights (in place where it can be)
         alpha = amax * r
-        q = project(torch.clamp(w / alpha, -1.0, 1.0), levels) * alpha
-        best = torch.minimum(best, ((q - w) ** 2).mean(dim=1))
+        q = project(torch.div(w, alpha).clamp_(-1.0, 1.0), levels, key).mul_(alpha)
+        best = torch.minimum(best, q.sub_(w).square_().mean(dim=1))      # mean((q - w)^2), the same operations
     return best

@@ -52,10 +52,12 @@ class QATGrid:
         self.dir.mkdir(parents=True, exist_ok=True)
         n_train = cfg.n_train or None
         n_test = cfg.n_test or None
-        self.train, self.test, self.info = load(cfg.dataset, n_train, n_test, streams=streams.child("data"))
+        self.train, self.test, self.info = load(cfg.dataset, n_train, n_test, streams=streams.child("data"),
+                                                image_size=int(getattr(cfg, "image_size", 224)))
         self._results_path = self.dir / "results.json"
         self.augment = bool(getattr(cfg, "augment", False))                 # the full profile: crop + flip
         self.eval_each_epoch = bool(getattr(cfg, "eval_each_epoch", False))  # best-of-epochs beside the final
+        self.cosine_per = str(getattr(cfg, "cosine_per", "step"))           # full: per epoch, as the release
 
     @classmethod
     def of_run(cls, cfg, run) -> "QATGrid":
@@ -128,7 +130,7 @@ class QATGrid:
             return model, res[key]["acc"]
         fit(model, self.train, epochs=c.fp_epochs, lr=c.fp_lr, weight_decay=c.fp_wd, batch_size=c.batch_size,
             streams=self.replicate(seed), key="fp-order", ckpt=self.dir / f"{key}.ckpt", device=self.device,
-            dist=self.dist, desc=f"float {key}", augment=self.augment)
+            dist=self.dist, desc=f"float {key}", augment=self.augment, cosine_per=self.cosine_per)
         acc = accuracy(model, self.test, c.eval_batch, self.device)
         self._save(model, final, self.dir / f"{key}.ckpt")
         self._record(key, {"acc": acc, "seed": seed, "config": "fp"})
@@ -156,7 +158,7 @@ class QATGrid:
                    streams=self.replicate(seed), key=order_key, ckpt=self.dir / f"{key}.ckpt", device=self.device,
                    dist=self.dist,
                    desc=f"{key}", augment=self.augment, eval_data=self.test if self.eval_each_epoch else None,
-                   eval_batch=c.eval_batch)
+                   eval_batch=c.eval_batch, cosine_per=self.cosine_per)
         acc = accuracy(qmodel, self.test, c.eval_batch, self.device)
         self._save(qmodel, final, self.dir / f"{key}.ckpt")
         rec = {"acc": acc, "seed": seed, "config": name, "epochs": epochs}

@@ -33,13 +33,29 @@ def _order(n: int, streams, key: str, epoch: int) -> torch.Tensor:
     return torch.randperm(n, generator=streams.torch_generator(key, epoch))
 
 
+def cosine_factor(t: int, steps_per_epoch: int, epochs: int, per: str = "step") -> float:
+    """The learning rate of step t over the initial one: (1 + cos(pi u)) / 2, with u the share of the schedule
+    done, counted in steps (`per="step"`) or in whole epochs (`per="epoch"`: constant within an epoch, the
+    release's `CosineAnnealingLR(T_max=epochs)` stepped after each epoch); u stops at 1."""
+    total = max(1, epochs * steps_per_epoch)
+    if per == "step":
+        return 0.5 * (1 + math.cos(math.pi * min(t, total) / total))
+    n_ep = max(1, epochs)
+    return 0.5 * (1 + math.cos(math.pi * min(t // steps_per_epoch, n_ep) / n_ep))
+
+
 def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay: float, batch_size: int,
         streams, key: str, momentum: float = 0.9, ckpt: Path | None = None, device="cpu",
         dist=None, desc: str | None = None, stop_epoch: int | None = None, augment: bool = False,
-        eval_data: Split | None = None, eval_batch: int = 1000) -> dict:
-    """Train with SGD + per-step cosine schedule; returns {"loss": [mean loss per epoch]}. The released QAT
+        eval_data: Split | None = None, eval_batch: int = 1000, cosine_per: str = "step") -> dict:
+    """Train with SGD + a cosine schedule; returns {"loss": [mean loss per epoch]}. The released QAT
     recipe (official code `default.yaml`, `quant_train.py`: SGD momentum 0.9, cosine; lr and weight decay from
     the profile) and, with the float profile values, the float pre-training.
+
+    `cosine_per="epoch"`: the learning rate of epoch e is lr (1 + cos(pi e / epochs)) / 2 for every step of the
+    epoch, the release's `CosineAnnealingLR(T_max=epochs)` stepped once per epoch (the full profile);
+    `"step"`: the same curve evaluated at every step (smoke and quick, whose 1-6 epochs a per-epoch schedule
+    would leave at a few plateaus).
 
     `streams` (a `common.seed.Streams`): the data order is its stream (key, epoch), the augmentation its stream
     ("augment", epoch). With `ckpt`, a checkpoint is written after each epoch and an existing one is resumed.
@@ -54,16 +70,17 @@ def fit(model: nn.Module, train: Split, *, epochs: int, lr: float, weight_decay:
 
     if epochs < 0 or batch_size <= 0 or lr <= 0:
         raise UserError("epochs must be >= 0, batch_size > 0 and lr > 0")
+    if cosine_per not in ("step", "epoch"):
+        raise UserError(f"cosine_per must be 'step' or 'epoch'; got {cosine_per!r}")
     n = len(train)
     steps_per_epoch = max(1, n // batch_size)                      # drop the last partial batch
-    total = max(1, epochs * steps_per_epoch)
     net = model
     world = dist.world_size if dist is not None else 1
     rank = dist.rank if dist is not None else 0
     if world > 1:
         net = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 0.5 * (1 + math.cos(math.pi * min(t, total) / total)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: cosine_factor(t, steps_per_epoch, epochs, cosine_per))
     history = {"loss": [], "val_acc": []}
     start_epoch = 0
     if ckpt is not None and Path(ckpt).exists():

@@ -136,3 +136,26 @@ def test_fit_keeps_the_accuracy_of_every_epoch():
     assert len(h["val_acc"]) == 3 and all(0 <= a <= 100 for a in h["val_acc"])
     from papers.asq.train import accuracy
     assert h["val_acc"][-1] == accuracy(m, data, 32)                      # the last entry is the final model's
+
+
+def test_cosine_per_epoch_is_the_releases_cosine_annealing_and_per_step_the_same_curve():
+    import math
+
+    from papers.asq.train import cosine_factor
+
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+    ref = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=5)      # the release: stepped after each epoch
+    per_epoch = []
+    for _ in range(5):
+        per_epoch.append(opt.param_groups[0]["lr"])
+        opt.step()
+        ref.step()
+    steps = 3
+    got = [cosine_factor(t, steps, 5, "epoch") for t in range(5 * steps)]
+    assert all(math.isclose(g, per_epoch[t // steps], rel_tol=1e-12, abs_tol=1e-15) for t, g in enumerate(got))
+    assert len(set(got[:steps])) == 1 and got[steps] < got[0]              # constant within an epoch
+    assert [cosine_factor(t, steps, 5, "step") for t in (0, 15, 99)] == [1.0, 0.0, 0.0]
+    assert cosine_factor(7, steps, 5, "step") < cosine_factor(7, steps, 5, "epoch")   # mid-epoch: a different curve
+    with pytest.raises(UserError, match="cosine_per"):
+        fit(build_model("digits_cnn", 2, 1, width=4), Split(torch.zeros(4, 1, 8, 8), torch.zeros(4, dtype=torch.long),
+            None, None), epochs=1, lr=0.1, weight_decay=0, batch_size=2, streams=Streams(0), key="t", cosine_per="x")

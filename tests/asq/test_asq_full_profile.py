@@ -84,47 +84,46 @@ def test_full_profile_runs_every_notebook_on_cifar10_files(tmp_path, monkeypatch
     assert len(metrics["acc_post_released_w4_per_seed"]) == len(metrics["acc_pot_released_w4_per_seed"]) == 1
     # full evaluates every QAT epoch: the best of them (the release's best_acc1) beside the final accuracy
     assert metrics["best_acc_asq_w4a4_uniform_per_seed"][0] >= 0 and manifest["parameters"]["augment"] is True
+    assert manifest["parameters"]["cosine_per"] == "epoch"                  # the release's CosineAnnealingLR
     check_every_full_claim_measured(metrics)
 
 
-IMAGENET = dict(bits=[4], ablation_grids=["uniform", "pot", "post"], sbeta_bits=[4], batch_size=4, eval_batch=4)
+IMAGENET = dict(bits=[4], ablation_grids=["uniform"], sbeta_bits=[], frozen_bits=[], ptq_diagnostic=False,
+                batch_size=4, eval_batch=4, image_size=32)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not __import__("os").environ.get("REPRO_SLOW_TESTS"),
-                    reason="ResNet-34 at 224 x 224 on 2 CPU cores takes > 15 min (notebooks 01-02 ran in 13 min, the "
-                           "float64 integer path of 03 did not finish): REPRO_SLOW_TESTS=1 runs it")
-def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypatch, in_process):
-    """The ImageNet variant as full runs it (ResNet-34 at 224 x 224, RandomResizedCrop + flip, one DataLoader per
-    epoch, fine-tuned from a torchvision-format float checkpoint), on fake class folders; the widths and grids are
-    cut to W4 and the grids the W4 claims compare (uniform, POT, POST; the CIFAR-10 test covers the rest)."""
+def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypatch):
+    """The ImageNet variant's own code path as full runs it: class folders decoded and augmented
+    (RandomResizedCrop + flip) in worker processes, one DataLoader per epoch and per evaluation pass, ResNet-34
+    fine-tuned from a torchvision-format float checkpoint (not retrained), the per-epoch cosine, the best and the
+    final accuracy, and the ImageNet claim's metrics; notebook 02's study (the one that trains) through the study
+    interface. Cut for 2 CPU cores: 32 x 32 images (`image_size`; 224 at full), W4 LSQ and ASQ only. The other
+    notebooks run the same code on any model (the CIFAR-10 test above); on ResNet-34 their weight-error study
+    alone costs minutes here."""
     import re
 
     import torch
 
-    from common import plots
-    from common.reproduce import main
+    from common.study import run_all
     from papers.asq.models import build_model
 
-    monkeypatch.setattr(plots, "save_figure", small_figures)
     write_imagefolder(tmp_path / "data", n_classes=2, n_per_class=4, size=48, n_val_per_class=2)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("REPRO_DATA_WORKERS", "2")                      # worker processes, as on a GPU machine
-    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
     monkeypatch.setitem(config.PROFILES, "full", dict(config.PROFILES["full"], **{**TINY, **IMAGENET}))
     fp = build_model("resnet34", 2, 3, streams=Streams(5))
     ckpt = tmp_path / "resnet34-float.pth"                              # torchvision's names: layer1. ... layer4.
     torch.save({re.sub(r"^layers\.(\d+)\.", lambda m: f"layer{int(m.group(1)) + 1}.", k): v
                 for k, v in fp.state_dict().items()}, ckpt)
-    assert main(["asq", "--profile", "full", "--quiet", "--device", "cpu", "-p", "dataset=imagenet",
-                 "-p", "arch=resnet34", "-p", f"fp_checkpoint={ckpt}"]) == 0
-    run = tmp_path / "results" / "asq" / "full"
-    metrics = json.loads((run / "metrics.json").read_text())
-    assert (metrics["dataset"], metrics["arch"]) == ("imagenet", "resnet34")
-    check_every_full_claim_measured(metrics, {"asq-w4-r34-imagenet", "asq-w4-vs-fp", "post-vs-uniform-w4", "lut-size",
-                                              "post-vs-apot-mse-w4", "int-logits", "int-argmax"})
-    results = json.loads(next(run.rglob("checkpoints/results.json")).read_text())
-    assert results["fp-s0r0"]["checkpoint"] == str(ckpt) and not list(run.rglob("fp-s0r0.pt"))   # not retrained
+    over = {"dataset": "imagenet", "arch": "resnet34", "fp_checkpoint": str(ckpt)}
+    out = run_all("asq", "full", tmp_path / "run", device="cpu", overrides=over, studies=["qat_comparison"])
+    metrics = out["qat_comparison"]["metrics"]
+    params = json.loads((tmp_path / "run" / "manifest.json").read_text())["parameters"]
+    assert (params["augment"], params["cosine_per"], params["image_size"]) == (True, "epoch", 32)
+    check_every_full_claim_measured({**metrics, **over}, {"asq-w4-r34-imagenet", "asq-w4-vs-fp"})
+    assert len(metrics["best_acc_asq_w4a4_uniform_per_seed"]) == 1      # best of the epochs beside the final
+    results = json.loads(next((tmp_path / "run").rglob("checkpoints/results.json")).read_text())
+    assert results["fp-s0r0"]["checkpoint"] == str(ckpt) and not list((tmp_path / "run").rglob("fp-s0r0.pt"))
 
 
 @pytest.mark.cuda

@@ -173,3 +173,24 @@ def test_beta_metrics_separate_layers_from_inputs():
     assert m["beta_mean_w2"] == 3.0 and m["beta_layer_mean_range_w2"] == 2.0
     assert m["beta_cv_within_layer_w2"] == pytest.approx((math.sqrt(2) / 2 + 0.0) / 2)
     assert (m["beta_mean_w4"], m["beta_cv_within_layer_w4"], m["beta_layer_mean_range_w4"]) == (1.0, 0.0, 0.0)
+
+
+def test_beta_per_layer_draws_a_box_per_layer_and_width_without_deprecation_warnings():
+    import warnings
+
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from papers.asq.figures import beta_per_layer
+
+    rng = np.random.default_rng(0)
+    betas = pd.DataFrame([{"layer": f"l{i}", "beta": float(rng.normal(1, 0.1)), "width": w}
+                          for w in ("W2A2", "W4A4") for i in range(3) for _ in range(20)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                                     # seaborn 0.13's boxplot warned (vert)
+        fig = beta_per_layer(betas, 0)
+    ax = fig.axes[0]
+    assert len(ax.patches) == 6 and [t.get_text() for t in ax.get_xticklabels()] == ["l0", "l1", "l2"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["W2A2", "W4A4"]
+    plt.close(fig)
