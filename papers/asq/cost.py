@@ -56,7 +56,9 @@ def estimate(cfg) -> Estimate:
     mem = train_memory_gb(n_params(model), acts * 3, optimizer_states=1)   # QAT keeps masks and scale grads: 3x outputs
     r34 = meta(lambda: ARCHS["resnet34"](num_classes=1000, in_channels=3))
     r34_fwd = forward_flops(r34, (1, 3, 224, 224))
-    imagenet_epochs = seeds * (cfg.fp_epochs + QAT_OVERHEAD * runs * cfg.qat_epochs)   # the same grid, on ImageNet
+    # the same grid on ImageNet, fine-tuned from torchvision's float weights (`fp_checkpoint`, the paper's protocol):
+    # no float epochs
+    imagenet_epochs = seeds * QAT_OVERHEAD * runs * cfg.qat_epochs
     imagenet_h = 1281167 * imagenet_epochs * 3 * r34_fwd / (H100["fp32_tflops"] * 1e12 * UTIL["gemm"]) / 3600
     return Estimate(
         data="CIFAR-10 " + DATA["cifar10"][len("CIFAR-10 "):] + "; optional: ImageNet (ILSVRC-2012 class folders, ~150 GB, "
@@ -78,7 +80,8 @@ def estimate(cfg) -> Estimate:
             "GPU memory: ResNet-20 with SGD momentum, 3x the leaf-module outputs of one batch, a CUDA context; the "
             "training set stays on the host",
             f"not in the total: the optional ImageNet ResNet-34 run ({r34_fwd / 1e9:.2f} GFLOP per 224x224 image forward, "
-            f"the same {seeds} seeds x ({cfg.fp_epochs} float + {runs} x {cfg.qat_epochs} QAT epochs) of 1.28M images) ~ "
-            f"{imagenet_h:.0f} GPU-hours at utilisation {UTIL['gemm']:g} (estimate; fewer epochs or bits cut it in proportion)",
+            f"the same {seeds} seeds x {runs} x {cfg.qat_epochs} QAT epochs of 1.28M images, fine-tuned from torchvision's "
+            f"float weights with -p fp_checkpoint) ~ {imagenet_h:.0f} GPU-hours at utilisation {UTIL['gemm']:g} (estimate; "
+            f"fewer epochs or bits cut it in proportion; without fp_checkpoint add {cfg.fp_epochs} float epochs per seed)",
             "one run = seed 0 (training seeds 0, 1, 2); --seeds 0 1 2 costs 3x"],
         extra={"qat_runs_per_seed": runs, "imagenet_resnet34_gpu_hours_estimate": round3(imagenet_h)})
