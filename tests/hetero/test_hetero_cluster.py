@@ -87,14 +87,34 @@ def test_without_privileges_one_line_names_the_claims_and_they_are_not_run(monke
         assert judge(claims[cid], res["metrics"], "quick").verdict == NOT_RUN, cid
 
 
+# full's cluster settings (its M = 8 micro-batches, rho, rates, copy engine) with the counts cut to seconds (the
+# smoke profile's counts); the smoke profile's own cluster run is in the repository's smoke test and nbval
+CLUSTER_TINY = dict(cluster_p2p_size=256 * 1024, cluster_staging_size=256 * 1024, cluster_p2p_windows=2,
+                    cluster_layer_ms=2.0, cluster_windows=2, cluster_window_steps=1, cluster_warmup=0)
+
+
 @needs_netns
-def test_cluster_measurements_end_to_end_at_smoke(tmp_path):
+def test_cluster_measurements_end_to_end_at_full(tmp_path):
+    """Notebook 04's study at the full profile's settings (tiny counts): every full claim it measures gets a finite
+    metric and control and a verdict (the other studies at full: test_hetero_full_profile.py)."""
+    import math
+
+    from common.claims import evaluate
     from common.study import measure, open_run
 
-    cfg, run = open_run("hetero", "smoke", seed=0, device="cpu", run_dir=tmp_path)
+    cfg, run = open_run("hetero", "full", seed=0, device="cpu", run_dir=tmp_path, overrides=CLUSTER_TINY)
+    assert cfg.cluster_n_micro == 8 and cfg.cluster_rho == 0.7  # full's own
     res = measure("hetero", "cluster", cfg, run)
     assert (tmp_path / "work" / "cluster" / "netcluster.json").exists()  # the work files under the run's folder
     m = res["metrics"]
+    claims = [c for c in load_claims(paths.REPO / "papers" / "hetero" / "claims.yaml") if c.id in cluster_study.CLUSTER_CLAIMS]
+    assert len(claims) == len(cluster_study.CLUSTER_CLAIMS) and all("full" in c.profiles for c in claims)
+    table = evaluate(claims, m, "full").set_index("id")
+    for c in claims:
+        for key in (c.metric, c.control):
+            vals = m[key] if isinstance(m[key], list) else [m[key]]
+            assert vals and all(isinstance(v, (int, float)) and math.isfinite(v) for v in vals), (c.id, key)
+        assert table.loc[c.id, "verdict"] != NOT_RUN, c.id
     assert m["netcluster_available"] == 1 and m["cluster_dd_staged_bytes"] == 0
     # the staged control posts host buffers both ways on both ranks: 2 payloads posted + 2 copied per payload
     assert m["cluster_dd_staged_bytes_control"] > 0 and m["cluster_dd_own_memory_bytes_per_payload"] == 2.0
