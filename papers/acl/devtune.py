@@ -374,7 +374,7 @@ def summarise_replicates(results: dict) -> dict:
     (`full_only`: listed at full only, its note giving that n). Per study: `chosen`, the smallest n at which every
     remaining claim of the study (claims and controls together) is decided jointly with probability >= the rule."""
     seeds = [s for s in results if s.isdigit()]
-    rng = np.random.default_rng(0)
+    rng = Streams(int(seeds[0])).rng("replicate-rule", "resamples")   # the first development seed's keyed stream
     out = {}
     for study in ("image", "2-D"):
         ids = [cid for cid, r in results[seeds[0]].items() if r["study"] == study]
