@@ -6,6 +6,7 @@ from contextlib import nullcontext
 from types import SimpleNamespace
 
 import numpy as np
+import torch
 
 from common.seed import Streams
 from papers.diffusion import franz_parisi as fp
@@ -54,14 +55,15 @@ TINY = dict(cloning_dims=[16], cloning_samples=200, clone_check_n=100, collapse_
 
 def test_notebook_05_beside_the_training_gives_the_same_metrics_and_stream_keys(monkeypatch):
     cfg = get_config("smoke", **TINY)
-    runs = {}
+    runs, asked = {}, []
     for where in ("here", "beside"):
         if where == "beside":
             monkeypatch.setattr(hd, "BESIDE_MIN_STEPS", 1)
             monkeypatch.setenv("REPRO_THREADS", "2")
-            monkeypatch.setattr(workers, "spawned", lambda n: nullcontext(_PickledExecutor() if n else None))
-        run = SimpleNamespace(streams=Streams(5), device="cpu")
+            monkeypatch.setattr(workers, "spawned", lambda n: asked.append(n) or nullcontext(_PickledExecutor() if n else None))
+        run = SimpleNamespace(streams=Streams(5), device=torch.device("cpu"))   # a notebook's run.device: a torch.device
         runs[where] = (hd.measure(cfg, run)["metrics"], run.streams.drawn())
+    assert asked == [1]                                  # the worker was asked for: the beside path ran
     (m_here, keys_here), (m_beside, keys_beside) = runs["here"], runs["beside"]
     assert list(m_here) == list(m_beside)
     assert all(m_here[k] == m_beside[k] or (m_here[k] != m_here[k] and m_beside[k] != m_beside[k]) for k in m_here)

@@ -26,7 +26,7 @@ def measure(cfg, run) -> dict:
     spawned worker runs the sections that do not need the trained network (cloning, collapse and the learned
     score's nulls, `beside_training`) while this process trains: the same numbers from the same streams."""
     streams = run.streams
-    beside = run.device == "cpu" and cfg.learned_steps >= BESIDE_MIN_STEPS and workers.cpu_shares() > 1
+    beside = str(run.device) == "cpu" and cfg.learned_steps >= BESIDE_MIN_STEPS and workers.cpu_shares() > 1
     with workers.spawned(1 if beside else 0) as pool:
         if pool is None:
             out = {"cloning": cloning(cfg, streams), "collapse": collapse(cfg, streams),
