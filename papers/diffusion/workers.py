@@ -1,8 +1,8 @@
 """A second process for the sections that leave a core idle (issue 43: the quick run kept 1.22 of 2 cores busy).
 
 `spawned(n)` starts n worker processes (spawned, one BLAS and one torch thread each, as `common.parallel`'s
-pool) beside the caller, which keeps working meanwhile: the Franz-Parisi potential hands them every other block
-of samples (`franz_parisi.worker_pool`), notebook 05 the sections that do not need the trained network
+pool) beside the caller, which keeps working meanwhile: the Franz-Parisi potential hands them a share of its q
+values, in whole tiles (`franz_parisi.worker_pool`), notebook 05 the sections that do not need the trained network
 (`studies.high_dimension.measure`). Each task computes exactly what the caller would have, from the same keyed
 streams, so the numbers do not depend on where it ran; `record_drawn` copies a worker's stream keys into the
 run's manifest.
