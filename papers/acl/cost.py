@@ -99,7 +99,8 @@ def estimate(cfg) -> Estimate:
     syn_aclgan = cfg.syn_gan_steps * (3 * (3 * fD + 3 * fG + fE) * sb + syn_code) + cfg.syn_code_steps * 2 * syn_code
     syn = len(cfg.syn_mixtures) * cfg.syn_replicates * (syn_ae + syn_gan + syn_aclgan)
     cpu = [CpuPart("evaluation: features, FID/KID/PRDC, memorization (numpy)", ev_ae + ev_cls + ev_gan + ev_aclgan),
-           CpuPart("feature network (trained once per run on the CPU)", featnet, "small_gflops_per_core"),
+           CpuPart("feature network (trained once per run on one CPU thread: features independent of the core count)", featnet,
+                   "small_gflops_per_core"),
            CpuPart("2-D mixtures (worker processes on the CPU)", syn)]
     biggest = max(n_params(m) for m in (E, Dec, Dx, C, Dec_c))
     acts = max(activation_numel(E, (B,) + img) + activation_numel(Dec, (B, cfg.code_dim)),

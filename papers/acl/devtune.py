@@ -11,6 +11,7 @@ https://arxiv.org/abs/2001.11539
     python -m papers.acl.devtune budget --seeds 100 101    # ACL and the MMD null on the same (batch, steps, lr) grid
     python -m papers.acl.devtune syn-steps --seeds 100 101 # the 2-D step counts at which the plain GAN trains
     python -m papers.acl.devtune replicates --seeds 100 101 102  # quick's replicate counts, from a development run
+    python -m papers.acl.devtune image-pairs --seeds 100 101 102 103  # the same rule on more image pairs (image study alone)
 
 Looks that chose nothing (the code two-sample test on a classifier's features, the control without the
 adversary) are in `papers.acl.investigations`.
@@ -328,16 +329,14 @@ def study_of(claim) -> str:
     return "2-D" if claim.id.startswith("syn-") else "image"
 
 
-def tune_replicates(seed: int) -> dict:
-    """The paired differences (metric - baseline, control - baseline) per replicate of every comparison claim whose
-    metric, baseline and control the development run of this seed at the quick profile measured (`common.reproduce
-    acl --profile quick --seeds 100 101 102 --development`, run before), whatever profiles the claim lists;
-    `summarise_replicates` pools the seeds and applies the rule."""
+def paired_differences(metrics: dict) -> dict:
+    """Per comparison claim whose metric, baseline and control `metrics` holds (a development run's metrics, whatever
+    profiles the claim lists): its study, edge, direction and the paired differences per replicate (metric -
+    baseline as "claim", control - baseline as "control"), what `summarise_replicates` resamples."""
     from common.claims import load_claims
 
     from .config import __file__ as config_file
 
-    metrics = json.loads((paths.development_root() / "acl" / "quick" / f"seed-{seed}" / "metrics.json").read_text())
     out = {}
     for c in load_claims(Path(config_file).with_name("claims.yaml")):
         keys = (c.metric, c.baseline, c.control)
@@ -348,6 +347,55 @@ def tune_replicates(seed: int) -> dict:
                      "profiles": list(c.profiles),
                      "claim": (np.asarray(metrics[c.metric], float) - base).tolist(),
                      "control": (np.asarray(metrics[c.control], float) - base).tolist()}
+    return out
+
+
+def tune_replicates(seed: int) -> dict:
+    """The paired differences (`paired_differences`) of the development run of this seed at the quick profile
+    (`common.reproduce acl --profile quick --seeds 100 101 102 --development`, run before); `summarise_replicates`
+    pools the seeds and applies the rule."""
+    metrics = json.loads((paths.development_root() / "acl" / "quick" / f"seed-{seed}" / "metrics.json").read_text())
+    return paired_differences(metrics)
+
+
+def image_pairs_dir(seed: int) -> Path:
+    """The run folder of `tune_image_pairs` at a development seed (a run's checkpoints are named by replicate only,
+    so every seed has its own folder, as in a reported run); the evaluation network and the reference's features,
+    the same for every seed (fixed seed `feat_seed`, one thread), are copied from another seed's folder when there."""
+    import shutil
+
+    root = paths.results_root() / "acl" / "dev" / "image-pairs"
+    ckpt = root / f"seed-{seed}" / "ckpt"
+    done = sorted(root.glob("seed-*/ckpt/featnet.pt"))
+    if done and not (ckpt / "featnet.pt").exists():
+        ckpt.mkdir(parents=True, exist_ok=True)
+        for f in [done[0], *done[0].parent.glob("reffeats-*.pt")]:
+            shutil.copyfile(f, ckpt / f.name)
+    return ckpt.parent
+
+
+def tune_image_pairs(seed: int) -> dict:
+    """The image study alone (notebook 02's autoencoder replicates: ACL-AE, its baselines and the MMD null, as the
+    quick run trains and scores them, from the streams of this seed) on a development seed, and the paired
+    differences of every image comparison claim (`paired_differences`), for `summarise_replicates`: more
+    development pairs than a whole development run affords (issue 41: the image claims' spread, without the
+    2-D study). Every finished replicate is kept in `image_pairs_dir(seed)`, so a run cut short resumes there."""
+    from types import SimpleNamespace
+
+    from .analysis import image_table
+    from .config import get_config
+    from .evaluation import evaluator
+    from .image_replicates import image_study
+    from .images import Images
+    from .studies.autoencoder_generator import claim_metrics
+
+    cfg = get_config("quick")
+    run = SimpleNamespace(dir=image_pairs_dir(seed), seed=seed, streams=Streams(seed))   # a run's streams: Streams(seed)
+    evaluator(cfg, Images(cfg), run.dir)   # the evaluation network and the reference, here once, before the workers
+    t0 = time.perf_counter()
+    results = image_study(cfg, run, ["ae"])
+    out = paired_differences(claim_metrics(image_table(results), results))
+    print(f"seed {seed}: {len(results)} image replicates in {time.perf_counter() - t0:.0f} s", flush=True)
     return out
 
 
@@ -378,6 +426,8 @@ def summarise_replicates(results: dict) -> dict:
     out = {}
     for study in ("image", "2-D"):
         ids = [cid for cid, r in results[seeds[0]].items() if r["study"] == study]
+        if not ids:   # a development run of one study (`tune_image_pairs`)
+            continue
         pooled = {cid: {part: np.concatenate([np.asarray(results[s][cid][part]) for s in seeds]) for part in ("claim", "control")}
                   for cid in ids}
         n_pool = len(next(iter(pooled.values()))["claim"])
@@ -396,14 +446,22 @@ def summarise_replicates(results: dict) -> dict:
         joint = {str(n): float(np.logical_and.reduce([agree[n][cid] for cid in keep]).mean()) if keep else 1.0
                  for n in REPLICATE_CANDIDATES}
         chosen = next((n for n in REPLICATE_CANDIDATES if joint[str(n)] >= REPLICATE_RULE), None)
-        out[study] = {"pairs_pooled": n_pool, "per_claim": per, "n_needed": needed, "kept": keep,
+        spread = {cid: {f"{part}_{stat}": float(f(pooled[cid][part])) for part in ("claim", "control")
+                        for stat, f in (("mean", np.mean), ("sd", lambda v: np.std(v, ddof=1)))} for cid in ids}
+        out[study] = {"pairs_pooled": n_pool, "per_claim": per, "spread": spread, "n_needed": needed, "kept": keep,
                       "full_only": [cid for cid in ids if cid not in keep], "p_all_kept_agree": joint, "chosen": chosen}
     return {"chosen": {k: v["chosen"] for k, v in out.items()}, "rule": out}
 
 
+def summarise_image_pairs(results: dict) -> dict:
+    """`summarise_replicates` on the development seeds' image pairs, with the rule's constants recorded."""
+    return summarise_replicates(results) | {"rule_constants": {"p": REPLICATE_RULE, "affordable": REPLICATE_AFFORDABLE,
+                                                               "resamples": REPLICATE_RESAMPLES}}
+
+
 TUNERS = {"codes": tune_codes, "cls-fid": tune_cls_fid, "synthetic": tune_synthetic, "budget": tune_budget,
-          "syn-steps": tune_syn_steps, "replicates": tune_replicates}
-SUMMARISE = {"budget": summarise_budget, "replicates": summarise_replicates}
+          "syn-steps": tune_syn_steps, "replicates": tune_replicates, "image-pairs": tune_image_pairs}
+SUMMARISE = {"budget": summarise_budget, "replicates": summarise_replicates, "image-pairs": summarise_image_pairs}
 
 
 PARALLEL_SEEDS = ("budget",)  # one seed per worker process (each one thread); the others parallelize inside

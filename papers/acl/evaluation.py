@@ -26,42 +26,29 @@ from .train import encode_all, train_codes
 from .twosample import c2st_accuracy
 
 
-def feature_net(cfg, images: Images, run_dir, with_accuracy: bool = True, net: Classifier | None = None) -> tuple[Classifier, dict]:
-    """The evaluation classifier, trained once per run directory on the training split (fixed seed), and its info
-    (hash, test accuracy unless `with_accuracy` is False, sizes); `net`: the network already loaded."""
+def feature_net(cfg, images: Images, run_dir) -> Classifier:
+    """The evaluation classifier of a run folder: loaded from `<run_dir>/ckpt/featnet.pt`, or trained there once
+    on the training split (fixed seed `feat_seed`, one torch thread: `metrics.train_feature_net`) and kept."""
     path = Path(run_dir) / "ckpt" / "featnet.pt"
-    if net is not None:
-        pass
-    elif path.exists():
+    if path.exists():
         net = Classifier(images.channels, images.size, len(images.classes))
         net.load_state_dict(torch.load(path, weights_only=True))
-        net.eval()
-    else:
-        net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs,
-                                Streams(cfg.feat_seed).child("featnet"))
-        save_atomic(net.state_dict(), path)
-    info = {"featnet_sha256": weights_sha256(net),
-            "featnet_test_acc": accuracy(net, images.test_x, images.test_y) if with_accuracy else None,
-            "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
-    return net, info
+        return net.eval()
+    net = train_feature_net(images.all_x, images.all_y, len(images.classes), cfg.feat_epochs,
+                            Streams(cfg.feat_seed).child("featnet"))
+    save_atomic(net.state_dict(), path)
+    return net
 
 
-def evaluator(cfg, images: Images, run_dir, shared: bool = False) -> tuple[Evaluator, dict]:
-    """The feature network (trained here once per run, on every thread torch is given: in the notebook's own
-    process all of the machine's, in a worker process its one) and an Evaluator on the test reference.
-
-    `shared` (the image replicates' workers): the reference's features, the training images' features and the
-    network's test accuracy come from `reference_features`, computed by the first task that needs them and kept in
-    the run folder, instead of once per task (12 000 images through the network each time)."""
-    if not shared:
-        net, info = feature_net(cfg, images, run_dir)
-        feats = {}
-    else:
-        net, info, feats = reference_features(cfg, images, run_dir)
+def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
+    """The feature network of the run folder (`feature_net`) and an Evaluator on the test reference, with the
+    network's info (`reference_features`: the reference's and the training images' features and the test accuracy
+    are computed by the first caller, the notebook's process or a worker, and kept in the run folder)."""
+    net, info, feats = reference_features(cfg, images, run_dir)
     ev = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_prdc=cfg.n_prdc,
                    n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size,
                    streams=Streams(cfg.feat_seed).child("evaluation"),   # KID's subsets: the same for every sampler
-                   real_features=feats.get("real"), train_features=feats.get("train"))
+                   real_features=feats["real"], train_features=feats["train"])
     return ev, info
 
 
@@ -70,19 +57,19 @@ REFERENCE_KEYS = ("dataset", "n_train", "n_eval", "feat_epochs", "feat_seed")
 
 def reference_features(cfg, images: Images, run_dir) -> tuple[Classifier, dict, dict]:
     """(network, its info, {"real": features of the test reference, "train": features of the training images}),
-    computed once per run folder and torch thread count and kept in `<run_dir>/ckpt/` under a key of the network's
-    hash, the sizes of `REFERENCE_KEYS` and the thread count (the network's features differ in the last bit between
-    one thread and two, so a worker's are never mixed with the notebook's own); the same numbers as an Evaluator
-    computing them itself, in the same thread count."""
-    net, _ = feature_net(cfg, images, run_dir, with_accuracy=False)
+    computed once per run folder and kept in `<run_dir>/ckpt/` under a key of the network's hash and the sizes of
+    `REFERENCE_KEYS`; the info (hash, test accuracy, sizes) is computed where the file is written. The network
+    trains and featurizes on one torch thread (`metrics`), so the file holds the same bits for a notebook's
+    process and a one-thread worker, whatever the core count."""
+    net = feature_net(cfg, images, run_dir)
     sha = weights_sha256(net)
-    key = hashlib.sha256(json.dumps([sha, torch.get_num_threads(), torch.__version__]
-                                    + [getattr(cfg, k) for k in REFERENCE_KEYS]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([sha, torch.__version__] + [getattr(cfg, k) for k in REFERENCE_KEYS]).encode()).hexdigest()[:16]
     path = Path(run_dir) / "ckpt" / f"reffeats-{key}.pt"
     if path.exists():
         out = torch.load(path, weights_only=False)
     else:
-        _, info = feature_net(cfg, images, run_dir, net=net)
+        info = {"featnet_sha256": sha, "featnet_test_acc": accuracy(net, images.test_x, images.test_y),
+                "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
         out = {"info": info, "real": Evaluator.features_of(net, images.test_x),
                "train": Evaluator.features_of(net, images.x.cpu())}
         save_atomic(out, path)

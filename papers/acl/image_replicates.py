@@ -100,7 +100,7 @@ def image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: 
 
     cfg = SimpleNamespace(**cfg_dict)
     images = Images(cfg, device=image_device(cfg))
-    ev, featinfo = evaluator(cfg, images, run_dir, shared=True)
+    ev, featinfo = evaluator(cfg, images, run_dir)
     train = streams.child(TRAIN_KEY.get(study, "gan"), r)
     draw = streams.child("samples", study, r)
     regions = streams.child("regions", r)   # the same regions for ACL-AE and its fitted Gaussian (paired)

@@ -22,6 +22,7 @@ from torch import nn
 
 from common.progress import progress
 from common.seed import Streams
+from common.threads import one_thread
 
 from .nets import Classifier, adam, batched
 
@@ -137,25 +138,30 @@ def weights_sha256(model: nn.Module) -> str:
 def train_feature_net(x: torch.Tensor, y: torch.Tensor, n_classes: int, epochs: int, streams,
                       batch: int = 128, lr: float = 2e-3, width: int = 16, feat_dim: int = 64) -> Classifier:
     """The evaluation network: a CNN classifier trained on the training split; its initial weights ("init") and
-    batches ("batches") from `streams` (`Streams(feat_seed)`: the same network for every run)."""
-    with streams.torch_global("init"):
-        net = Classifier(x.shape[1], x.shape[2], n_classes, width, feat_dim).to(x.device)
-    opt = adam(net.parameters(), lr)
-    gen = streams.torch_generator("batches")
-    steps = epochs * ((len(x) + batch - 1) // batch)
-    for _ in progress(range(steps), desc="feature net"):
-        idx = torch.randint(len(x), (batch,), generator=gen).to(x.device)
-        loss = F.cross_entropy(net(x[idx]), y[idx])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+    batches ("batches") from `streams` (`Streams(feat_seed)`: the same network for every run). Trained on one torch
+    thread whatever the process holds (`one_thread`), so that its weights do not depend on the core count (a second
+    thread changes the last bits of the sums)."""
+    with one_thread():
+        with streams.torch_global("init"):
+            net = Classifier(x.shape[1], x.shape[2], n_classes, width, feat_dim).to(x.device)
+        opt = adam(net.parameters(), lr)
+        gen = streams.torch_generator("batches")
+        steps = epochs * ((len(x) + batch - 1) // batch)
+        for _ in progress(range(steps), desc="feature net"):
+            idx = torch.randint(len(x), (batch,), generator=gen).to(x.device)
+            loss = F.cross_entropy(net(x[idx]), y[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
     net.eval()
     return net
 
 
 @torch.no_grad()
 def accuracy(net: Classifier, x: torch.Tensor, y: torch.Tensor) -> float:
-    return float((batched(net, x).argmax(1) == y).double().mean())
+    """The share of x the network labels y (on one torch thread, as its features)."""
+    with one_thread():
+        return float((batched(net, x).argmax(1) == y).double().mean())
 
 
 class Evaluator:
@@ -169,8 +175,8 @@ class Evaluator:
                  n_classes: int, n_prdc: int = 2000, n_mem: int = 1000, k: int = 5, kid_subsets: int = 50,
                  kid_subset_size: int = 1000, streams=None, real_features: np.ndarray | None = None,
                  train_features: np.ndarray | None = None):
-        """`real_features`, `train_features`: `features(real)`, `features(train)` when already computed (in the
-        same thread count: `evaluation.reference_features`)."""
+        """`real_features`, `train_features`: `features(real)`, `features(train)` when already computed
+        (`evaluation.reference_features`)."""
         self.net, self.n_classes, self.n_prdc, self.n_mem, self.k = net.eval(), n_classes, n_prdc, n_mem, k
         self.kid_subsets, self.kid_subset_size = kid_subsets, kid_subset_size
         self.streams = streams if streams is not None else Streams(0).child("evaluation")
@@ -181,23 +187,26 @@ class Evaluator:
         self.hash = weights_sha256(net)
 
     def floor(self) -> dict:
-        """Real-vs-real: a disjoint real set of the same size scored like a generator (one thread)."""
-        from common.parallel import one_thread
-
-        with one_thread():
-            return self.evaluate(self.floor_x, memorization=True)
+        """Real-vs-real: a disjoint real set of the same size scored like a generator (one thread, as `evaluate`)."""
+        return self.evaluate(self.floor_x, memorization=True)
 
     def features(self, x: torch.Tensor) -> np.ndarray:
         return self.features_of(self.net, x)
 
     @staticmethod
     def features_of(net: Classifier, x: torch.Tensor) -> np.ndarray:
-        """The evaluation features of images x (float64 rows)."""
-        return batched(net.features, x).double().cpu().numpy()
+        """The evaluation features of images x (float64 rows), on one torch thread whatever the process holds, so
+        that they do not depend on the core count (a notebook's process and a worker give the same bits)."""
+        with one_thread():
+            return batched(net.features, x).double().cpu().numpy()
 
     def evaluate(self, samples: torch.Tensor, memorization: bool = True, full: bool = True) -> dict:
-        """FID, KID, class histogram; with `full` also precision/recall/density/coverage (on n_prdc)."""
-        samples = samples.detach().cpu()
+        """FID, KID, class histogram; with `full` also precision/recall/density/coverage (on n_prdc); on one thread
+        (`one_thread`: the same numbers in a notebook's process as in a one-thread worker)."""
+        with one_thread():
+            return self._evaluate(samples.detach().cpu(), memorization, full)
+
+    def _evaluate(self, samples: torch.Tensor, memorization: bool, full: bool) -> dict:
         feats = self.features(samples)
         labels = batched(self.net.head, torch.as_tensor(feats, dtype=torch.float32)).argmax(1).numpy()
         out = {"n": int(len(samples)), "fid": frechet_distance(self.real, feats)}

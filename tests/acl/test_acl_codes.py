@@ -102,51 +102,49 @@ def test_gan_image_task_with_code_dim_not_z_dim(tmp_path, study):
     assert 0 <= prov["featnet_test_acc"] <= 1 and "test split" in prov["split"]
 
 
-def test_the_evaluation_network_trains_on_every_thread_it_is_given(tmp_path, monkeypatch):
-    """Issue: the evaluation network trained on one CPU thread whatever the machine had."""
-    from papers.acl import evaluation
-    from papers.acl.config import get_config
-    from papers.acl.images import Images
-
-    seen = []
-    real = evaluation.train_feature_net
-
-    def spy(*a, **k):
-        seen.append(torch.get_num_threads())
-        return real(*a, **k)
-
-    monkeypatch.setattr(evaluation, "train_feature_net", spy)
-    cfg = get_config("smoke", feat_epochs=1, n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50)
-    old = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        evaluation.evaluator(cfg, Images(cfg), tmp_path)
-    finally:
-        torch.set_num_threads(old)
-    assert seen == [2]
-
-
-def test_the_workers_share_the_reference_features_of_their_thread_count(tmp_path):
-    """The image replicates' workers read the reference's and the training images' features from one file of the
-    run folder (`evaluation.reference_features`), the numbers an Evaluator computes itself in the same thread count;
-    another thread count has its own file (the network's features differ in the last bit between 1 and 2 threads)."""
+def test_the_evaluation_network_and_its_features_do_not_depend_on_the_thread_count(tmp_path):
+    """Issue 42: the evaluation network trained on every core, so its weights and features differed in the last bit
+    between a 1- and a 2-core machine. It trains and featurizes on one torch thread whatever the process holds: the
+    same network, features and metrics bit for bit under 2 threads as under 1, and the process's count restored."""
     from papers.acl import evaluation
     from papers.acl.config import get_config
     from papers.acl.images import Images
 
     cfg = get_config("smoke", feat_epochs=1, n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50)
     images = Images(cfg)
-    own, info = evaluation.evaluator(cfg, images, tmp_path)
-    first, info1 = evaluation.evaluator(cfg, images, tmp_path, shared=True)     # computes and keeps them
-    again, info2 = evaluation.evaluator(cfg, images, tmp_path, shared=True)     # reads them
-    files = sorted((tmp_path / "ckpt").glob("reffeats-*.pt"))
-    assert len(files) == 1 and info == info1 == info2
-    for ev in (first, again):
-        assert np.array_equal(ev.real, own.real) and np.array_equal(ev.train_features(), own.train_features())
-    old = torch.get_num_threads()
-    torch.set_num_threads(2)
+    fake = images.floor_x[:100].flip(-1)   # some images that are not the reference
+    old, out = torch.get_num_threads(), {}
     try:
-        evaluation.evaluator(cfg, images, tmp_path, shared=True)
+        for threads in (2, 1):
+            torch.set_num_threads(threads)
+            ev, info = evaluation.evaluator(cfg, images, tmp_path / f"threads-{threads}")
+            assert torch.get_num_threads() == threads
+            out[threads] = (info, ev.real, ev.train_features(), ev.evaluate(fake))
     finally:
         torch.set_num_threads(old)
-    assert len(list((tmp_path / "ckpt").glob("reffeats-*.pt"))) == 2
+    (info2, real2, train2, met2), (info1, real1, train1, met1) = out[2], out[1]
+    assert info2 == info1 and len(info1["featnet_sha256"]) == 64 and 0 < info1["featnet_test_acc"] <= 1
+    assert np.array_equal(real2, real1) and np.array_equal(train2, train1)
+    assert met2 == met1
+
+
+def test_the_reference_features_are_computed_once_per_run_folder(tmp_path, monkeypatch):
+    """The notebook's process and the image replicates' workers read the network's info and the reference's and
+    training images' features from one file of the run folder (`evaluation.reference_features`): the second
+    evaluator computes no feature, and gives the first one's numbers."""
+    from papers.acl import evaluation
+    from papers.acl.config import get_config
+    from papers.acl.images import Images
+    from papers.acl.metrics import Evaluator
+
+    cfg = get_config("smoke", feat_epochs=1, n_prdc=60, n_mem=60, kid_subsets=2, kid_subset_size=50)
+    images = Images(cfg)
+    first, info1 = evaluation.evaluator(cfg, images, tmp_path)     # trains the network, computes and keeps them
+
+    def refuse(*a, **k):
+        raise AssertionError("features computed again")
+
+    monkeypatch.setattr(Evaluator, "features_of", staticmethod(refuse))
+    again, info2 = evaluation.evaluator(cfg, images, tmp_path)     # reads them
+    assert len(list((tmp_path / "ckpt").glob("reffeats-*.pt"))) == 1 and info1 == info2
+    assert np.array_equal(again.real, first.real) and np.array_equal(again.train_features(), first.train_features())

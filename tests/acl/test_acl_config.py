@@ -1,4 +1,6 @@
 """Profiles and preflight: unknown variants and missing data are one-line user errors."""
+from pathlib import Path
+
 import pytest
 
 from common.errors import UserError
@@ -41,7 +43,7 @@ def test_tuned_names_profile_keys_and_dev_results():
 def test_devtune_refuses_reported_seeds_and_investigations_are_apart(capsys):
     from papers.acl import devtune, investigations
 
-    assert set(devtune.TUNERS) == {"codes", "cls-fid", "synthetic", "budget", "syn-steps", "replicates"}
+    assert set(devtune.TUNERS) == {"codes", "cls-fid", "synthetic", "budget", "syn-steps", "replicates", "image-pairs"}
     assert set(investigations.INVESTIGATIONS) == {"cls-codes", "controls"}
     for main in (devtune.main, investigations.main):
         with pytest.raises(SystemExit) as err:
@@ -75,6 +77,37 @@ def test_replicates_per_study():
 
     cfg = config.get_config("quick", replicates=5, cls_replicates=4, gan_replicates=3)
     assert [n_replicates(cfg, s) for s in ("ae", "cls", "gan", "aclgan")] == [5, 4, 3, 3]
+
+
+def test_full_runs_at_least_quicks_replicates_and_the_rules_n():
+    """Issue 42: full ran 4 image / 5 2-D replicates, fewer than quick's 6. Every study runs at least quick's count at
+    full, and at least the n of each claim the replicate rule listed at full only (`config.FULL_ONLY_N`)."""
+    from common.claims import load_claims
+
+    quick, full = config.get_config("quick"), config.get_config("full")
+    for key in ("replicates", "cls_replicates", "gan_replicates", "syn_replicates"):
+        assert getattr(full, key) >= getattr(quick, key)
+    claims = {c.id: c for c in load_claims(Path(config.__file__).with_name("claims.yaml"))}
+    for cid, (key, n) in config.FULL_ONLY_N.items():
+        assert getattr(full, key) >= n and "full" in claims[cid].profiles and "quick" not in claims[cid].profiles
+
+
+def test_the_replicate_rule_on_one_study():
+    """`summarise_replicates` on the image study alone (`devtune image-pairs`): a claim decided at every resample is
+    kept and sets the study's n to the smallest candidate; a claim whose pairs are +1 / -1 in turn is never decided at
+    all three seeds and goes to full; the spread is the SD of the pooled pairs."""
+    from papers.acl import devtune
+
+    decided = {"study": "image", "edge": 0.0, "at_least": True, "claim": [1.0] * 4, "control": [-1.0] * 4}
+    tossup = dict(decided, claim=[1.0, -1.0] * 2, control=[-1.0] * 4)
+    res = {s: {"ae-fid-below-gmm": decided, "ae-coverage-above-gmm": tossup} for s in ("100", "101")}
+    rule = devtune.summarise_replicates(res)
+    image = rule["rule"]["image"]
+    assert rule["chosen"] == {"image": devtune.REPLICATE_CANDIDATES[0]} and "2-D" not in rule["rule"]
+    assert image["kept"] == ["ae-fid-below-gmm"] and image["full_only"] == ["ae-coverage-above-gmm"]
+    assert image["per_claim"]["ae-fid-below-gmm"]["4"] == 1.0 and image["pairs_pooled"] == 8
+    assert image["spread"]["ae-coverage-above-gmm"]["claim_sd"] == pytest.approx((8 / 7) ** 0.5)
+    assert image["spread"]["ae-fid-below-gmm"] == {"claim_mean": 1.0, "claim_sd": 0.0, "control_mean": -1.0, "control_sd": 0.0}
 
 
 def test_each_code_phase_and_null_takes_its_own_tuned_schedule():
