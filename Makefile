@@ -87,9 +87,14 @@ test-deps: ## what the tests need beyond the venv: a headless browser (Debian ch
 	$$sudo apt-get install -y -q chromium >/dev/null 2>&1 || { $$sudo apt-get update -q >/dev/null 2>&1 && $$sudo apt-get install -y -q chromium >/dev/null 2>&1; } \
 	|| echo "test-deps: could not install chromium: the report's browser check will be skipped"
 
+# Each of the TEST_JOBS test processes, and each notebook kernel or process it starts, gets its share of the cores as
+# BLAS/OpenMP threads (1 on 2 cores: a second thread spins on the core the other test process holds). Files run longest
+# first (tests/conftest.py), so the run ends on short ones on every process (--no-loadscope-reorder keeps that order).
 test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook validation (nbval)
-	@tmp=$$(mktemp -d); REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke $(PY) -m pytest -q --durations=15 -o tmp_path_retention_policy=failed \
-	  -n $(TEST_JOBS) --dist loadfile tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
+	@tmp=$$(mktemp -d); n=$$(nproc 2>/dev/null || echo 2); case "$(TEST_JOBS)" in ''|*[!0-9]*|0) t=1;; *) t=$$((n / $(TEST_JOBS)));; esac; \
+	  [ $$t -ge 1 ] || t=1; OMP_NUM_THREADS=$$t MKL_NUM_THREADS=$$t OPENBLAS_NUM_THREADS=$$t \
+	  REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke $(PY) -m pytest -q --durations=15 -o tmp_path_retention_policy=failed \
+	  -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json
 	@set -e; for f in benchmarks/bench_*.py; do \

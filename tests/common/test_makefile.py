@@ -52,6 +52,31 @@ def test_help_lists_every_target_and_each_one_dry_runs(tmp_path):
     assert not tmp_path.joinpath(MAKE_PAPER).exists()
 
 
+def test_make_test_shares_the_cores_and_hands_out_the_longest_files_first(tmp_path):
+    """`make test`: one BLAS/OpenMP thread per process on 2 cores (each of TEST_JOBS processes gets its share), and the
+    files of tests/conftest.py's LONGEST_FIRST handed out first, each file's tests kept together and in order."""
+    from types import SimpleNamespace
+
+    from tests.conftest import LONGEST_FIRST, pytest_collection_modifyitems
+
+    recipe = make("-n", "test", "TEST_JOBS=2", results=tmp_path).stdout
+    assert "--dist loadfile --no-loadscope-reorder" in recipe          # xdist would reorder the files by test count
+    script = recipe[recipe.index("n=$(nproc"):recipe.index("REPRO_RESULTS=")]
+    for jobs, cores, threads in (("2", 2, 1), ("4", 2, 1), ("1", 2, 2), ("4", 16, 4), ("auto", 8, 1)):
+        shell = script.replace("n=$(nproc 2>/dev/null || echo 2)", f"n={cores}").replace('case "2"', f'case "{jobs}"')
+        shell = shell.replace("$((n / 2))", f"$((n / {jobs}))")
+        env = subprocess.run(["sh", "-c", shell + " env"], capture_output=True, text=True).stdout.splitlines()
+        assert {f"{v}={threads}" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")} <= set(env), (jobs, cores)
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    assert [f for f in LONGEST_FIRST if not (paths.REPO / f).is_file()] == []    # a renamed file is renamed here too
+    first, second = LONGEST_FIRST[:2]
+    ids = ["tests/a.py::x", f"{second}::y", "tests/a.py::z[1]", f"{first}::w", f"{second}::v", "notebooks/b.ipynb::Cell 0"]
+    items = [SimpleNamespace(nodeid=i) for i in ids]
+    pytest_collection_modifyitems(None, items)
+    assert [i.nodeid for i in items] == [f"{first}::w", f"{second}::y", f"{second}::v", "tests/a.py::x", "tests/a.py::z[1]",
+                                         "notebooks/b.ipynb::Cell 0"]
+
+
 def test_unknown_paper_is_one_line_and_writes_nothing(tmp_path):
     results = tmp_path / "results"
     out = make("reproduce-nosuch", results=results)
