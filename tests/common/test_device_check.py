@@ -362,9 +362,6 @@ NO_GPU_WORK = {
         "hetero's smoke is the CPU emulation by design (device_check.CPU_AT_SMOKE): on a GPU machine its manifest must "
         "say the CPU, and the verdicts must be the CPU run's",
     "test_on_one_gpu_a_two_rank_real_device_run_is_refused_in_one_line": "a refusal: nothing is computed",
-    "test_full_profile_runs_every_notebooks_code_at_tiny_sizes":
-        "hetero's full profile is the CPU emulation (emulation_device): on a GPU machine it must still say the CPU "
-        "(the same check as test_hetero_device's on the CPU: this variant adds only time, hetero's to drop)",
 }
 
 
@@ -393,6 +390,8 @@ def test_every_cuda_test_fails_on_a_silent_cpu_fallback_and_measures_peak_memory
     assert len(tests) >= 20
     unchecked = [t for t, src in tests.items() if t.split("::")[1] not in NO_GPU_WORK and not ON_GPU.search(src)]
     assert not unchecked, f"cuda tests that would pass on a silent CPU fallback: {unchecked}"
+    gone = set(NO_GPU_WORK) - {t.split("::")[1] for t in tests}
+    assert not gone, f"NO_GPU_WORK excuses cuda tests that no longer exist (drop them): {sorted(gone)}"
     measured = 0
     for t, src in tests.items():
         own = src.split(CALLED)[0]
