@@ -1,4 +1,4 @@
-"""The full profile (MNIST, code 32, width 64, G_c / D_c 2 x 256, 4 / 4 / 5 image replicates at full) runs the
+"""The full profile (MNIST, code 32, width 64, G_c / D_c 2 x 256, 12 / 4 / 5 image replicates at full) runs the
 code quick runs: every notebook, through the runner, on MNIST files in the official IDX layout
 (`common.fakedata`), with every step count and sample size cut to seconds and the architecture, the dataset
 and the protocol left as full has them. Every claim judged at full gets a finite metric and a finite

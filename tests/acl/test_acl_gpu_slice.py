@@ -17,12 +17,13 @@ def test_counts_are_the_full_profiles_steps():
 
     cfg = resolve(PROFILES, "full")
     c = slice_acl.full_counts(cfg)
-    # 4 autoencoder, 4 classifier, 5 GAN / ACL-GAN replicates (and 5 ACL-GAN without the adversary, gan_null);
-    # 30k AE / code steps (the nulls run ACL's at full), 10k classifier, 50k GAN
-    assert c == {"ae_step": 4 * 30000, "code_step": (4 + 4 + 5) * 30000, "mmd_step": (4 + 4 + 5) * 30000,
+    # 12 autoencoder (issue 42: at least the n of config.FULL_ONLY_N, ae-code-c2st-vs-gmm's 12), 4 classifier, 5 GAN /
+    # ACL-GAN replicates (and 5 ACL-GAN without the adversary, gan_null); 30k AE / code steps (the nulls run ACL's at
+    # full), 10k classifier, 50k GAN
+    assert c == {"ae_step": 12 * 30000, "code_step": (12 + 4 + 5) * 30000, "mmd_step": (12 + 4 + 5) * 30000,
                  "cls_step": 4 * 10000, "cls_dec_step": 4 * 30000, "gan_step": 5 * 50000, "aclgan_step": 2 * 5 * 50000}
     no_refit = slice_acl.full_counts(resolve(PROFILES, "full", code_refit=False))
-    assert no_refit["code_step"] == 8 * 30000 and no_refit["mmd_step"] == 8 * 30000
+    assert no_refit["code_step"] == (12 + 4) * 30000 and no_refit["mmd_step"] == (12 + 4) * 30000
     q = resolve(PROFILES, "quick")
     quick = slice_acl.full_counts(q)   # the null's own schedule (null_steps 1000, not ACL's 4000); no classifier, no GAN
     assert q.null_steps == 1000 and q.code_steps == 4000 and q.ae_steps == 500
