@@ -116,6 +116,8 @@ def adam_student_error(by_g, delta):
     """RMS teacher-student error per unit of the Adam-learned students, from attractor states."""
     fig, ax = plt.subplots(figsize=PANEL)
     for i, (g, r) in enumerate(by_g.items()):
+        if "pair" not in r:                   # in chaos: no teacher drawn was chaotic
+            continue
         p = r["pair"]
         ax.semilogy(p["t"], p["rms"], color=f"C{i}", lw=0.5, alpha=0.5)
         ax.semilogy(p["t"], p["rms"].mean(axis=1), color=f"C{i}", lw=1.5, label=f"g = {g:g}, r(W, J) = {r['r']:.4f}")

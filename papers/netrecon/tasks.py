@@ -159,7 +159,8 @@ def adam_student_task(N: int, g: float, streams: Streams, n_traj: int, n_steps: 
                       batch_size: int, window: int, n_x0: int, t_burn: float, t_max: float, delta: float,
                       dt: float = rnn.DT, device: str = "cpu") -> dict:
     """The paper's Adam protocol on the teacher of `teacher_exponent_task` (same `streams`), then the student
-    against its teacher from `n_x0` attractor states: T_pd per state (NaN: not reached by t_max) and r(W, J).
+    against its teacher from `n_x0` attractor states: T_pd per state (NaN: not reached by t_max), r(W, J), and the
+    RMS error per unit over time ("t", "rms": (time, state), up to the last crossing) for the figure.
 
     Paper: the reconstruction section and the teacher-student trajectory figure (README maths (M3), (M8))."""
     J, _ = network(N, g, streams, "adam-horizon")
@@ -169,7 +170,8 @@ def adam_student_task(N: int, g: float, streams: Streams, n_traj: int, n_steps: 
                           generator=streams.torch_generator("adam-horizon", num_key(g)), device=device)
     x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
     pair = predict.run_pair(J, W, x0, t_max=t_max, dt=dt, delta=delta, record_every=10)   # stops once all crossed
-    return {"T_pd": pair["T_pd"][0], "r": recon.pearson_r(W, J), "g": g, "net": net_index(streams)}
+    return {"T_pd": pair["T_pd"], "r": recon.pearson_r(W, J), "g": g, "net": net_index(streams),
+            "t": pair["t"], "rms": np.sqrt(pair["D"])}
 
 
 def quiescent_pair_task(N: int, g: float, streams: Streams, eta: float, n_x0: int, t_max: float,

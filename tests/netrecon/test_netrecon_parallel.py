@@ -44,17 +44,20 @@ def test_single_precision_pair_follows_double():
 
 
 def test_the_reconstruction_gains_in_a_pool_give_the_serial_numbers(tmp_path):
-    """Notebook 02 fits its gains in parallel processes: the same numbers as one after the other."""
+    """Notebook 02 fits its gains, checks its teachers' exponents and fits the chaotic ones' students in one pool
+    (`reconstruction.pooled`): the same numbers as one after the other (`chaotic_teachers`, then the fits)."""
     from common.study import open_run
     from papers.netrecon.studies import reconstruction
 
     tiny = dict(rec_N=10, rec_n_traj=3, rec_n_steps=40, adam_epochs_sub=1, adam_epochs_chaos=1, adam_batch=16,
                 sweep_n_trajs=[1, 2], adam_sweep_n_trajs=[2], adam_sweep_epochs=1, adam_n_x0=2, adam_t_max=2.0,
-                pred_t_burn=1.0)
+                pred_t_burn=1.0, adam_h_nets=2, adam_h_max_draws=6, adam_h_min_lam=-0.3, adam_h_t_lyap=2.0)
     out = {}
     for w in (1, 2):
         cfg, run = open_run("netrecon", "smoke", seed=0, device="cpu", run_dir=tmp_path / str(w),
                             overrides=dict(tiny, workers=w))
         out[w] = reconstruction.measure(cfg, run)["metrics"]
     assert len(out[1]) > 10 and out[1].keys() == out[2].keys()
+    # at N = 10 some draws fall below the threshold: the pool drew more teachers, as the serial order does
+    assert out[1]["adam_h_draws_g2"] > out[1]["adam_h_teachers_g2"] == 2.0
     np.testing.assert_array_equal([out[1][k] for k in out[1]], [out[2][k] for k in out[1]])   # NaN == NaN here

@@ -113,3 +113,14 @@ def test_the_curvature_ratio_is_zero_for_the_log_law_and_one_for_a_power_law():
     assert predict.law_curvature_ratio(etas, 2.0 * etas ** -0.8) == pytest.approx(1.0)    # whatever the exponent
     with pytest.raises(UserError):
         predict.law_curvature_ratio(etas[:3], np.array([1.0, 2.0, 3.0]))
+
+
+def test_the_adam_students_task_gives_a_horizon_for_every_state():
+    """The horizon claim averages each chaotic teacher's student over its adam_n_x0 states (not the first one only):
+    one T_pd per state, each between the records around its own RMS error curve's first crossing of delta."""
+    out = tasks.adam_student_task(N=30, g=2.0, streams=Streams(0).child("net", 0), n_traj=4, n_steps=50, epochs=1,
+                                  lr=0.1, batch_size=25, window=4, n_x0=3, t_burn=2.0, t_max=30.0, delta=0.3)
+    assert out["T_pd"].shape == (3,) and out["rms"].shape == (len(out["t"]), 3)
+    first = np.argmax(out["rms"] >= 0.3, axis=0)                           # every state crossed by t = 30
+    assert (first > 0).all() and (out["t"][first - 1] <= out["T_pd"]).all() and (out["T_pd"] <= out["t"][first]).all()
+    assert len(set(out["T_pd"].tolist())) == 3                                # three states, three horizons

@@ -10,11 +10,12 @@ against the data size (official `Effective prediction time/`). Claims `least-squ
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from scipy import stats
 
-from common.parallel import single_threaded
-from common.parallel import pmap
+from common.parallel import n_workers, pmap, single_threaded
 
 from .. import predict, recon, rnn, tasks
 from ..estimates import sem
@@ -60,7 +61,8 @@ def student_metrics(k: str, g: float, T_pd: np.ndarray, rms: np.ndarray, t_max: 
 
 def fit_gain(cfg, streams, g: float, dev: str) -> tuple[dict, dict]:
     """Every fit of one teacher at gain g (its draws from `streams`, the run's keyed streams): (metrics, data
-    for the figures)."""
+    for the figures). Below onset also its Adam student against it (the horizon claim's control); in chaos
+    that claim and its figure use the chaotic teachers' students (`measure`)."""
     J, rng = tasks.network(cfg.rec_N, g, streams, "recon")
     gk = tasks.num_key(g)
     traj = rnn.simulate(J, rng.standard_normal((cfg.rec_n_traj, cfg.rec_N)), cfg.rec_n_steps, dt=cfg.dt)
@@ -96,19 +98,18 @@ def fit_gain(cfg, streams, g: float, dev: str) -> tuple[dict, dict]:
     W_0 = recon.adam_init(cfg.rec_N, streams.torch_generator("adam", gk))
     metrics.update(control_metrics(k, recon.rel_frobenius(W_32, J), recon.rel_frobenius(W_sh, J),
                                    recon.pearson_r(W_sh, J), recon.pearson_r(W_0, J)))
-    # the Adam student against its teacher: from states on the attractor in chaos, from x0 ~ N(0, I)
-    # below onset (where the attractor is x = 0)
-    x0 = rng.standard_normal((cfg.adam_n_x0, cfg.rec_N))
-    if g > 1:
-        x0 = rnn.relax(J, x0, cfg.pred_t_burn, dt=cfg.dt)
-    pair = predict.run_pair(J, W_ad, x0, t_max=cfg.adam_t_max, dt=cfg.dt, delta=cfg.pred_delta, record_every=10)
-    rms = np.sqrt(pair["D"])                                                 # (time, state)
-    # below onset the error never reaches delta: T_pd censored at adam_t_max (a lower bound)
-    metrics.update(student_metrics(k, g, pair["T_pd"], rms, cfg.adam_t_max))
     if len(sweep["P"]) > 2:
         metrics[f"sweep_spearman_noisy_{k}"] = float(stats.spearmanr(sweep["P"], sweep["dW_noisy"])[0])
     data = {"J": J, "W_ls": W_ls, "W_adam": W_ad, "hist": hist, "sweep": sweep, "adam_sweep": adam_sweep,
-            "pair": {"t": pair["t"], "rms": rms}, "r": s_ad["r"]}
+            "r": s_ad["r"]}
+    if g < 1:
+        # the Adam student against its teacher from x0 ~ N(0, I) (the attractor is x = 0): the error never
+        # reaches delta, T_pd is censored at adam_t_max (a lower bound)
+        x0 = rng.standard_normal((cfg.adam_n_x0, cfg.rec_N))
+        pair = predict.run_pair(J, W_ad, x0, t_max=cfg.adam_t_max, dt=cfg.dt, delta=cfg.pred_delta, record_every=10)
+        rms = np.sqrt(pair["D"])                                             # (time, state)
+        metrics.update(student_metrics(k, g, pair["T_pd"], rms, cfg.adam_t_max))
+        data["pair"] = {"t": pair["t"], "rms": rms}
     return metrics, data
 
 
@@ -124,6 +125,12 @@ def adam_student_task(kw: dict) -> dict:
     return tasks.adam_student_task(**kw)
 
 
+@single_threaded
+def teacher_exponent_task(cfg, s, g: float) -> float:
+    """`tasks.teacher_exponent_task` of the chaotic teachers' draw `s` as a pool task (one BLAS thread)."""
+    return tasks.teacher_exponent_task(cfg.rec_N, g, s, cfg.pred_t_burn, cfg.adam_h_t_lyap, dt=cfg.dt)
+
+
 def chaotic_teachers(cfg, streams, g: float) -> tuple[list, list[float]]:
     """The teachers of the Adam student's horizon claim at gain g: networks drawn in order
     (`streams.child("net", i)`, i = 0, 1, ...) until `adam_h_nets` of them are chaotic (their own largest
@@ -134,7 +141,7 @@ def chaotic_teachers(cfg, streams, g: float) -> tuple[list, list[float]]:
     chosen, lams = [], []
     for i in range(cfg.adam_h_max_draws):
         s = streams.child("net", i)
-        lams.append(tasks.teacher_exponent_task(cfg.rec_N, g, s, cfg.pred_t_burn, cfg.adam_h_t_lyap, dt=cfg.dt))
+        lams.append(teacher_exponent_task(cfg, s, g))
         if lams[-1] >= cfg.adam_h_min_lam:
             chosen.append(s)
             if len(chosen) == cfg.adam_h_nets:
@@ -168,34 +175,85 @@ def chaotic_student_metrics(k: str, results: list[dict], lams: list[float], min_
 
 @single_threaded
 def measure(cfg, run) -> dict:
-    """Least squares and the paper's Adam fit at rec_N for each g; d_W against the data size.
+    """Least squares and the paper's Adam fit at rec_N for each g; d_W against the data size; the horizon claim's
+    chaotic teachers and their Adam students.
 
-    The Adam fits run on `adam_device(run.device)`; everything else on the CPU. On the CPU the gains run in
-    parallel, one process each (the same numbers as one after the other: each fit is single-threaded and
-    draws from its own keyed streams). Returns {"metrics", "by_g": {g: fits, training history, sweeps, the
-    student's error}} for the notebook's figures."""
+    The Adam fits run on `adam_device(run.device)`; everything else on the CPU. On the CPU with more than one
+    worker one pool runs it all (`pooled`: the teachers' exponent checks first, the gains' fits, each student as
+    soon as its teacher is chosen); else the checks run here, one after the other, then the fits and the
+    students (in a pool on the CPU, here on a GPU). The numbers are the same either way: each task is
+    single-threaded and draws from its own keyed streams, and the teachers are taken in draw order. Returns
+    {"metrics", "by_g": {g: fits, training history, sweeps, the student's error}} for the notebook's figures."""
     dev = adam_device(run.device)
     gs = [float(g) for g in cfg.rec_gs]
-    # the horizon claim in chaos: adam_h_nets chaotic teachers of their own, each with the paper's Adam student
-    teachers = {g: chaotic_teachers(cfg, run.streams, g) for g in gs if g > 1}
-    students = [(g, horizon_student_kw(cfg, s, g, dev)) for g, (chosen, _) in teachers.items() for s in chosen]
-    if dev == "cpu":
-        res = pmap(_one, [dict(fn="fit", kw=dict(cfg=cfg, streams=run.streams, g=g, dev=dev)) for g in gs]
-                   + [dict(fn="student", kw=kw) for _, kw in students], workers=pool_workers(cfg), desc="fits")
+    chaos = [g for g in gs if g > 1]
+    w = n_workers(len(gs) + cfg.adam_h_nets * len(chaos), pool_workers(cfg))
+    if dev == "cpu" and w > 1 and not os.environ.get("REPRO_CLUSTER", "").strip():
+        fits, teachers = pooled(cfg, run.streams, gs, chaos, dev, w)
     else:
-        res = [fit_gain(cfg, run.streams, g, dev) for g in gs] + [tasks.adam_student_task(**kw) for _, kw in students]
+        # the horizon claim in chaos: adam_h_nets chaotic teachers of their own, each with the paper's Adam student
+        checked = {g: chaotic_teachers(cfg, run.streams, g) for g in chaos}
+        students = [(g, horizon_student_kw(cfg, s, g, dev)) for g, (chosen, _) in checked.items() for s in chosen]
+        if dev == "cpu":
+            res = pmap(_one, [dict(fn="fit", kw=dict(cfg=cfg, streams=run.streams, g=g, dev=dev)) for g in gs]
+                       + [dict(fn="student", kw=kw) for _, kw in students], workers=pool_workers(cfg), desc="fits")
+        else:
+            res = [fit_gain(cfg, run.streams, g, dev) for g in gs] + [tasks.adam_student_task(**kw) for _, kw in students]
+        fits = res[: len(gs)]
+        teachers = {g: ([r for (gg, _), r in zip(students, res[len(gs):]) if gg == g], lams)
+                    for g, (_, lams) in checked.items()}
     out, metrics = {}, {}
-    for g, (m, data) in zip(gs, res):
+    for g, (m, data) in zip(gs, fits):
         out[g] = data
         metrics.update(m)
-    for g, (chosen, lams) in teachers.items():
-        k = gain_key(g)
-        # the first teacher's student (figures) is kept apart: the claim is judged on the chaotic teachers
-        for key in (f"adam_Tpd_{k}", f"adam_Tpd_se_{k}"):
-            metrics[key.replace("adam_Tpd", "adam_Tpd_first")] = metrics.pop(key)
-        mine = [r for (gg, _), r in zip(students, res[len(gs):]) if gg == g]
-        metrics.update(chaotic_student_metrics(k, mine, lams, cfg.adam_h_min_lam, cfg.adam_t_max))
+    for g, (mine, lams) in teachers.items():
+        metrics.update(chaotic_student_metrics(gain_key(g), mine, lams, cfg.adam_h_min_lam, cfg.adam_t_max))
+        if mine:                                  # the figure: the first chosen teacher's student
+            out[g].update(pair={"t": mine[0]["t"], "rms": mine[0]["rms"]}, r=mine[0]["r"])
     return {"metrics": metrics, "by_g": out}
+
+
+def pooled(cfg, streams, gs: list, chaos: list, dev: str, workers: int) -> tuple[list, dict]:
+    """`measure`'s work in one pool of `workers` spawned processes (one BLAS and torch thread each): the exponent
+    checks of the first adam_h_nets draws of each chaotic gain (short: their answers decide the students), the
+    gains' fits (`fit_gain_task`), then, as the checks come back in draw order, each chaotic teacher's student
+    and, for each teacher found not chaotic, the next draw's check. Only the missing teachers' checks are ever
+    in flight, so every check is counted and no student is fitted for nothing: the same teachers, exponents
+    and students as `chaotic_teachers` one draw after the other. Returns (the fits in the order of `gs`,
+    {g: (the students in draw order, every drawn teacher's exponent)})."""
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    from common.threads import limit_threads, single_thread_env
+
+    # the workers start at the first submit: the thread variables must hold until then (as in `common.parallel.pmap`),
+    # or each worker's torch takes a thread per core
+    with single_thread_env(), ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                                  initializer=limit_threads) as pool:
+        checks = {g: [] for g in chaos}          # per gain: (draw's streams, its check's future), in draw order
+
+        def draw(g):
+            s = streams.child("net", len(checks[g]))
+            checks[g].append((s, pool.submit(teacher_exponent_task, cfg, s, g)))
+
+        for g in chaos:
+            for _ in range(min(cfg.adam_h_nets, cfg.adam_h_max_draws)):
+                draw(g)
+        fit_futures = [pool.submit(fit_gain_task, cfg, streams, g, dev) for g in gs]
+        lams = {g: [] for g in chaos}
+        students = {g: [] for g in chaos}
+        while pending := [f for g in chaos for _, f in checks[g][len(lams[g]):]]:
+            wait(pending, return_when=FIRST_COMPLETED)
+            for g in chaos:
+                while len(lams[g]) < len(checks[g]) and checks[g][len(lams[g])][1].done():
+                    s, fut = checks[g][len(lams[g])]
+                    lams[g].append(fut.result())
+                    if lams[g][-1] >= cfg.adam_h_min_lam:
+                        students[g].append(pool.submit(adam_student_task, horizon_student_kw(cfg, s, g, dev)))
+                    elif len(checks[g]) < cfg.adam_h_max_draws:
+                        draw(g)                   # not chaotic: one more draw
+        fits = [f.result() for f in fit_futures]
+        return fits, {g: ([f.result() for f in students[g]], lams[g]) for g in chaos}
 
 
 def _one(fn: str, kw: dict):
