@@ -39,4 +39,4 @@ def test_dry_run_times_every_unit_and_projects_from_them():
     assert all(v > 0 for v in out["unit_s"].values())
     want = sum(out["counts"][k] * out["unit_s"][k] for k in out["counts"]) / 3600
     assert out["projected_gpu_hours"] == pytest.approx(want, rel=1e-12)
-    assert "ae_step 120000" in out["basis"] and "dry run" in out["basis"]
+    assert f"ae_step {12 * 30000}" in out["basis"] and "dry run" in out["basis"]   # full: 12 autoencoders x 30k steps
