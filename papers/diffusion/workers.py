@@ -29,12 +29,14 @@ def spawned(n: int):
 
     from common.threads import limit_threads, single_thread_env
 
+    # The executor starts its processes at the first submits, not here: the one-thread environment is held
+    # for the pool's life, so that every worker inherits it (as `common.parallel.pmap`'s do).
     with single_thread_env():
         pool = ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=limit_threads)
-    try:
-        yield pool
-    finally:
-        pool.shutdown(cancel_futures=True)
+        try:
+            yield pool
+        finally:
+            pool.shutdown(cancel_futures=True)
 
 
 def record_drawn(streams, drawn: list[str]) -> None:

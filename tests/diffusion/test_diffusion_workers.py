@@ -77,3 +77,15 @@ def test_record_drawn_copies_stream_and_child_keys():
     here = Streams(3)
     workers.record_drawn(here, worker.drawn())
     assert here.drawn() == worker.drawn() == ["cloning/16", "fp-threshold/*", "fp-threshold/franz-parisi"]
+
+
+def test_a_worker_started_at_a_later_submit_still_gets_one_blas_thread(monkeypatch):
+    """The executor starts its processes at the first submit, after `spawned` has entered: the one-thread
+    environment must still be in force then (it was left at creation, so workers took every core's threads)."""
+    import os
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    with workers.spawned(1) as pool:
+        got = pool.submit(os.getenv, "OMP_NUM_THREADS").result()
+    assert got == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "2"      # the caller's environment is restored afterwards
