@@ -89,6 +89,12 @@ def nearest_centroid_labels(samples, images, labels):
     return classes[pairwise(samples, cents).argmin(1).numpy()]
 
 
+def distance_ratio(d_gen: float, d_test: float) -> float:
+    """d_gen / d_test, the median sample-to-training distance over the median test-to-training distance; NaN
+    (not measured) when held-out images sit on training images (d_test = 0): the ratio has no scale then."""
+    return d_gen / d_test if d_test > 0 else float("nan")
+
+
 def quality(samples, train, test) -> dict:
     """All metrics of one set of samples against the training and the held-out test images.
 

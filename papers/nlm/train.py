@@ -172,14 +172,14 @@ class Trainer:
         gJ, gb = likelihood_gradient(x_data, self.chains, J, b, cfg.T, w)
         if not cfg.bias:
             gb = torch.zeros_like(gb)
+        frozen = self._keep is not None                       # a CPU flag: no sync
+        if frozen:                                            # models at the Euler limit keep their J, b
+            keep = self._keep                                 # on the device since the freeze (a copy per update would sync)
+            J_old, b_old = J.clone(), b.clone()               # before any decay: J aliases self.J
         if cfg.optimizer == "gd":                               # released: J ← (1 − λ)J + η(data − model)
             self.J.mul_(1.0 - cfg.weight_decay)
         else:
             gJ = gJ - cfg.weight_decay * J * self._offdiag
-        frozen = self._keep is not None                       # a CPU flag: no sync
-        if frozen:                                            # models at the Euler limit keep their J, b
-            keep = self._keep                                 # on the device since the freeze (a copy per update would sync)
-            J_old, b_old = J.clone(), b.clone()
         self.J.grad, self.b.grad = -gJ, -gb                   # optimizers minimise: ascend L
         self.opt.step()
         if frozen:                                            # masked copies (boolean indexing would sync)

@@ -77,6 +77,15 @@ def test_memorization_covariance_distances():
     assert labels.tolist() == [7, 9]
 
 
+def test_distance_ratio_is_not_measured_when_test_images_sit_on_training_images():
+    """d_gen / d_test by hand; a held-out set equal to the training set (median 0) gives NaN, not a division error."""
+    train = np.eye(4) * 3
+    q = metrics.quality(train + np.array([0.0, 0.0, 0.0, 0.5]), train, train)
+    assert q["d_test_median"] == 0.0 and q["d_gen_median"] == pytest.approx(0.5)
+    assert np.isnan(metrics.distance_ratio(q["d_gen_median"], q["d_test_median"]))
+    assert metrics.distance_ratio(0.5, 2.0) == 0.25
+
+
 def test_digits_split_and_heldout_accuracy():
     d = encoding.load("digits")
     assert d.x_train.shape == (396, 64) and d.x_test.shape == (150, 64)

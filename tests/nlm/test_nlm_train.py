@@ -167,9 +167,7 @@ def test_models_at_the_euler_limit_freeze_and_the_rest_learn():
         TrainConfig(freeze_at=2.5).validate()
 
 
-@pytest.mark.parametrize("opt", ["adam", "sgd", pytest.param("gd", marks=pytest.mark.xfail(strict=True, reason=(
-    "known defect, left to papers/nlm/train.py's owner: gd's decay J <- (1 - lambda) J is applied before the frozen "
-    "copy is taken, so a frozen model's J still shrinks (no profile trains gd with freeze_at)")))])
+@pytest.mark.parametrize("opt", ["adam", "sgd", "gd"])
 def test_a_frozen_model_keeps_its_j_and_b_under_every_optimizer(opt):
     """With weight decay on, a model frozen at freeze_at keeps J and b exactly; the other model learns."""
     t = Trainer(_data(), [5, 30], _cfg(optimizer=opt, weight_decay=1e-2, freeze_at=0.3, dt=0.01, gain=0.0),

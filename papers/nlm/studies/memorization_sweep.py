@@ -33,7 +33,7 @@ def fraction_metrics(sizes, mean) -> dict:
             "sweep_first_group_e_aai_test": mean("e_aai_test"), "sweep_first_group_acc_s_train": mean("acc_s_train"),
             "sweep_first_group_acc_t_train": mean("acc_t_train"),
             "sweep_quench_e_aai_test": mean("quench_e_aai_test"),
-            "sweep_dgen_over_dtest": [a / c for a, c in zip(mean("d_gen_median"), mean("d_test_median"))],
+            "sweep_dgen_over_dtest": [metrics.distance_ratio(a, c) for a, c in zip(mean("d_gen_median"), mean("d_test_median"))],
             "sweep_spectral_norm": mean("spectral_norm"), "sweep_euler_stability": mean("stability"),
             "mem_small_p": mem[0], "mem_large_p": mem[-1], "mem_spearman": rho,
             "p_star_memorized_fraction": crossing(sizes, mem),

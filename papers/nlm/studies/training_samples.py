@@ -25,7 +25,7 @@ def age_metrics(prefix: str, steps, rows, pcd: dict, chain_abs_x: float) -> dict
     return {f"{prefix}_updates": steps, f"{prefix}_e_aai_test": [r["e_aai_test"] for r in rows],
             f"{prefix}_e2_test": [r["e2_test"] for r in rows],
             f"{prefix}_final_e_aai_test": last["e_aai_test"], f"{prefix}_final_memorized": last["memorized"],
-            f"{prefix}_final_dgen_over_dtest": last["d_gen_median"] / last["d_test_median"],
+            f"{prefix}_final_dgen_over_dtest": metrics.distance_ratio(last["d_gen_median"], last["d_test_median"]),
             f"{prefix}_pcd_e_aai_test": pcd["e_aai_test"], f"{prefix}_chain_abs_x": chain_abs_x}
 
 
