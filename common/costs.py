@@ -269,15 +269,30 @@ def block(run_dirs: list[Path]) -> list[str] | None:
             + cores_line(run_dirs), ""] + table(summarize(per))
 
 
+SHARED_CORES = 0.2   # other work beside a run, in cores, above which its walls are not a timing
+
+
 def cores_line(run_dirs: list[Path]) -> str:
-    """" Cores in use: ..." from the runs' manifests (`cores_used`, CPU over wall seconds), or "" where none says."""
-    used = [m["cores_used"] for d in run_dirs
-            if (m := read_json(Path(d) / "manifest.json", default={}) or {}).get("cores_used") is not None]
+    """" The runs kept ... cores busy ..." from the runs' manifests (`cores_used`, CPU over wall seconds), then
+    what other work took beside them (`other_cores`, the runner's record; not recorded in runs made before it),
+    or "" where no manifest says either."""
+    mans = [read_json(Path(d) / "manifest.json", default={}) or {} for d in run_dirs]
+    used = [m["cores_used"] for m in mans if m.get("cores_used") is not None]
     if not used:
         return ""
-    return (f" The runs kept {min(used):.2f}-{max(used):.2f} of the machine's cores busy on average "
+    line = (f" The runs kept {min(used):.2f}-{max(used):.2f} of the machine's cores busy on average "
             "(the kernel's and its workers' CPU seconds over the wall seconds; at least that: a worker never waited "
             "for is not counted).")
+    other = [m.get("other_cores") for m in mans]
+    if any(o is None for o in other):
+        return line + (" What other work took beside them was not recorded (runs made before the runner recorded "
+                       "it): these walls may not be a timing.")
+    line += (f" Other work took {min(other):.2f}-{max(other):.2f} cores beside them (the machine's busy CPU seconds "
+             "from /proc/stat less the runs' own, over the wall seconds; at most that).")
+    if max(other) > SHARED_CORES:
+        line += (f" **Not a timing:** above {SHARED_CORES} cores, the machine was shared; rerun alone on an idle "
+                 "machine to time it.")
+    return line
 
 
 def main(argv=None) -> int:

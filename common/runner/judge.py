@@ -41,13 +41,18 @@ class Judge:
         return cls(paper, profile, claims, meta, claims_sha, rerun_command(paper, profile, params, device, seeds), device)
 
     def run(self, out: Path, params: dict, executed: list[dict], started: str, wall: float, status: str,
-            final_out: Path, cpu: float | None = None) -> "pandas.DataFrame":
+            final_out: Path, usage: dict | None = None) -> "pandas.DataFrame":
         """Claims table and manifest of one executed run folder `out`; returns the table.
 
         `final_out` is where the folder will live once swapped in (or kept as failed): the manifest
-        records that, never the staging path. `cpu` (CPU seconds, the kernel's and its workers') gives the
-        manifest's `cpu_s` and `cores_used` (CPU over wall seconds: how much of the machine the run kept busy).
+        records that, never the staging path. `usage` (`local.Usage.now`) gives the manifest's `cpu_s` and
+        `cores_used` (the kernel's and its workers' CPU seconds, and over the wall seconds: how much of the machine
+        the run kept busy), `load_average_before`, and `other_cores`: the machine's busy CPU seconds less the
+        run's own, over the wall seconds, the cores other work took beside the run (at most that: `cpu_s` is a
+        lower bound). A run beside other work is not a timing.
         """
+        usage = usage or {}
+        cpu, busy = usage.get("cpu"), usage.get("busy")
         metrics = read_json(out / "metrics.json", default={}) or {}
         table = evaluate(self.claims, metrics, self.profile)
         write_claims_table(table, out)
@@ -60,6 +65,8 @@ class Judge:
             notebooks=executed, started=started, finished=now(), wall_s=round(wall, 2), status=status,
             cpu_s=None if cpu is None else round(cpu, 2),
             cores_used=None if cpu is None or wall <= 0 else round(cpu / wall, 2),
+            load_average_before=usage.get("load_before"),
+            other_cores=None if cpu is None or busy is None or wall <= 0 else round(max(0.0, busy - cpu) / wall, 2),
         )
         return table
 

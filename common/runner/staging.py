@@ -102,12 +102,12 @@ class StagedRun:
         return "" if seed is None else f" seed {seed}"
 
     def record(self, seed, out: Path, executed: list[dict], started: str, wall: float, status: str,
-               cpu: float | None = None):
-        """Judge `seed`'s folder `out` (status ok, failed or interrupted; `cpu`: its CPU seconds where known); its
-        table is kept for `conclude`."""
+               usage: dict | None = None):
+        """Judge `seed`'s folder `out` (status ok, failed or interrupted; `usage`: its CPU and the machine's where
+        known, `local.Usage.now`); its table is kept for `conclude`."""
         dest = self.final if status == "ok" else self.failed
         self.tables[seed] = self.judge.run(out, self.run_params(seed), executed, started, wall, status,
-                                           dest / out.relative_to(self.staging), cpu)
+                                           dest / out.relative_to(self.staging), usage)
         return self.tables[seed]
 
     def drop(self, message: str) -> UserError:

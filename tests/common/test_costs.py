@@ -85,4 +85,28 @@ def test_the_block_says_how_many_cores_the_runs_kept_busy(tmp_path):
         atomic_write_json(tmp_path / f"seed-{k}" / "manifest.json", {"cores_used": used})
     line = cores_line([tmp_path / "seed-0", tmp_path / "seed-1"])
     assert "kept 1.25-1.50 of the machine's cores busy" in line
+    assert "was not recorded" in line and "Not a timing" not in line     # runs made before the runner recorded it
     assert cores_line([tmp_path / "none"]) == ""
+    for k, other in ((0, 0.05), (1, 0.15)):
+        atomic_write_json(tmp_path / f"seed-{k}" / "manifest.json", {"cores_used": 1.5, "other_cores": other})
+    line = cores_line([tmp_path / "seed-0", tmp_path / "seed-1"])
+    assert "Other work took 0.05-0.15 cores beside them" in line and "Not a timing" not in line
+    atomic_write_json(tmp_path / "seed-1" / "manifest.json", {"cores_used": 1.5, "other_cores": 0.9})
+    assert "**Not a timing:**" in cores_line([tmp_path / "seed-0", tmp_path / "seed-1"])
+
+
+def test_the_machines_busy_seconds_count_a_processs_work_and_the_runs_own_cpu_counts_its_waited_children():
+    """`local.Usage`: a child busy-looping for 1 CPU second shows in the machine's busy seconds (/proc/stat, every
+    process) and, once waited for, in the run's own CPU seconds (RUSAGE_CHILDREN), so it is not "other work"."""
+    import subprocess
+    import sys
+
+    from common.runner import local
+
+    usage = local.Usage()
+    subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"],
+                   check=True)
+    got = usage.now()
+    assert got["busy"] is not None and got["busy"] >= 0.9
+    assert got["cpu"] >= 0.9
+    assert len(got["load_before"]) == 3

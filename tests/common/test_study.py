@@ -171,6 +171,7 @@ def test_the_runner_fills_a_template_notebooks_overrides_from_p(toy_repo):
     assert (metrics["x"], metrics["override_x"], metrics["override_keys"]) == (3.0, 3, ["x"])
     manifest = read_json(toy_repo / "r" / "toy" / "smoke" / "manifest.json")   # the kernel's CPU time, once it ended
     assert 0 < manifest["cpu_s"] and manifest["cores_used"] == pytest.approx(manifest["cpu_s"] / manifest["wall_s"], abs=0.011)
+    assert manifest["other_cores"] >= 0 and len(manifest["load_average_before"]) == 3   # what shared the machine
     with pytest.raises(SystemExit) as err:   # a key neither a notebook nor the profiles hold
         reproduce.main(["toy", "--profile", "smoke", "-p", "nope=1", "--results", str(toy_repo / "r2")])
     assert err.value.code == 2
