@@ -105,6 +105,76 @@ if njit is not None:
                 out[m, i] = acc
 
 
+if njit is not None:
+    @njit(cache=True, fastmath={"reassoc", "contract"}, nogil=True)
+    def _symmetric_rows(s1, s2, c12, dz, wp, w0, out):  # pragma: no cover - compiled
+        h = wp.shape[0]
+        a = np.empty(h)
+        for i in range(h):
+            a[i] = np.tanh(np.sqrt(s1) * ((i + 1) * dz))
+        X = np.empty(h)
+        C = np.empty(h)
+        wsum = w0 + 2.0 * wp.sum()
+        for m in range(s2.shape[0]):
+            p = s1 * s2[m]
+            r = min(max(c12[m] / np.sqrt(max(p, 1e-300)), -1.0), 1.0)
+            sd = np.sqrt(s2[m])
+            ka = -2.0 * sd * r * dz                 # exp(-2 alpha z_j) = exp(ka (j + 1))
+            kb = -2.0 * sd * np.sqrt(1.0 - r * r) * dz
+            if max(abs(ka), abs(kb)) * h <= 300.0:  # geometric: two exponentials per entry
+                qa, qb = np.exp(ka), np.exp(kb)
+                xa = 1.0
+                eb = 1.0
+                for j in range(h):
+                    xa *= qa
+                    eb *= qb
+                    X[j] = xa
+                    C[j] = eb + 1.0 / eb
+            else:                                   # huge variances: each exponent clipped at 300
+                for j in range(h):
+                    X[j] = np.exp(min(max(ka * (j + 1), -300.0), 300.0))
+                    eb = np.exp(min(max(kb * (j + 1), -300.0), 300.0))
+                    C[j] = eb + 1.0 / eb
+            acc = 0.0
+            for i in range(h):
+                x = X[i]
+                x2 = x * x
+                half = w0 / (1.0 + x)
+                for j in range(h):
+                    xc = x * C[j]
+                    half += wp[j] * (2.0 + xc) / (1.0 + xc + x2)
+                acc += a[i] * wp[i] * (2.0 * half - wsum)
+            out[m] = 2.0 * acc
+
+
+def symmetric_tanh_quadrature(s1: float, s2: np.ndarray, c12: np.ndarray, dz: float, wp: np.ndarray,
+                              w0: float) -> np.ndarray:
+    """E[tanh(u) tanh(v)] per entry (Var u = s1, Var v = s2[m], Cov = c12[m]) on the symmetric node grid
+    z = 0, +-dz, ..., +-h dz with weights w0 at 0 and wp[j] at +-(j + 1) dz (`dmft.bivariate_phi`).
+
+    The same tensor-product rule as `logistic_quadrature`'s, folded by the grid's symmetry: tanh(u) is odd
+    in z1 and so is E[tanh(v) | z1], so only z1 > 0 is summed (twice); the nodes +-z2 pair as
+    1 / (1 + x e) + 1 / (1 + x / e) = (2 + x c) / (1 + x c + x^2), c = e + 1 / e, with x = exp(-2 alpha z1),
+    e = exp(-2 beta z2); the exponentials along the uniform grid are powers of one. A quarter of the
+    divisions and 2 exponentials per entry instead of 2 n; equal to the unfolded rule to rounding (~1e-15).
+    Fused in numba when present, numpy otherwise (the same formula)."""
+    s2 = np.ascontiguousarray(s2, dtype=np.float64).ravel()
+    c12 = np.ascontiguousarray(c12, dtype=np.float64).ravel()
+    wp = np.ascontiguousarray(wp, dtype=np.float64)
+    out = np.empty(s2.shape)
+    if njit is not None:
+        _symmetric_rows(float(s1), s2, c12, float(dz), wp, float(w0), out)
+        return out
+    zp = (np.arange(len(wp)) + 1) * dz
+    r = np.clip(c12 / np.sqrt(np.maximum(s1 * s2, 1e-300)), -1.0, 1.0)
+    sd = np.sqrt(s2)[:, None]
+    x = np.exp(np.clip(-2.0 * (sd * r[:, None]) * zp, -300.0, 300.0))[:, :, None]            # (M, i, 1)
+    e = np.exp(np.clip(-2.0 * (sd * np.sqrt(1 - r**2)[:, None]) * zp, -300.0, 300.0))
+    xc = x * (e + 1.0 / e)[:, None, :]                                                          # (M, i, j)
+    half = w0 / (1.0 + x[..., 0]) + ((2.0 + xc) / (1.0 + xc + x * x)) @ wp
+    return 2.0 * ((2.0 * half - (w0 + 2.0 * wp.sum())) @ (np.tanh(np.sqrt(s1) * zp) * wp))
+
+
 def logistic_quadrature(e1: np.ndarray, e2: np.ndarray, w: np.ndarray) -> np.ndarray:
     """out[m, i] = sum_j w[j] / (1 + e1[m, i] e2[m, j]) for e1 (M, n), e2 (M, k), w (k,), float64.
 

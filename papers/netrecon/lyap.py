@@ -131,12 +131,19 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
         x_final = z[:K]
     else:
         v = u.copy()
+        rows, sech2 = np.empty((2 * K, N), dtype=dtype), np.empty((K, N), dtype=dtype)   # reused every step
         for b in range(n_blocks):
             for s in range(renorm_every):
-                sech2 = 1.0 / np.cosh(x) ** 2
-                prod = rows_times_JT(np.concatenate([np.tanh(x), sech2 * v]), Jc, JT, fused)  # J phi(x), J diag(sech^2 x) v
-                x = (1 - dt) * x + dt * prod[:K]
-                v = (1 - dt) * v + dt * prod[K:]  # v <- D_t v
+                np.tanh(x, out=rows[:K])                                   # phi(x)
+                np.cosh(x, out=sech2)
+                np.square(sech2, out=sech2)
+                np.divide(1.0, sech2, out=sech2)                           # sech^2 x = 1 / cosh(x)^2
+                np.multiply(sech2, v, out=rows[K:])
+                prod = rows_times_JT(rows, Jc, JT, fused)                  # J phi(x), J diag(sech^2 x) v
+                x = x * (1 - dt)
+                x += dt * prod[:K]                                         # (1 - dt) x + dt J phi(x)
+                v = v * (1 - dt)
+                v += dt * prod[K:]                                         # v <- D_t v
                 if states is not None and (b * renorm_every + s + 1) % record_every == 0:
                     states[(b * renorm_every + s + 1) // record_every - 1] = x
             nv = np.linalg.norm(v, axis=1)

@@ -121,3 +121,50 @@ def test_batched_two_replica_equals_separate_runs():
         assert np.array_equal(b.D, one.D) and np.array_equal(b.C_TT, one.C_TT)   # bitwise: same rows
     with pytest.raises(UserError):
         dmft.two_replica_batch(0.8, [0.1, 0.2], [1.0], dt=0.05)
+
+
+def test_folded_kernel_equals_the_unfolded_rule_on_every_profile_grid():
+    """The symmetric (folded) quadrature is the same rule as the full n x n one: equal to rounding on the
+    profiles' grids, for the diagonal (r = 1), anticorrelated entries and variances past the clip at 300."""
+    rng = np.random.default_rng(7)
+    s2 = rng.uniform(1e-8, 25.0, 400)
+    c12 = rng.uniform(-1, 1, 400) * np.sqrt(1.3 * s2)
+    c12[:3] = np.sqrt(1.3 * s2[:3])                     # r = 1
+    c12[3:6] = -np.sqrt(1.3 * s2[3:6])                  # r = -1
+    s2[6:9], c12[6:9] = [600.0, 3000.0, 1e4], [10.0, -50.0, 0.0]   # past s2 < (150 / max z)^2: clipped
+    for n, hw in ((21, 7.0), (41, 7.0), (61, 8.0)):
+        nodes = dmft.gauss_grid(n, hw)
+        assert dmft.symmetric_grid(nodes[0])
+        folded = dmft.bivariate_phi(1.3, s2, c12, nodes)
+        np.testing.assert_allclose(folded, dmft.unfolded_bivariate_phi(1.3, s2, c12, nodes), rtol=0, atol=5e-15)
+        np.testing.assert_allclose(folded[9:], _bivariate_direct(1.3, s2[9:], c12[9:], nodes), rtol=0, atol=5e-15)
+    assert not dmft.symmetric_grid(dmft.gauss_grid(40, 7.0)[0])       # no node at 0: the unfolded rule
+    assert not dmft.symmetric_grid(np.array([-2.0, -0.5, 0.0, 1.0, 2.0]))
+
+
+def test_folded_kernel_numba_and_numpy_agree(monkeypatch):
+    from papers.netrecon import kernels
+
+    nodes = dmft.gauss_grid(41, 7.0)
+    rng = np.random.default_rng(8)
+    s2 = rng.uniform(1e-6, 20.0, 200)
+    c12 = rng.uniform(-1, 1, 200) * np.sqrt(0.9 * s2)
+    fused = dmft.bivariate_phi(0.9, s2, c12, nodes)
+    monkeypatch.setattr(kernels, "njit", None)
+    np.testing.assert_allclose(dmft.bivariate_phi(0.9, s2, c12, nodes), fused, rtol=0, atol=2e-15)
+
+
+def test_two_replica_with_the_folded_kernel_equals_the_unfolded_solver(monkeypatch):
+    """Notebook 04's solver (a teacher and students at g < 1 and in chaos) with the folded kernel against the same
+    propagation with the unfolded rule: C_TT to 1e-12 relative, D = 2 (C_TT - C_TS) to 1e-13 of C_TT (a difference
+    of two O(C_TT) numbers; the claims' tolerances are percent-level)."""
+    runs = [(0.3, 6.0), (1.0, 6.0), (0.05, 3.0)]
+    new = {g: dmft.two_replica_batch(g, [e for e, _ in runs], [T for _, T in runs], dt=0.05, n_nodes=41)
+           for g in (0.8, 3.0)}
+    monkeypatch.setattr(dmft, "bivariate_phi",
+                        lambda s1, s2, c12, nodes=None: dmft.unfolded_bivariate_phi(s1, s2, c12, nodes))
+    for g in (0.8, 3.0):
+        old = dmft.two_replica_batch(g, [e for e, _ in runs], [T for _, T in runs], dt=0.05, n_nodes=41)
+        for a, b in zip(old, new[g]):
+            np.testing.assert_allclose(b.C_TT, a.C_TT, rtol=1e-12)
+            np.testing.assert_allclose(b.D, a.D, rtol=0, atol=1e-13 * np.max(a.C_TT))
