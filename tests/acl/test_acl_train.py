@@ -217,7 +217,8 @@ def test_the_training_codes_are_encoded_once_and_are_the_final_encoders():
 
 
 def test_adam_multi_tensor_update_equals_the_per_tensor_one():
-    """`nets.adam` (torch's foreach update on the CPU) gives the per-tensor update's weights bit for bit."""
+    """`nets.adam` (`flatadam.FlatAdam` on the CPU: torch's per-tensor update on one flat buffer) gives the per-tensor
+    update's weights bit for bit (more cases in test_acl_flatadam.py)."""
     from papers.acl.nets import adam
 
     nets = []
