@@ -54,6 +54,19 @@ def _row_dots(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.einsum("bi,bi->b", a.reshape(n, -1), b.reshape(n, -1)).reshape(_sample_shape(a))
 
 
+def row_quantile(x: torch.Tensor, q: float) -> torch.Tensor:
+    """`torch.quantile(x, q, dim=1)` (linear interpolation) of a 2-D float tensor without NaNs, bit for bit, from the
+    top n - floor(q (n - 1)) values of each row (`topk`) instead of a sort of the whole row: the same rank
+    q (n - 1) in x's dtype, the same two order statistics and the same `lerp` between them."""
+    n = x.shape[1]
+    rank = torch.tensor(q, dtype=x.dtype) * (n - 1)                   # torch.quantile's rank, in x's dtype
+    below, above = int(rank), int(torch.ceil(rank))
+    k = n - below                                                      # the (below + 1)-th smallest is the k-th largest
+    top = x.topk(k, dim=1, largest=True, sorted=True).values
+    low = top[:, k - 1]
+    return torch.lerp(low, low if above == below else top[:, k - 2], rank - below)
+
+
 class LSQFunction(torch.autograd.Function):
     """x_hat = clamp(round(x / (s * beta)), Qn, Qp) * s * beta with the LSQ/ASQ gradients (module docstring).
 
@@ -290,7 +303,7 @@ class WeightQuantizer(nn.Module):
         else:
             self.register_buffer("levels", level_set(grid, bits).float())
             self.levels_key = levels_key(self.levels)
-            self.scale = nn.Parameter(torch.quantile(w.abs().float(), 0.99, dim=1).clamp_min(EPS).reshape(shape))
+            self.scale = nn.Parameter(row_quantile(w.abs().float(), 0.99).clamp_min(EPS).reshape(shape))
 
     @property
     def qn(self) -> int:

@@ -141,3 +141,63 @@ def test_integer_model_deterministic():
     x = torch.randn(8, 1, 28, 28, dtype=torch.float64)
     with torch.no_grad():
         assert torch.equal(integer_model(q)(x), integer_model(q)(x))
+
+
+@pytest.mark.parametrize("c_in,a_max,signed", [(8, 15, False), (64, 15, False), (64, 255, False), (512, 15, False),
+                                               (32, 8, True)])
+def test_float32_digit_accumulation_equals_int64_bit_for_bit(c_in, a_max, signed):
+    """The CPU's "float64" backend convolves base-2^8 digits of w_int in float32 where every sum stays below 2^24
+    (`_float32_parts`), else in float64: either way the int64 accumulator of the int64 backend, bit for bit, for
+    POST LUT weights (up to 2^15) at the largest codes, for convolutions and a linear layer; where a digit's sums
+    could reach 2^24 the float64 path is taken."""
+    from papers.asq.integer import IntLayer, _float32_parts
+
+    gen = torch.Generator().manual_seed(c_in + a_max)
+    lut = lut_for("post", 4)
+    codes = torch.randint(-7, 8, (16, c_in, 3, 3), generator=gen)
+    codes[0] = 1                                                          # one output channel all at the top level
+    w_int = codes.sign() * lut[codes.abs()]
+    lo = -a_max - 1 if signed else 0
+    x = torch.randint(lo, a_max + 1, (5, c_in, 6, 6), generator=gen)
+    x[0] = a_max                                                          # the largest activation code everywhere
+    conv = IntLayer("conv", codes, w_int, torch.ones(16, dtype=torch.float64), lut, None, (1, 1), (1, 1))
+    acc = accumulate(x, conv, "float64")
+    assert acc.dtype == torch.int64 and torch.equal(acc, accumulate(x, conv, "int64"))
+    ref = torch.nn.functional.conv2d(x.double(), w_int.double(), None, 1, 1)   # exact in float64 (< 2^53)
+    assert torch.equal(acc.double(), ref)
+    x_max = a_max + (1 if signed else 0)
+    parts = _float32_parts(w_int, x_max)
+    if parts is not None:                                                 # None: the float64 path (checked above)
+        assert torch.equal(sum(p.to(torch.int64) * (1 << s) for p, s in parts), w_int)
+        assert all(x_max * float(p.abs().reshape(16, -1).sum(1).max()) < 2**24 for p, _ in parts)
+    assert _float32_parts(torch.full((2, 4608), 255), 15) is None         # 15 * 255 * 4608 >= 2^24: the float64 path
+    assert len(_float32_parts(torch.full((2, 4608), 3), 15)) == 1         # small weights: one float32 pass
+    lin = IntLayer("linear", codes[:, :, 0, 0], w_int[:, :, 0, 0], torch.ones(16, dtype=torch.float64), lut, None)
+    xl = x[:, :, 0, 0]
+    assert torch.equal(accumulate(xl, lin, "float64"), accumulate(xl, lin, "int64"))
+
+
+def test_accounting_with_counted_macs_equals_counting_again():
+    """MACs depend on the layers and the input size only: the accounting of every grid with the first grid's counts
+    (as `studies.integer_lut.accounting_table` does) is the accounting that counts them itself."""
+    float_net = build_model("resnet18", 1000, 3, streams=Streams(0))
+    macs = None
+    for grid in ("uniform", "pot", "post", "post_released"):
+        q = quantize_model(float_net, "asq", 4, 4, grid, streams=Streams(0).child(grid))
+        own = accounting(q, (3, 32, 32))
+        if macs is not None:
+            assert accounting(q, (3, 32, 32), macs=macs) == own
+        macs = {"model": own["model_macs"], "adapter": own["adapter_macs"]}
+
+
+def test_float32_digits_only_where_float32_is_ieee(monkeypatch):
+    """With a reduced-precision float32 matmul setting the float64 path is taken (still the int64 accumulator)."""
+    from papers.asq.integer import _ieee_float32
+
+    assert _ieee_float32()
+    q = qmodel("post")
+    il = export_layer(quant_layers(q)[2][1])
+    x = torch.randint(0, 16, (2, il.w_int.shape[1], 5, 5))
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "medium")
+    assert not _ieee_float32()
+    assert torch.equal(accumulate(x, il, "float64"), accumulate(x, il, "int64"))

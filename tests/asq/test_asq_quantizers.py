@@ -159,3 +159,24 @@ def test_lsq_quantize_without_autograd_keeps_ties_and_clamps_of_the_training_for
                 fast = lsq_quantize(x, s, -8, 7, 0.1, b)
             slow = lsq_quantize(x, s.clone().requires_grad_(), -8, 7, 0.1, b).detach()
             assert torch.equal(fast, slow)
+
+
+def test_row_quantile_is_torch_quantile_bit_for_bit():
+    """The log grids' clip init (99th percentile of |w| per output channel) through `row_quantile` (topk) gives
+    torch.quantile's values exactly: random rows of many lengths, rows full of ties, and a trained-size layer."""
+    from papers.asq.models import build_model
+    from papers.asq.quantizers import row_quantile
+    from common.seed import Streams
+
+    gen = torch.Generator().manual_seed(3)
+    for trial in range(120):
+        rows, n = int(torch.randint(1, 40, (1,), generator=gen)), int(torch.randint(1, 3000, (1,), generator=gen))
+        x = torch.randn(rows, n, generator=gen).abs()
+        if trial % 3 == 0:
+            x = (x * 4).round() / 4                                         # many equal values
+        for q in (0.99, 0.999, 0.9, 0.5):
+            assert torch.equal(row_quantile(x, q), torch.quantile(x, q, dim=1)), (rows, n, q)
+    for _, m in build_model("resnet18", 1000, 3, streams=Streams(0)).named_modules():
+        if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+            w = m.weight.detach().reshape(m.weight.shape[0], -1).abs()
+            assert torch.equal(row_quantile(w, 0.99), torch.quantile(w, 0.99, dim=1))
