@@ -134,7 +134,7 @@ def accumulate(x_codes: torch.Tensor, layer: IntLayer, backend: str = "float64")
     has no int64 matmul, the result moved back to the codes' device); "float64": the same sums
     through float64 convolution, exact because every partial sum is an integer below 2^53. On the CPU
     the "float64" backend splits w_int into base-2^8 digits where each digit's sums stay below 2^24
-    (`_float32_parts`) and convolves in float32, exact as well and several times faster; the int64
+    (`float32_parts`) and convolves in float32, exact as well and several times faster; the int64
     accumulator is the same bit for bit (tested against the int64 backend).
     """
     x_codes = x_codes.to(torch.int64)
@@ -142,7 +142,7 @@ def accumulate(x_codes: torch.Tensor, layer: IntLayer, backend: str = "float64")
         x_max = x_codes.abs().max()
         if float(x_max.double() * _row_bound(layer.w_int)) >= 2.0**53:
             raise UserError("accumulator may exceed 2^53; use backend='int64'")
-        parts = _float32_parts(layer.w_int, int(x_max)) if x_codes.device.type == "cpu" and _ieee_float32() else None
+        parts = float32_parts(layer.w_int, int(x_max)) if x_codes.device.type == "cpu" and ieee_float32() else None
         if parts is not None:                                                   # the same sums, float32 kernels
             x32 = x_codes.float()
             acc = None
@@ -178,7 +178,7 @@ def _row_bound(w_int: torch.Tensor) -> float:
     return float(w_int.abs().reshape(w_int.shape[0], -1).sum(1).max().double())
 
 
-def _float32_parts(w_int: torch.Tensor, x_max: int, digit_bits: int = 8, max_parts: int = 4):
+def float32_parts(w_int: torch.Tensor, x_max: int, digit_bits: int = 8, max_parts: int = 4):
     """w_int as sum_j part_j * 2^shift_j (base-2^digit_bits digits, the top one signed) such that every partial sum
     of x_int * part_j is an integer below 2^24 in magnitude (|x_int| <= x_max): then a float32 convolution computes
     each part's accumulator exactly, in any summation order, and their shifted int64 sum is the accumulator.
@@ -197,7 +197,7 @@ def _float32_parts(w_int: torch.Tensor, x_max: int, digit_bits: int = 8, max_par
     return None
 
 
-def _ieee_float32() -> bool:
+def ieee_float32() -> bool:
     """Whether float32 convolutions and products on the CPU are IEEE float32 (no bf16 / tf32 speed-up set)."""
     conv = getattr(getattr(torch.backends.mkldnn, "conv", None), "fp32_precision", "none")
     return torch.get_float32_matmul_precision() == "highest" and conv in ("none", "ieee")

@@ -147,10 +147,10 @@ def test_integer_model_deterministic():
                                                (32, 8, True)])
 def test_float32_digit_accumulation_equals_int64_bit_for_bit(c_in, a_max, signed):
     """The CPU's "float64" backend convolves base-2^8 digits of w_int in float32 where every sum stays below 2^24
-    (`_float32_parts`), else in float64: either way the int64 accumulator of the int64 backend, bit for bit, for
+    (`float32_parts`), else in float64: either way the int64 accumulator of the int64 backend, bit for bit, for
     POST LUT weights (up to 2^15) at the largest codes, for convolutions and a linear layer; where a digit's sums
     could reach 2^24 the float64 path is taken."""
-    from papers.asq.integer import IntLayer, _float32_parts
+    from papers.asq.integer import IntLayer, float32_parts
 
     gen = torch.Generator().manual_seed(c_in + a_max)
     lut = lut_for("post", 4)
@@ -166,12 +166,12 @@ def test_float32_digit_accumulation_equals_int64_bit_for_bit(c_in, a_max, signed
     ref = torch.nn.functional.conv2d(x.double(), w_int.double(), None, 1, 1)   # exact in float64 (< 2^53)
     assert torch.equal(acc.double(), ref)
     x_max = a_max + (1 if signed else 0)
-    parts = _float32_parts(w_int, x_max)
+    parts = float32_parts(w_int, x_max)
     if parts is not None:                                                 # None: the float64 path (checked above)
         assert torch.equal(sum(p.to(torch.int64) * (1 << s) for p, s in parts), w_int)
         assert all(x_max * float(p.abs().reshape(16, -1).sum(1).max()) < 2**24 for p, _ in parts)
-    assert _float32_parts(torch.full((2, 4608), 255), 15) is None         # 15 * 255 * 4608 >= 2^24: the float64 path
-    assert len(_float32_parts(torch.full((2, 4608), 3), 15)) == 1         # small weights: one float32 pass
+    assert float32_parts(torch.full((2, 4608), 255), 15) is None         # 15 * 255 * 4608 >= 2^24: the float64 path
+    assert len(float32_parts(torch.full((2, 4608), 3), 15)) == 1         # small weights: one float32 pass
     lin = IntLayer("linear", codes[:, :, 0, 0], w_int[:, :, 0, 0], torch.ones(16, dtype=torch.float64), lut, None)
     xl = x[:, :, 0, 0]
     assert torch.equal(accumulate(xl, lin, "float64"), accumulate(xl, lin, "int64"))
@@ -192,12 +192,12 @@ def test_accounting_with_counted_macs_equals_counting_again():
 
 def test_float32_digits_only_where_float32_is_ieee(monkeypatch):
     """With a reduced-precision float32 matmul setting the float64 path is taken (still the int64 accumulator)."""
-    from papers.asq.integer import _ieee_float32
+    from papers.asq.integer import ieee_float32
 
-    assert _ieee_float32()
+    assert ieee_float32()
     q = qmodel("post")
     il = export_layer(quant_layers(q)[2][1])
     x = torch.randint(0, 16, (2, il.w_int.shape[1], 5, 5))
     monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "medium")
-    assert not _ieee_float32()
+    assert not ieee_float32()
     assert torch.equal(accumulate(x, il, "float64"), accumulate(x, il, "int64"))
