@@ -286,7 +286,7 @@ def cores_line(run_dirs: list[Path]) -> str:
     other = [m.get("other_cores") for m in mans]
     if any(o is None for o in other):
         return line + (" What other work took beside them was not recorded (runs made before the runner recorded "
-                       "it): these walls may not be a timing.")
+                       "it, or seeds run as cluster tasks): these walls may not be a timing.")
     line += (f" Other work took {min(other):.2f}-{max(other):.2f} cores beside them (the machine's busy CPU seconds "
              "from /proc/stat less the runs' own, over the wall seconds; at most that).")
     if max(other) > SHARED_CORES:
