@@ -14,13 +14,16 @@ own scale, positive inside and negative outside:
 A claim's row shows its measurement (dot) with its uncertainty (bar: the one-sided bounds the verdict was
 judged with, mapped through z) and, below it, its control (hollow dot, same criterion). Its label says the
 numbers in the claim's own units ("+0.30 vs >= 0; control +0.35"), so that a 0.1 pp effect is told from a
-10 pp one and a point pinned at the clip or at 1 still says its value. A claim that clears
+10 pp one and a point pinned at the clip or at 1 still says its value; where the criterion's reference is 0, so that
+its scale is the largest value drawn, the label also gives that unit ("...; 1 unit = 0.35"). The axis says what z is
+once, under the panels (`NORMALISATION`), wrapped to the figure's width. A claim that clears
 its control by a wide margin has its dot far right of 0 and its control's bar far left of 0. Phenomena
 and agreements (and identities, shown but never counted) are drawn in separate panels. Values beyond ±`CLIP` are drawn at the edge with an arrow.
 """
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,9 +31,12 @@ from .claims import (AGREEMENT, IDENTITY, INCONCLUSIVE, NATURES, NOT_REPRODUCED,
                      REPRODUCED, Claim, accepted_region, judge, pooled_metrics)
 
 CLIP = 3.0
-AXIS = ("margin inside the criterion, in units of its scale (|v| for >= v or <= v, the tolerance t for = v ± t, the "
-        "half-width for an interval):\n0 is the criterion's edge, > 0 meets it, points beyond ±3 are clipped (arrow); "
-        "each row's label gives the numbers in the claim's own units")
+AXIS = "margin inside the criterion, in units of its scale (0: the edge; > 0 meets it)"
+NORMALISATION = ("Axis: z = how far a value lies inside the criterion, in units of the criterion's scale: (x - v) / |v| for "
+                 ">= v and (v - x) / |v| for <= v (when v = 0, the unit is the largest |value| of that row, and the row's "
+                 "label gives it); (t - |x - v|) / t for = v ± t (1 at v, 0 at the edge); the same with the half-width for "
+                 "an interval. Points beyond ±3 are drawn at the edge with an arrow. Each row's label gives the measurement "
+                 "(a comparison's: the mean paired difference), the criterion and the control in the claim's own units.")
 COLORS = {REPRODUCED: "#1b7837", NOT_REPRODUCED: "#b2182b", INCONCLUSIVE: "#b35806", NOT_RUN: "#9a9a9a"}
 
 
@@ -52,30 +58,59 @@ class Row:
     label: str = ""       # the numbers in the claim's own units: "+0.3 vs >= 0; control -0.35"
 
 
-def _num(x: float) -> str:
-    return f"{x:+.3g}" if x != 0 else "0"
+def _decimals(text: str) -> int:
+    """Decimals shown by a number's text ('0.3865' -> 4, '1e-05' -> 5, '12' -> 0)."""
+    mantissa, _, exponent = text.lower().partition("e")
+    shown = len(mantissa.partition(".")[2])
+    return max(0, shown - int(exponent)) if exponent else shown
+
+
+def resolution(region: tuple[float, float]) -> int | None:
+    """The decimals a value needs beside a two-sided criterion so that its distance from the edge shows: one more
+    than the half-width's first significant decimal (half-width 0.015 -> 3, 1e-05 -> 6); None when one-sided."""
+    lo, hi = region
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return None
+    return max(0, 1 - math.floor(math.log10((hi - lo) / 2)))
+
+
+def _num(x: float, decimals: int | None = None, sign: bool = True) -> str:
+    """A value to 3 significant digits, or to `decimals` where those show more (0 stays '0')."""
+    if x == 0:
+        return "0"
+    text = f"{x:+.3g}" if sign else f"{x:.4g}"
+    if decimals is not None and _decimals(text) < decimals:
+        text = f"{x:+.{decimals}f}" if sign else f"{x:.{decimals}f}"
+    return text
 
 
 def short_criterion(c: Claim, metrics: dict, region: tuple[float, float]) -> str:
-    """The criterion in the claim's own units, compactly: '>= 0', '<= 0.5', '= 1 ± 0.015', 'in [0.1, 0.2]'."""
+    """The criterion in the claim's own units, compactly: '>= 0', '<= 0.5', '= 1 ± 0.015', 'in [0.1, 0.2]'
+    (a two-sided criterion's numbers to the decimals its width needs: '= 0.386490 ± 1e-05')."""
     lo, hi = region
     if c.compare == "at_least":
         return f">= {lo:.3g}"
     if c.compare == "at_most":
         return f"<= {hi:.3g}"
+    d = resolution(region)
     if c.compare == "interval":
-        return f"in [{lo:.3g}, {hi:.3g}]"
-    return f"= {(lo + hi) / 2:.4g} ± {(hi - lo) / 2:.2g}"
+        return f"in [{_num(lo, d, sign=False)}, {_num(hi, d, sign=False)}]"
+    return f"= {_num((lo + hi) / 2, d, sign=False)} ± {(hi - lo) / 2:.2g}"
 
 
-def row_label(c: Claim, outcomes: list, region: tuple[float, float], metrics: dict) -> str:
+def row_label(c: Claim, outcomes: list, region: tuple[float, float], metrics: dict, scale: float | None = None) -> str:
     """'+0.30 vs >= 0; control +0.35': the measurement (mean over the marks), the criterion and the control's value
-    in the claim's own units (a comparison's values are mean paired differences)."""
+    in the claim's own units (a comparison's values are mean paired differences). When the criterion's reference is 0
+    its scale is read from the values drawn, so `scale` is stated too: '...; 1 unit = 0.35'."""
     ms = [o.measured for o in outcomes if o.measured is not None and math.isfinite(o.measured)]
     cs = [o.control.measured for o in outcomes if o.control is not None and o.control.measured is not None
           and math.isfinite(o.control.measured)]
-    text = (_num(sum(ms) / len(ms)) if ms else "not measured") + f" vs {short_criterion(c, metrics, region)}"
-    return text + (f"; control {_num(sum(cs) / len(cs))}" if cs else "")
+    d = resolution(region)
+    text = (_num(sum(ms) / len(ms), d) if ms else "not measured") + f" vs {short_criterion(c, metrics, region)}"
+    text += f"; control {_num(sum(cs) / len(cs), d)}" if cs else ""
+    lo, hi = region
+    one_sided_at_zero = math.isinf(lo) != math.isinf(hi) and (hi if math.isinf(lo) else lo) == 0
+    return text + (f"; 1 unit = {scale:.3g}" if scale is not None and one_sided_at_zero else "")
 
 
 def margin(x: float, region: tuple[float, float], scale: float) -> float:
@@ -135,7 +170,7 @@ def rows(claims: list[Claim], per_seed: list[dict], profile: str) -> list[Row]:
         control = [m for o in outcomes if o.control and (m := mark(o.control.measured, o.control.ci_low, o.control.ci_high, region, s))]
         verdicts = {o.verdict for o in outcomes}
         out.append(Row(c.id, c.nature, verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE, metric, control,
-                       row_label(c, outcomes, region, runs[0])))
+                       row_label(c, outcomes, region, runs[0], s)))
     return out
 
 
@@ -143,7 +178,9 @@ def _clip(z: float) -> float:
     return max(-CLIP, min(CLIP, z))
 
 
-def _draw_panel(ax, rows: list[Row], title: str) -> None:
+def _draw_panel(ax, rows: list[Row], title: str, n_rows: int | None = None) -> None:
+    """One panel's rows, top down; `n_rows` (the longest panel's) gives every panel the same row height, so a short
+    panel's per-seed marks stay beside their label."""
     y = 0.0
     ticks, labels = [], []
     for r in rows:
@@ -170,7 +207,7 @@ def _draw_panel(ax, rows: list[Row], title: str) -> None:
     ax.axvspan(0, CLIP + 0.3, color="#1b7837", alpha=0.07)
     ax.axvline(0, color="#333", lw=1)
     ax.set_xlim(-CLIP - 0.3, CLIP + 0.3)
-    ax.set_ylim(y - 0.4, -0.6)
+    ax.set_ylim(max(y, n_rows or 0) - 0.4, -0.6)
     ax.set_yticks(ticks, labels, fontsize=7)
     ax.set_xlabel(AXIS, fontsize=7)
     ax.set_title(title, fontsize=10)
@@ -185,17 +222,23 @@ def forest_figure(rows_: list[Row], paper: str, profile: str):
     groups = [(n, [r for r in rows_ if r.nature == n]) for n in (PHENOMENON, AGREEMENT, IDENTITY)] + \
         [("", [r for r in rows_ if r.nature not in NATURES])]
     groups = [(n, g) for n, g in groups if g]
-    height = max(2.8, 0.42 * max(len(g) for _, g in groups) + 1.8)
-    fig, axes = plt.subplots(1, len(groups), figsize=(7.0 * len(groups), height), squeeze=False)
+    width = 7.0 * len(groups)
+    note = textwrap.fill(NORMALISATION, width=int(width * 16))   # ~16 characters an inch at 7 pt
+    note_in = 0.13 * (note.count("\n") + 1) + 0.1                # the footnote's height, inches
+    height = max(2.8, 0.42 * max(len(g) for _, g in groups) + 1.8) + note_in
+    fig, axes = plt.subplots(1, len(groups), figsize=(width, height), squeeze=False)
     names = {PHENOMENON: "phenomena and comparisons", AGREEMENT: "agreements", IDENTITY: "identities (shown, not counted)",
              "": "nature not declared"}
     for ax, (n, g) in zip(axes[0], groups):
         rep = sum(r.verdict == REPRODUCED for r in g)
-        _draw_panel(ax, g, f"{paper} ({profile}): {names[n]}, {rep} of {len(g)} {'hold' if n == IDENTITY else 'reproduced'}")
+        _draw_panel(ax, g, f"{paper} ({profile}): {names[n]}, {rep} of {len(g)} {'hold' if n == IDENTITY else 'reproduced'}",
+                    max(len(g_) for _, g_ in groups))
     handles = [Line2D([], [], marker="o", ls="", color=COLORS[v], label=v) for v in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)]
     handles.append(Line2D([], [], marker="o", ls="", mfc="white", mec="#555", color="#555", label="control (same criterion)"))
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, note_in / height), ncol=4, fontsize=8,
+               frameon=False)
+    fig.text(0.5, 0.05 / height, note, ha="center", va="bottom", fontsize=7, color="#333")
+    fig.tight_layout(rect=(0, (note_in + 0.3) / height, 1, 1))
     return fig
 
 
@@ -246,7 +289,7 @@ def save(fig, path: Path) -> Path:
     from .io import atomic_write_bytes
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", pad_inches=0.1)   # no label cut at an edge
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
     return path

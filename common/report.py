@@ -41,8 +41,10 @@ VERDICT_MEANING = {
 }
 EVIDENCE_MEANING = ("Each claim's measurement (filled dot, coloured by verdict; bar: the bounds it was judged with) and its "
                     "control (hollow dot), on one axis normalised by the claim's criterion: 0 is the criterion's edge, "
-                    "right of 0 meets it (1 is a `within` claim's centre; one-sided criteria are in units of their reference). "
-                    "A strong claim sits right of 0 with its control left of 0.")
+                    "right of 0 meets it (1 is a `within` claim's centre; one-sided criteria are in units of their reference, "
+                    "or, when the reference is 0, of the row's largest value, which the row's label gives as '1 unit'). "
+                    "Each row's label gives the measurement (a comparison's: the mean paired difference), the criterion and "
+                    "the control in the claim's own units. A strong claim sits right of 0 with its control left of 0.")
 CONTROL_MEANING = ("Every claim is measured again, in the same run, on a named null (a model that learned nothing, data "
                    "without the structure, a broken mechanism, or the competitor); a claim is reproduced only when its "
                    "control, judged by the same criterion, is not: a control that passes too makes it inconclusive.")
