@@ -20,6 +20,7 @@ import yaml
 
 from . import paths
 from . import evidence
+from . import report_findings
 from .claims import (AGREEMENT, IDENTITY, INCONCLUSIVE, NOT_MEASURED, NOT_REPRODUCED, NOT_RUN, PHENOMENON, PROJECTION, REPRODUCED,
                      UNCONTROLLED, VERDICTS, format_control, format_measured, headline, load_paper, read_claims_table,
                      reproduced_of, split_by_nature, summary)
@@ -266,6 +267,10 @@ def render_markdown(entries: list[dict]) -> str:
         parts += _claim_rows_md(e["table"])
         if e.get("evidence"):
             parts += ["", f"![evidence: {e['paper']} ({e['profile']})]({_rel(e['evidence'])})", "", f"*Evidence*: {EVIDENCE_MEANING}"]
+        if found := report_findings.paper_findings(e["paper"]):
+            parts += ["", "### Findings", "", f"*{report_findings.MEANING}*"]
+            for block in found:
+                parts += [""] + report_findings.quoted(block)
         parts += ["", "### Figures", ""]
         for f in e["figures"]:
             parts.append(f"![{f['path'].stem}]({_rel(f['path'])})")
@@ -292,6 +297,7 @@ code{background:#f5f5f5;padding:1px 4px;border-radius:3px;font-size:13px}
 figure{margin:1.2em 0;max-width:900px}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:14px;color:#333}
 .broken{outline:3px solid #b2182b}dl.prov{display:grid;grid-template-columns:max-content auto;gap:2px 12px;font-size:14px}
 dl.prov dt{font-weight:600}dl.prov dd{margin:0}
+blockquote.finding{margin:.6em 0;padding:2px 12px;border-left:4px solid #3f5f8f;background:#f6f8fb}
 """
 
 # Marks an image that failed to load, and records "<loaded>/<total>" on <html data-images> and the first table's right
@@ -426,6 +432,9 @@ def render_html(entries: list[dict]) -> str:
         if e.get("evidence"):
             out.append(f"<figure><img src='{esc(_rel(e['evidence']))}' alt='evidence: {esc(e['paper'])}' loading='eager'>"
                        f"<figcaption><b>Evidence</b>. {esc(EVIDENCE_MEANING)}</figcaption></figure>")
+        if found := report_findings.paper_findings(e["paper"]):
+            out.append(f"<h3>Findings</h3><p class='small'>{esc(report_findings.MEANING)}</p>")
+            out += [f"<blockquote class='finding'>{report_findings.to_html(block)}</blockquote>" for block in found]
         if e["figures"]:
             out.append("<h3>Figures</h3>")
         for f in e["figures"]:
