@@ -379,15 +379,18 @@ KEPT_STALE = "**Stale (kept block):**"
 
 def kept_body(body: str, paper: str | None) -> str:
     """A kept block's text, with one line saying so when the code changed since the run its stamp names
-    (the stamp's `git <sha>`); a block without a stamp is kept as it is."""
+    (the stamp's `git <sha>`, or a decidability block's `run at git <sha>`), or the claims file since the one it
+    was judged or checked with; a block without a stamp is kept as it is."""
     lines = [line for line in body.splitlines(keepends=True) if not line.startswith(KEPT_STALE)]
-    rev = re.search(r"\(git ([0-9a-f]{7,40})\b", body)
+    rev = re.search(r"(?:\(git|run at git) ([0-9a-f]{7,40})\b", body)
     if paper is None or rev is None:
         return "".join(lines)
     changed = changed_since(rev.group(1), paper)
     recorded = re.search(r"claims\.yaml sha256 ([0-9a-f]{12})", body)
     claims = paths.PAPERS / paper / "claims.yaml"
     claims_changed = bool(recorded and claims.exists() and not sha256_file(claims).startswith(recorded.group(1)))
+    if not recorded and "run at git" in body:   # a decidability check records no hash in its stamp: its claims file
+        claims_changed = bool(changed_since(rev.group(1), paper, [f"papers/{paper}/claims.yaml"]))   # then and now
     why = []
     if changed is None:
         why.append("its run's revision is not one of this checkout")
