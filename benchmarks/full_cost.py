@@ -61,11 +61,17 @@ def _finite_positive(x) -> bool:
 
 
 def paper_cost(paper: str, check: dict | None = None) -> dict:
-    """One paper's record: the estimate, with the device check's projected GPU-hours in its place when present."""
+    """One paper's record: the estimate, with the device check's projected GPU-hours in its place when present. A full
+    profile whose estimate has no GPU part (it computes on the CPU whatever the machine, e.g. an emulation) keeps it:
+    a slice that timed some other GPU path of that paper is noted beside it, never billed (issue 42)."""
     rec = cost_model(paper).estimate(full_profile(paper)).record()
     row = (check or {}).get("papers", {}).get(paper) or {}
     hours = row.get("projected_gpu_hours")
-    if _finite_positive(hours):
+    if _finite_positive(hours) and not rec["gpu_hours_estimate"] > 0:
+        rec["device_check"] = {"projected_gpu_hours_not_billed": hours, "device": check.get("device"),
+                               "note": "the full profile takes no GPU (its estimate has no GPU part): the device "
+                                       "check's projection is not its cost"}
+    elif _finite_positive(hours):
         rec["estimated_gpu_hours"] = rec["gpu_hours_estimate"]
         rec["gpu_hours_estimate"] = round3(float(hours))
         rec["source"] = DEVICE_CHECK

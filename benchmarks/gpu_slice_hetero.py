@@ -6,9 +6,10 @@ partition, micro-batches; `papers.hetero.gpuslice.stage_times`) and one LLaMA-3-
 (steps x ranks x one pipeline step). Not projectable from one NVIDIA GPU: the cross-vendor links
 (CPU-forwarding / device-direct between an AMD and an NVIDIA node: NICs, PCIe staging, UCC/RDMA) and
 the AMD GPUs' speed; the projection counts the link as free and the AMD stages at NVIDIA speed.
-The full profile itself is the CPU emulation (issue 42: it needs no GPU); the projected GPU-hours are
-what its steps would cost with one GPU per rank on the real-device path (the torchrun entry), the
-compute the slice can time.
+The full profile itself is the CPU emulation (issue 42: it needs no GPU), so the slice reports 0 GPU-hours
+for it (`projected_gpu_hours`, what the device check adds up and the cost table would bill) and, apart,
+`real_device_gpu_hours`: what its steps would cost with one GPU per rank on the real-device path (the
+torchrun entry), the compute the slice can time.
 
     python benchmarks/gpu_slice_hetero.py [--device cuda] [--dry-run]
 """
@@ -46,9 +47,11 @@ def full_slice(device: str, dry_run: bool) -> dict:
              f"({layer['dtype']}; the projection assumes 400 per NVIDIA GPU). Not projectable from one NVIDIA GPU: the "
              "cross-vendor links (AMD<->NVIDIA over NICs: CPU-forwarding staging, device-direct UCC/RDMA) and the AMD "
              "GPUs' speed, so the hours count the link as free and every stage at this GPU's speed"
-             + ("; dry run: tiny repeats and a shrunk layer on the CPU" if dry_run else ""))
+             + ("; dry run: tiny repeats and a shrunk layer on the CPU" if dry_run else "")
+             + f". The full profile is the CPU emulation and takes no GPU (0 GPU-h billed); on the real-device path, one "
+             f"GPU per rank, its steps would take {hours:.3g} GPU-h (real_device_gpu_hours)")
     return {"ok": all(t > 0 for t in times["forward"]) and step_s > 0, "seconds": seconds,
-            "projected_gpu_hours": hours, "basis": basis, "peak_mem_gb": peak, "notes": notes,
+            "projected_gpu_hours": 0.0, "real_device_gpu_hours": hours, "basis": basis, "peak_mem_gb": peak, "notes": notes,
             "step_s": step_s, "stage_times": times, "counts": counts, "layer": layer}
 
 

@@ -142,6 +142,18 @@ def test_device_check_takes_precedence(tmp_path, monkeypatch):
     assert written["name"] == "full_cost" and written["results"]["papers"]["asq"]["source"] == fc.DEVICE_CHECK
 
 
+def test_a_device_check_never_bills_gpu_hours_to_a_full_profile_that_takes_no_gpu(tmp_path, monkeypatch):
+    """Issue 42: hetero's full profile is the CPU emulation (its estimate has no GPU part); a device check whose slice
+    timed its real-device path on a GPU must not put GPU-hours back in its row of the cost table."""
+    monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
+    (tmp_path / "bench").mkdir()
+    summary = {"device": "NVIDIA H100 80GB HBM3", "papers": {"hetero": {"projected_gpu_hours": 2.4, "basis": "stages timed"}}}
+    (tmp_path / "bench" / "device_check.json").write_text(json.dumps({"name": "device_check", "results": summary}))
+    hetero = fc.full_cost(papers=("hetero",))["papers"]["hetero"]
+    assert hetero["source"] == cm.ESTIMATE and hetero["gpu_hours_estimate"] == 0 and hetero["cpu_core_hours_estimate"] > 0
+    assert hetero["device_check"]["projected_gpu_hours_not_billed"] == 2.4 and "no GPU" in hetero["device_check"]["note"]
+
+
 def test_no_device_check_means_estimates(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     assert fc.device_check_summary() is None

@@ -124,4 +124,4 @@ def test_the_gpu_slice_trains_on_the_gpu(gpu_peak):
     gpu_peak.reset()
     res = mod.full_slice("cuda", dry_run=True)
     assert res["ok"] and res["peak_mem_gb"] > 0 and gpu_peak.grew()
-    assert res["projected_gpu_hours"] > 0
+    assert res["real_device_gpu_hours"] > 0 and res["projected_gpu_hours"] == 0.0   # full itself takes no GPU
