@@ -17,7 +17,7 @@ SEEDS   ?=
 DATASETS ?= fashion_mnist
 # Papers at once in `make reproduce` (`reproduce all --jobs`): a paper whose numbers are timings runs alone after them
 JOBS    ?= 1
-# Test processes (pytest-xdist, one notebook or test file per process at a time): the cores, at most 4
+# Test processes (pytest-xdist, one test file, or one paper's notebooks and its runner check, per process at a time): the cores, at most 4
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 RUNFLAGS = --profile $(PROFILE) $(foreach p,$(P),-p '$(p)') $(if $(DEVICE),--device $(DEVICE)) $(if $(SEEDS),--seeds $(SEEDS))
 # The papers the runner knows: a claims.yaml and at least one notebook.
@@ -88,7 +88,8 @@ test-deps: ## what the tests need beyond the venv: a headless browser (Debian ch
 	|| echo "test-deps: could not install chromium: the report's browser check will be skipped"
 
 # Each of the TEST_JOBS test processes, and each notebook kernel or process it starts, gets its share of the cores as
-# BLAS/OpenMP threads (1 on 2 cores: a second thread spins on the core the other test process holds). Files run longest
+# BLAS/OpenMP threads (1 on 2 cores: a second thread spins on the core the other test process holds). Work units (a test
+# file, or a paper's notebooks with its runner check, which judges what nbval ran) run longest
 # first (tests/conftest.py), so the run ends on short ones on every process (--no-loadscope-reorder keeps that order).
 test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook validation (nbval)
 	@tmp=$$(mktemp -d); n=$$(nproc 2>/dev/null || echo 2); case "$(TEST_JOBS)" in ''|*[!0-9]*|0) t=1;; *) t=$$((n / $(TEST_JOBS)));; esac; \

@@ -179,6 +179,42 @@ def in_process(monkeypatch):
     return calls
 
 
+# What nbval executed in this process (tests/nbval_runs.py): a paper's runner check judges those executions.
+def _is_notebook(item) -> bool:
+    return str(item.path).endswith(".ipynb")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if _is_notebook(item):
+        from tests import nbval_runs
+
+        nbval_runs.start(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if _is_notebook(item):
+        from tests import nbval_runs
+
+        nbval_runs.record(item, report)
+    return report
+
+
+@pytest.fixture
+def after_nbval(in_process, monkeypatch):
+    """`in_process`, except that a paper whose notebooks nbval ran to their end in this process (a fresh kernel each,
+    default parameters) is not executed again: the runner gets what those executions wrote (tests/nbval_runs.py).
+    The list it returns gets (notebook name, parameters, "nbval" or "in process") per notebook."""
+    from common.runner import execute
+    from tests.nbval_runs import Replay
+
+    calls: list = []
+    monkeypatch.setattr(execute, "run_notebook", Replay(calls, exec_in_process))
+    return calls
+
+
 @pytest.fixture
 def stackless_readers():
     """(notebook_parameters, notebook_defaults) without papermill and nbformat, as `in_process` uses them."""

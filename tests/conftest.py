@@ -1,28 +1,76 @@
-"""The order in which `make test` hands files to its processes (pytest-xdist, `--dist loadfile
---no-loadscope-reorder`): the files that take longest start first, the rest follow in collection order (the notebooks
-last). A long file handed out last keeps one process busy while the others have nothing left; started first, it runs
-beside the many short files. Only the order changes: every test runs, each file on one process, its tests in their
-own order."""
+"""How `make test` hands tests to its processes (pytest-xdist, `--dist loadfile --no-loadscope-reorder`): in work
+units, each run by one process, the longest units first, the rest in collection order (the notebooks last).
 
-# Longest first: seconds per file in `make test` on the 2-core Zen 3 (family 25, model 1), 2 processes, 2026-12-06.
-# A file that is listed must exist (tests/common/test_makefile.py); one that is not runs in collection order.
+A unit is a test file, except that a paper's notebooks (nbval) and that paper's runner check
+(`tests/common/test_repository.py::test_smoke_run_produces_metrics_and_claims[<paper>]`) are one unit,
+`notebooks/<paper>`, with the check last: it judges what the nbval executions wrote instead of running the notebooks
+again (tests/nbval_runs.py). A long unit handed out last keeps one process busy while the others have nothing left;
+started first, it runs beside the many short ones. Only the order changes: every test runs, its tests in their order.
+"""
+import pytest
+
+SMOKE_CHECK = "tests/common/test_repository.py::test_smoke_run_produces_metrics_and_claims"
+
+# Longest first: seconds per unit in `make test` on the 2-core Xeon (family 6, model 207), 2 processes, 2026-12-07,
+# summed over its tests (a paper's runner check counted at 1 s: it judges what nbval wrote). A unit that is listed
+# must exist (tests/common/test_makefile.py); one that is not runs in collection order.
 LONGEST_FIRST = (
-    "tests/common/test_repository.py",               # every paper's smoke run but diffusion's, in process (~130-190 s)
-    "tests/common/test_cluster.py",                  # the Dask cluster and its worker processes (~110 s)
-    "tests/hetero/test_hetero_full_profile.py",      # 95 s
-    "tests/acl/test_acl_full_profile.py",            # 81 s
-    "tests/common/test_makefile.py",                 # `make reproduce-diffusion` and the report in a browser (61-72 s)
-    "tests/common/test_device_check.py",             # 66 s
-    "tests/hetero/test_hetero_bugs.py",              # 58 s
-    "tests/asq/test_asq_full_profile.py",            # 58 s
-    "notebooks/asq/02-qat-comparison.ipynb",         # 52-75 s
-    "tests/common/test_reproduce_report.py",         # 47 s
-    "tests/hetero/test_hetero_cluster.py",           # 38 s
-    "tests/common/test_paper_template.py",           # 33 s
+    "notebooks/hetero",                                 # 93
+    "tests/hetero/test_hetero_full_profile.py",         # 67
+    "tests/common/test_cluster.py",                     # 59
+    "tests/netrecon/test_netrecon_full_profile.py",     # 41
+    "tests/acl/test_acl_full_profile.py",               # 41
+    "notebooks/acl",                                    # 40
+    "tests/common/test_makefile.py",                    # 37
+    "tests/hetero/test_hetero_bugs.py",                 # 35
+    "notebooks/nlm",                                    # 34
+    "notebooks/netrecon",                               # 33
+    "tests/asq/test_asq_full_profile.py",               # 33
+    "tests/hetero/test_hetero_dist.py",                 # 27
+    "notebooks/asq",                                    # 26
+    "notebooks/diffusion",                              # 25
+    "tests/common/test_reproduce_report.py",            # 23
+    "tests/common/test_device_check.py",                # 22
+    "tests/hetero/test_hetero_cluster.py",              # 19
+    "tests/common/test_paper_template.py",              # 17
+    "tests/netrecon/test_netrecon_parallel.py",         # 17
 )
 
 
+def work_unit(nodeid: str) -> str:
+    """The unit a test is handed out in: its file, or `notebooks/<paper>` for a paper's notebooks and runner check."""
+    path, _, rest = nodeid.partition("::")
+    if path.startswith("notebooks/") and path.endswith(".ipynb"):
+        return path.rsplit("/", 1)[0]
+    if nodeid.startswith(SMOKE_CHECK + "[") and nodeid.endswith("]"):
+        return "notebooks/" + nodeid[len(SMOKE_CHECK) + 1:-1]
+    return path
+
+
 def pytest_collection_modifyitems(config, items):
-    """Listed files first, in the list's order; a stable sort keeps every file's tests together and in order."""
-    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+    """Listed units first, in the list's order, then the others in the order they are first met; a unit's tests
+    together and in their order, a paper's runner check after its notebooks (a stable sort)."""
+    rank = {unit: i for i, unit in enumerate(LONGEST_FIRST)}
+    first: dict = {}
+    for i, item in enumerate(items):
+        first.setdefault(work_unit(item.nodeid), i)
+
+    def key(item):
+        unit = work_unit(item.nodeid)
+        return rank.get(unit, len(rank)), first[unit], item.nodeid.startswith(SMOKE_CHECK + "[")
+
+    items.sort(key=key)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` with `work_unit` as its unit (a file, or a paper's notebooks with its runner check)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class WorkUnits(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnits(config, log)

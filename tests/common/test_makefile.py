@@ -52,15 +52,17 @@ def test_help_lists_every_target_and_each_one_dry_runs(tmp_path):
     assert not tmp_path.joinpath(MAKE_PAPER).exists()
 
 
-def test_make_test_shares_the_cores_and_hands_out_the_longest_files_first(tmp_path):
+def test_make_test_shares_the_cores_and_hands_out_the_longest_units_first(tmp_path, monkeypatch):
     """`make test`: one BLAS/OpenMP thread per process on 2 cores (each of TEST_JOBS processes gets its share), and the
-    files of tests/conftest.py's LONGEST_FIRST handed out first, each file's tests kept together and in order."""
+    work units of tests/conftest.py's LONGEST_FIRST handed out first, each unit's tests kept together and in order: a
+    unit is a file, or a paper's notebooks with its runner check after them (which judges what nbval ran)."""
     from types import SimpleNamespace
 
-    from tests.conftest import LONGEST_FIRST, pytest_collection_modifyitems
+    import tests.conftest as order
+    from tests.conftest import LONGEST_FIRST, SMOKE_CHECK, pytest_collection_modifyitems, work_unit
 
     recipe = make("-n", "test", "TEST_JOBS=2", results=tmp_path).stdout
-    assert "--dist loadfile --no-loadscope-reorder" in recipe          # xdist would reorder the files by test count
+    assert "--dist loadfile --no-loadscope-reorder" in recipe          # xdist would reorder the units by test count
     script = recipe[recipe.index("n=$(nproc"):recipe.index("REPRO_RESULTS=")]
     for jobs, cores, threads in (("2", 2, 1), ("4", 2, 1), ("1", 2, 2), ("4", 16, 4), ("auto", 8, 1)):
         shell = script.replace("n=$(nproc 2>/dev/null || echo 2)", f"n={cores}").replace('case "2"', f'case "{jobs}"')
@@ -68,13 +70,19 @@ def test_make_test_shares_the_cores_and_hands_out_the_longest_files_first(tmp_pa
         env = subprocess.run(["sh", "-c", shell + " env"], capture_output=True, text=True).stdout.splitlines()
         assert {f"{v}={threads}" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")} <= set(env), (jobs, cores)
     assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
-    assert [f for f in LONGEST_FIRST if not (paths.REPO / f).is_file()] == []    # a renamed file is renamed here too
-    first, second = LONGEST_FIRST[:2]
-    ids = ["tests/a.py::x", f"{second}::y", "tests/a.py::z[1]", f"{first}::w", f"{second}::v", "notebooks/b.ipynb::Cell 0"]
+    assert [u for u in LONGEST_FIRST if not (paths.REPO / u).exists()] == []    # a renamed file or paper is renamed here too
+    assert SMOKE_CHECK.split("::")[1] in (paths.REPO / SMOKE_CHECK.split("::")[0]).read_text()
+    assert work_unit("tests/a.py::x[1]") == "tests/a.py" and work_unit("tests/a.py::C::y") == "tests/a.py"
+    assert work_unit("notebooks/p/01-a.ipynb::Cell 3") == work_unit(f"{SMOKE_CHECK}[p]") == "notebooks/p"
+    first, second = "tests/common/test_makefile.py", "notebooks/nlm"
+    ids = ["tests/a.py::x", f"{SMOKE_CHECK}[p]", f"{second}/02-b.ipynb::Cell 0", "tests/a.py::z[1]", f"{first}::w",
+           "notebooks/p/01-a.ipynb::Cell 0", "notebooks/p/01-a.ipynb::Cell 1", f"{second}/01-a.ipynb::Cell 0", f"{SMOKE_CHECK}[nlm]"]
     items = [SimpleNamespace(nodeid=i) for i in ids]
+    monkeypatch.setattr(order, "LONGEST_FIRST", (first, second))
     pytest_collection_modifyitems(None, items)
-    assert [i.nodeid for i in items] == [f"{first}::w", f"{second}::y", f"{second}::v", "tests/a.py::x", "tests/a.py::z[1]",
-                                         "notebooks/b.ipynb::Cell 0"]
+    assert [i.nodeid for i in items] == [f"{first}::w", f"{second}/02-b.ipynb::Cell 0", f"{second}/01-a.ipynb::Cell 0",
+                                         f"{SMOKE_CHECK}[nlm]", "tests/a.py::x", "tests/a.py::z[1]",
+                                         "notebooks/p/01-a.ipynb::Cell 0", "notebooks/p/01-a.ipynb::Cell 1", f"{SMOKE_CHECK}[p]"]
 
 
 def test_unknown_paper_is_one_line_and_writes_nothing(tmp_path):

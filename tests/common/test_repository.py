@@ -38,6 +38,39 @@ def test_notebook_is_clean_and_parameterised(nb_path):
     assert {"profile", "seed", "device", "run_dir"} <= set(params)
     assert 'os.environ.get("REPRO_PROFILE", "quick")' in "".join(tagged[0]["source"])
     assert re.fullmatch(r"\d\d-[a-z0-9-]+\.ipynb", nb_path.name)
+    assert _run_opening_problems(nb_path, set(params)) == []
+
+
+def _run_opening_problems(nb_path, params: set) -> list[str]:
+    """What keeps a notebook from writing where the runner says: it must open its run once (`open_run` or `Run.open`)
+    with its own `profile`, `seed` and `run_dir` parameters (and `overrides` where it has them). The runner injects
+    them; nbval runs the notebooks on their defaults, so this is where a notebook that ignores them is caught."""
+    import ast
+
+    from common.stamp import code_cells
+
+    calls = [n for src in code_cells(nb_path) for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call)
+             and (getattr(n.func, "id", None) == "open_run"
+                  or (getattr(n.func, "attr", None) == "open" and getattr(n.func, "value", None) is not None
+                      and getattr(n.func.value, "id", None) == "Run"))]
+    if len(calls) != 1:
+        return [f"{len(calls)} calls open a run (one expected)"]
+    call = calls[0]
+    given = {k.arg: k.value for k in call.keywords}
+    if len(call.args) > 1:
+        given.setdefault("profile", call.args[1])
+    wanted = ["profile", "seed", "run_dir"] + (["overrides"] if "overrides" in params else [])
+    return [f"{name} is not passed as {name}={name}" for name in wanted
+            if not (isinstance(given.get(name), ast.Name) and given[name].id == name)]
+
+
+def test_the_run_opening_check_finds_a_notebook_that_ignores_the_runner(tmp_path):
+    cells = ["x = 1", "cfg, run = open_run('toy', 'smoke', seed=seed, run_dir=None, overrides=overrides)"]
+    (tmp_path / "01-x.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells]}))
+    assert _run_opening_problems(tmp_path / "01-x.ipynb", {"profile", "seed", "run_dir", "overrides"}) == [
+        "profile is not passed as profile=profile", "run_dir is not passed as run_dir=run_dir"]
+    (tmp_path / "02-x.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": "run = 1"}]}))
+    assert _run_opening_problems(tmp_path / "02-x.ipynb", set()) == ["0 calls open a run (one expected)"]
 
 
 @pytest.mark.parametrize("paper", PAPERS)
@@ -67,18 +100,22 @@ MAKE_PAPER = "diffusion" if "diffusion" in PAPERS else (PAPERS[0] if PAPERS else
 
 
 @pytest.mark.parametrize("paper", [p for p in PAPERS if p != MAKE_PAPER])
-def test_smoke_run_produces_metrics_and_claims(paper, tmp_path, monkeypatch, in_process, check_smoke_run, capsys):
+def test_smoke_run_produces_metrics_and_claims(paper, tmp_path, monkeypatch, after_nbval, check_smoke_run, capsys):
     """`python -m common.reproduce <paper> --profile smoke` runs every notebook and judges every claim.
 
-    The notebooks run in this process (`in_process`: the runner's own logic, no kernel start-up); that
-    each of them also runs in a real kernel is checked by nbval over notebooks/, and the whole papermill
-    path end to end by `make reproduce-<id>` in test_makefile.py."""
+    In `make test` the paper's notebooks have just run under nbval in this process, each in a fresh kernel with
+    its default parameters, and their execution is the one the runner asks for (smoke, seed 0, no parameter
+    but `run_dir`): the runner gets what they wrote (`after_nbval`, tests/nbval_runs.py) instead of running them
+    a second time. Run alone, the notebooks run in this process (`in_process`: the runner's logic, no kernel
+    start-up). The notebooks' use of the runner's `run_dir` is checked in test_notebook_is_clean_and_parameterised,
+    and the whole papermill path end to end by `make reproduce-<id>` in test_makefile.py."""
     from common.reproduce import main
     from common.runner.registry import notebooks
 
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path))
     assert main([paper, "--profile", "smoke", "--quiet"]) == 0, capsys.readouterr().err[-3000:]
-    assert [name for name, _ in in_process] == [nb.name for nb in notebooks(paper)]
+    assert [name for name, *_ in after_nbval] == [nb.name for nb in notebooks(paper)]
+    assert len({how for *_, how in after_nbval}) == 1, after_nbval     # the nbval executions, or none of them
     check_smoke_run(paper, tmp_path / paper / "smoke")
 
 
