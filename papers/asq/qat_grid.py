@@ -25,11 +25,15 @@ QAT (`ptq_accuracy`) and ASQ with each layer's beta frozen at its mean (`frozen_
 `betas.frozen_beta_model`; also the control of `asq-vs-sbeta-w2` at full).
 
 Models live on the grid's device; batches are moved there, and what comes back (accuracies,
-beta tables) is on the CPU.
+beta tables) is on the CPU. On the CPU without torchrun every QAT model (and its frozen-beta diagnostic) is
+trained in a spawned worker process with one thread (`papers.asq.qat_pool`; `train_missing` hands a whole grid to
+the pool at once), so its numbers are the same whatever the machine's core count and whichever worker trains it;
+the float models are trained in the calling process, as before.
 """
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -46,8 +50,11 @@ from .train import accuracy, fit, make_qat
 class QATGrid:
     """The float models and QAT models of one run (or of a shared checkpoint folder, `cfg.ckpt_dir`)."""
 
-    def __init__(self, cfg, run_dir, streams, device="cpu", dist=None):
+    def __init__(self, cfg, run_dir, streams, device="cpu", dist=None, in_worker: bool = False):
         self.cfg, self.device, self.dist, self.streams = cfg, device, dist, streams
+        self.run_dir = Path(run_dir)
+        self.in_worker = bool(in_worker)   # a pool worker (`train_task`): trains here, records in `pending`
+        self.pending: dict = {}
         self.dir = Path(getattr(cfg, "ckpt_dir", "") or Path(run_dir) / "checkpoints")
         self.dir.mkdir(parents=True, exist_ok=True)
         n_train = cfg.n_train or None
@@ -74,15 +81,31 @@ class QATGrid:
         return f"{what}-s{self.streams.seed}r{int(r)}"
 
     def _results(self) -> dict:
-        return json.loads(self._results_path.read_text()) if self._results_path.exists() else {}
+        res = json.loads(self._results_path.read_text()) if self._results_path.exists() else {}
+        return res | self.pending
 
     def _record(self, key: str, value: dict) -> None:
+        if self.in_worker:            # the caller writes a worker's records (`train_missing`)
+            self.pending[key] = value
+        else:
+            self.record_many({key: value})
+
+    def record_many(self, records: dict) -> None:
+        """Write `records` ({key: record}) into the checkpoint folder's results."""
         from common.io import atomic_write_json
 
+        if not records:
+            return
         res = self._results()
-        res[key] = value
+        res.update(records)
         if self.dist is None or self.dist.is_main:
             atomic_write_json(self._results_path, res)
+
+    @property
+    def pooled(self) -> bool:
+        """Whether QAT models are trained in the worker pool (`papers.asq.qat_pool`): on the CPU without torchrun,
+        outside a worker."""
+        return torch.device(self.device).type == "cpu" and self.dist is None and not self.in_worker
 
     def _save(self, model: nn.Module, path: Path, resume_ckpt: Path | None = None) -> None:
         """Write the final weights; the resume checkpoint (optimizer, RNG) is then dropped."""
@@ -144,8 +167,10 @@ class QATGrid:
         c = self.cfg
         epochs = c.qat_epochs if epochs is None else int(epochs)
         name = tag(method, bits, grid)
-        key = self.name(name, seed) + ("" if epochs == c.qat_epochs else f"-e{epochs}") \
-            + ("" if order_key == "qat-order" else f"-{order_key}")
+        key = self.qat_key(seed, method, bits, grid, epochs, order_key)
+        if self.pooled and not self.trained(key):
+            self.train_missing([dict(seed=seed, method=method, bits=bits, grid=grid, epochs=epochs,
+                                     order_key=order_key)])
         fmodel, _ = self.float_model(seed)
         qmodel = make_qat(fmodel, self.train, method=method, w_bits=bits, a_bits=bits, grid=grid,
                           first_last=c.first_last, streams=self.replicate(seed), device=self.device)
@@ -197,11 +222,75 @@ class QATGrid:
         res = self._results()
         if key in res and res[key].get("n") == n:
             return res[key]["acc"]
+        if self.pooled:
+            self.train_missing([dict(seed=seed, method="asq", bits=bits, grid="uniform", frozen=n)])
+            return self._results()[key]["acc"]
         qmodel, _ = self.qat_model(seed, "asq", bits, "uniform")
         frozen = frozen_beta_model(qmodel, self.train, n=n, batch_size=self.cfg.eval_batch)
         acc = accuracy(frozen, self.test, self.cfg.eval_batch, self.device)
         self._record(key, {"acc": acc, "seed": seed, "config": f"frozen-{tag('asq', bits, 'uniform')}", "n": n})
         return acc
+
+    # -- the worker pool -----------------------------------------------------------------------
+    def qat_key(self, seed: int, method: str, bits: int, grid: str = "uniform", epochs: int | None = None,
+                order_key: str = "qat-order") -> str:
+        """The checkpoint name of a QAT model (`qat_model`'s arguments)."""
+        epochs = self.cfg.qat_epochs if epochs is None else int(epochs)
+        return self.name(tag(method, bits, grid), seed) + ("" if epochs == self.cfg.qat_epochs else f"-e{epochs}") \
+            + ("" if order_key == "qat-order" else f"-{order_key}")
+
+    def trained(self, key: str) -> bool:
+        """Whether the model `key` is in the checkpoint folder (its final weights and its record)."""
+        return (self.dir / f"{key}.pt").exists() and key in self._results()
+
+    def _frozen_done(self, seed: int, bits: int, n: int) -> bool:
+        rec = self._results().get(self.name(f"frozen-{tag('asq', bits, 'uniform')}", seed))
+        return rec is not None and rec.get("n") == n
+
+    def train_job(self, seed: int, method: str, bits: int, grid: str = "uniform", epochs: int | None = None,
+                  order_key: str = "qat-order", frozen: int | None = None) -> None:
+        """Train (or load) one QAT model and, with `frozen` (a number of images), its frozen-beta diagnostic:
+        a worker's task (`train_task`)."""
+        self.qat_model(seed, method, bits, grid, epochs, order_key)
+        if frozen is not None:
+            self.frozen_accuracy(seed, bits, frozen)
+
+    def train_missing(self, jobs: list[dict], workers: int | None = None) -> list[dict]:
+        """Train the jobs (`train_job`'s keyword arguments) whose model or frozen-beta record the checkpoint folder
+        lacks in the worker pool (`qat_pool.run_tasks`, `train_task`), after training (or loading) their float models here.
+        The workers' records and stream keys are written here. Only where `pooled`; returns what each job's worker
+        returned (`train_task`: its records, stream keys and torch threads), none where nothing was missing."""
+        from . import qat_pool
+
+        if not self.pooled:
+            return []
+        by_key: dict[str, dict] = {}        # one job per model (a model asked for twice, e.g. with its diagnostic)
+        for job in jobs:
+            key = self.qat_key(job["seed"], job["method"], job["bits"], job.get("grid", "uniform"), job.get("epochs"),
+                               job.get("order_key", "qat-order"))
+            j = by_key.setdefault(key, dict(job, frozen=None))
+            if job.get("frozen") is not None and not self._frozen_done(job["seed"], job["bits"], job["frozen"]):
+                j["frozen"] = job["frozen"]
+        todo = [j for key, j in by_key.items() if j["frozen"] is not None or not self.trained(key)]
+        for s in sorted({int(j["seed"]) for j in todo}):
+            self.float_model(s)
+        tasks = [dict(cfg=self.cfg, run_dir=str(self.run_dir), streams=self.streams, job=j) for j in todo]
+        outs = qat_pool.run_tasks(train_task, tasks, workers)
+        for out in outs:
+            self.record_many(out["records"])
+            qat_pool.record_drawn(self.streams, out["drawn"])
+            print(out["log"], end="", file=sys.stderr)
+        return outs
+
+    def grid_jobs(self, seeds) -> list[dict]:
+        """The jobs (`train_job`) of `run_grid(seeds)`: every configuration, with the frozen-beta diagnostic where
+        `run_grid` reports it."""
+        n = int(getattr(self.cfg, "freeze_samples", 2000))
+        return [dict(seed=s, method=m, bits=b, grid=g, frozen=n if self._has_frozen(m, b, g) else None)
+                for s in seeds for m, b, g in self.configs()]
+
+    def _has_frozen(self, m: str, b: int, g: str) -> bool:
+        return m == "asq" and g == "uniform" and b in self.cfg.bits and b in getattr(self.cfg, "frozen_bits", ())
 
     # -- the grid ------------------------------------------------------------------------------
     def configs(self) -> list[tuple[str, int, str]]:
@@ -222,6 +311,7 @@ class QATGrid:
         from common.progress import progress
 
         seeds = self.cfg.seeds if seeds is None else list(seeds)
+        self.train_missing(self.grid_jobs(seeds))
         rows = []
         jobs = [(s, None) for s in seeds] + [(s, c) for s in seeds for c in self.configs()]
         nan = float("nan")
@@ -238,8 +328,24 @@ class QATGrid:
                 _, acc = self.qat_model(seed, m, b, g)
                 rows.append({"seed": seed, "config": tag(m, b, g), "method": m, "bits": b, "grid": g, "acc": acc,
                              "best_acc": self.best_accuracy(seed, m, b, g)})
-                if m == "asq" and g == "uniform" and b in self.cfg.bits and b in getattr(self.cfg, "frozen_bits", ()):
+                if self._has_frozen(m, b, g):
                     # a diagnostic: the same model, beta frozen
                     rows.append({"seed": seed, "config": f"frozen-{tag(m, b, g)}", "method": "frozen-asq", "bits": b,
                                  "grid": g, "acc": self.frozen_accuracy(seed, b), "best_acc": nan})
         return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc", "best_acc"])
+
+
+def train_task(cfg, run_dir: str, streams, job: dict) -> dict:
+    """A pool worker's task (`QATGrid.train_missing`): the QAT model of `job` (`QATGrid.train_job`) trained into
+    the checkpoint folder; returns its records, the stream keys it drew, the torch threads it ran with and what it
+    printed (progress lines, warnings: the caller prints them, so they land in the notebook, not on the runner's
+    terminal)."""
+    import contextlib
+    import io
+
+    grid = QATGrid(cfg, run_dir, streams, in_worker=True)
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        grid.train_job(**job)
+    return {"records": grid.pending, "drawn": grid.streams.drawn(), "threads": torch.get_num_threads(),
+            "log": log.getvalue()}

@@ -131,11 +131,15 @@ def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypa
     from common.study import run_all
     from papers.asq import models
     from papers.asq.models import BasicBlock, ResNet, build_model
+    from papers.asq.qat_grid import QATGrid
 
     def narrow_resnet34(num_classes=1000, in_channels=3):     # resnet34's structure, 1/8 of its widths
         return ResNet(BasicBlock, [3, 4, 6, 3], [8, 16, 32, 64], num_classes, in_channels)
 
     monkeypatch.setitem(models.ARCHS, "resnet34", narrow_resnet34)
+    # the narrowed model exists in this process only: its QAT models train here, not in spawned workers
+    # (papers.asq.qat_pool; tests/asq/test_asq_qat_pool.py checks the pool)
+    monkeypatch.setattr(QATGrid, "pooled", property(lambda self: False))
 
     write_imagefolder(tmp_path / "data", n_classes=2, n_per_class=4, size=48, n_val_per_class=2)
     monkeypatch.setenv("REPRO_DATA", str(tmp_path / "data"))

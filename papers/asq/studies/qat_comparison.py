@@ -120,8 +120,14 @@ def steps_over_converged(qat_epochs: int, n_train: int, batch_size: int, converg
 
 def train(cfg, run, replicates) -> pd.DataFrame:
     """Train (or load) the grid of the training `replicates` into the run's checkpoints (`QATGrid.run_grid`): the
-    notebook's training cells, one replicate each."""
-    return QATGrid.of_run(cfg, run).run_grid(replicates)
+    notebook's training cells, one replicate each. On the CPU the first of them hands every missing QAT model of
+    the run to the worker pool at once (`QATGrid.train_missing`: the grid of every replicate and notebook 03's
+    ASQ POST model of the first, 16 equal-sized tasks for two workers at quick); the later cells load. On a GPU
+    each cell trains its replicate."""
+    grid = QATGrid.of_run(cfg, run)
+    notebook_03 = [dict(seed=cfg.seeds[0], method="asq", bits=cfg.ablation_bits, grid="post")]
+    grid.train_missing(grid.grid_jobs(cfg.seeds) + notebook_03)
+    return grid.run_grid(replicates)
 
 
 def measure(cfg, run) -> dict:
