@@ -192,14 +192,13 @@ def pytest_runtest_setup(item):
         nbval_runs.start(item)
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(hookwrapper=True)     # the old-style wrapper: any pytest the CUDA images carry has it
 def pytest_runtest_makereport(item, call):
-    report = yield
+    outcome = yield
     if _is_notebook(item):
         from tests import nbval_runs
 
-        nbval_runs.record(item, report)
-    return report
+        nbval_runs.record(item, outcome.get_result())
 
 
 @pytest.fixture
