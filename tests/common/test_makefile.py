@@ -53,7 +53,8 @@ def test_help_lists_every_target_and_each_one_dry_runs(tmp_path):
 
 
 def test_make_test_shares_the_cores_and_hands_out_the_longest_units_first(tmp_path, monkeypatch):
-    """`make test`: one BLAS/OpenMP thread per process on 2 cores (each of TEST_JOBS processes gets its share), and the
+    """`make test`: one BLAS/OpenMP thread and one pool worker (REPRO_THREADS) per process on 2 cores (each of TEST_JOBS
+    processes gets its share), and the
     work units of tests/conftest.py's LONGEST_FIRST handed out first, each unit's tests kept together and in order: a
     unit is a file, or a paper's notebooks with its runner check after them (which judges what nbval ran)."""
     from types import SimpleNamespace
@@ -68,7 +69,7 @@ def test_make_test_shares_the_cores_and_hands_out_the_longest_units_first(tmp_pa
         shell = script.replace("n=$(nproc 2>/dev/null || echo 2)", f"n={cores}").replace('case "2"', f'case "{jobs}"')
         shell = shell.replace("$((n / 2))", f"$((n / {jobs}))")
         env = subprocess.run(["sh", "-c", shell + " env"], capture_output=True, text=True).stdout.splitlines()
-        assert {f"{v}={threads}" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")} <= set(env), (jobs, cores)
+        assert {f"{v}={threads}" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "REPRO_THREADS")} <= set(env), (jobs, cores)
     assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
     assert [u for u in LONGEST_FIRST if not (paths.REPO / u).exists()] == []    # a renamed file or paper is renamed here too
     assert SMOKE_CHECK.split("::")[1] in (paths.REPO / SMOKE_CHECK.split("::")[0]).read_text()
