@@ -26,9 +26,13 @@ QAT (`ptq_accuracy`) and ASQ with each layer's beta frozen at its mean (`frozen_
 
 Models live on the grid's device; batches are moved there, and what comes back (accuracies,
 beta tables) is on the CPU. On the CPU without torchrun every QAT model (and its frozen-beta diagnostic) is
-trained in a spawned worker process with one thread (`papers.asq.qat_pool`; `train_missing` hands a whole grid to
-the pool at once), so its numbers are the same whatever the machine's core count and whichever worker trains it;
-the float models are trained in the calling process, as before.
+trained in a spawned worker process with one thread (`common.spawned`; `train_missing` hands a whole grid to
+the pool at once). Why spawned (issue 43): on a 2-core machine two one-thread processes train quick's small QAT
+models about twice as fast as one process with two threads, and a model's bits depend on the torch thread count
+(`torch.set_num_threads(1)` after two-thread work gives other bits than a fresh one-thread process). Each model
+draws only from its replicate's keyed streams, so its numbers are the same whatever the machine's core count,
+the number of workers and whichever worker trains it (tests/asq/test_asq_qat_pool.py: one worker and two give
+the same bits); the float models are trained in the calling process, as before.
 """
 from __future__ import annotations
 
@@ -103,7 +107,7 @@ class QATGrid:
 
     @property
     def pooled(self) -> bool:
-        """Whether QAT models are trained in the worker pool (`papers.asq.qat_pool`): on the CPU without torchrun,
+        """Whether QAT models are trained in the worker pool (`common.spawned`): on the CPU without torchrun,
         outside a worker."""
         return torch.device(self.device).type == "cpu" and self.dist is None and not self.in_worker
 
@@ -257,10 +261,11 @@ class QATGrid:
 
     def train_missing(self, jobs: list[dict], workers: int | None = None) -> list[dict]:
         """Train the jobs (`train_job`'s keyword arguments) whose model or frozen-beta record the checkpoint folder
-        lacks in the worker pool (`qat_pool.run_tasks`, `train_task`), after training (or loading) their float models here.
+        lacks in the worker pool (`common.spawned.run_tasks`, `train_task`), after training (or loading) their float models here.
         The workers' records and stream keys are written here. Only where `pooled`; returns what each job's worker
         returned (`train_task`: its records, stream keys and torch threads), none where nothing was missing."""
-        from . import qat_pool
+        from common import spawned
+        from common.parallel import n_workers
 
         if not self.pooled:
             return []
@@ -275,10 +280,10 @@ class QATGrid:
         for s in sorted({int(j["seed"]) for j in todo}):
             self.float_model(s)
         tasks = [dict(cfg=self.cfg, run_dir=str(self.run_dir), streams=self.streams, job=j) for j in todo]
-        outs = qat_pool.run_tasks(train_task, tasks, workers)
+        outs = spawned.run_tasks(train_task, tasks, workers or n_workers(len(tasks)), desc="QAT models")
         for out in outs:
             self.record_many(out["records"])
-            qat_pool.record_drawn(self.streams, out["drawn"])
+            spawned.record_drawn(self.streams, out["drawn"])
             print(out["log"], end="", file=sys.stderr)
         return outs
 

@@ -138,7 +138,7 @@ def test_full_profile_runs_the_imagenet_path_on_class_folders(tmp_path, monkeypa
 
     monkeypatch.setitem(models.ARCHS, "resnet34", narrow_resnet34)
     # the narrowed model exists in this process only: its QAT models train here, not in spawned workers
-    # (papers.asq.qat_pool; tests/asq/test_asq_qat_pool.py checks the pool)
+    # (common.spawned; tests/asq/test_asq_qat_pool.py checks the pool)
     monkeypatch.setattr(QATGrid, "pooled", property(lambda self: False))
 
     write_imagefolder(tmp_path / "data", n_classes=2, n_per_class=4, size=48, n_val_per_class=2)

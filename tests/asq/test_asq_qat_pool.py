@@ -1,10 +1,10 @@
-"""The QAT grid's worker pool (`papers.asq.qat_pool`, `QATGrid.train_missing`): every QAT model is trained in a
+"""The QAT grid's worker pool (`common.spawned`, `QATGrid.train_missing`): every QAT model is trained in a
 spawned one-thread worker, so one worker and two give the same models bit for bit, whichever worker trains a
 model, in which order, alone or with the grid, and the worker's thread count does not follow the machine's."""
 import torch
 
 from common.seed import Streams
-from papers.asq import qat_pool
+from common.parallel import n_workers
 from papers.asq.config import get_config
 from papers.asq.qat_grid import QATGrid
 
@@ -52,4 +52,4 @@ def test_one_worker_and_two_give_the_same_models_bit_for_bit_with_one_thread_eac
 def test_the_pool_is_the_cpu_path_only(tmp_path):
     grid = QATGrid(tiny_cfg(), tmp_path, Streams(103), in_worker=True)
     assert not grid.pooled and grid.train_missing([dict(seed=0, method="lsq", bits=2)]) == []
-    assert qat_pool.n_workers(16) >= 1 and qat_pool.n_workers(1) == 1
+    assert n_workers(16) >= 1 and n_workers(1) == 1
