@@ -30,9 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 from common.errors import UserError
 from common.seed import Streams
+from common.spawned import spawned
 
 from .mixture import GaussianMixture, log_cosh, ou_decay, ou_delta
-from .workers import cpu_shares, spawned
+from .workers import cpu_shares
 
 
 @dataclass
@@ -183,7 +184,7 @@ def _block_sums(mix, t, q, a_all, x_all, block, q_block, fast, curvature, q_lo, 
 
 
 class _Shares:
-    """Worker processes (`workers.spawned`) that take all but one of `shares` shares of the q values."""
+    """Worker processes (`common.spawned.spawned`) that take all but one of `shares` shares of the q values."""
 
     def __init__(self, executor, shares: int):
         self._ex, self.shares = executor, shares

@@ -1,4 +1,4 @@
-"""The second process (papers/diffusion/workers.py, issue 43): where a section runs changes no number and no
+"""The second process (common/spawned.py, papers/diffusion/workers.py, issue 43): where a section runs changes no number and no
 stream key of the run's manifest; V'' left out changes neither V nor V'."""
 import pickle
 from concurrent.futures import Future
@@ -10,7 +10,7 @@ import torch
 
 from common.seed import Streams
 from papers.diffusion import franz_parisi as fp
-from papers.diffusion import workers
+from common import spawned
 from papers.diffusion.config import get_config
 from papers.diffusion.mixture import GaussianMixture
 from papers.diffusion.studies import high_dimension as hd
@@ -60,7 +60,7 @@ def test_notebook_05_beside_the_training_gives_the_same_metrics_and_stream_keys(
         if where == "beside":
             monkeypatch.setattr(hd, "BESIDE_MIN_STEPS", 1)
             monkeypatch.setenv("REPRO_THREADS", "2")
-            monkeypatch.setattr(workers, "spawned", lambda n: asked.append(n) or nullcontext(_PickledExecutor() if n else None))
+            monkeypatch.setattr(spawned, "spawned", lambda n: asked.append(n) or nullcontext(_PickledExecutor() if n else None))
         run = SimpleNamespace(streams=Streams(5), device=torch.device("cpu"))   # a notebook's run.device: a torch.device
         runs[where] = (hd.measure(cfg, run)["metrics"], run.streams.drawn())
     assert asked == [1]                                  # the worker was asked for: the beside path ran
@@ -75,7 +75,7 @@ def test_record_drawn_copies_stream_and_child_keys():
     worker.rng("cloning", 16)
     worker.child("fp-threshold").rng("franz-parisi")
     here = Streams(3)
-    workers.record_drawn(here, worker.drawn())
+    spawned.record_drawn(here, worker.drawn())
     assert here.drawn() == worker.drawn() == ["cloning/16", "fp-threshold/*", "fp-threshold/franz-parisi"]
 
 
@@ -85,7 +85,7 @@ def test_a_worker_started_at_a_later_submit_still_gets_one_blas_thread(monkeypat
     import os
 
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    with workers.spawned(1) as pool:
+    with spawned.spawned(1) as pool:
         got = pool.submit(os.getenv, "OMP_NUM_THREADS").result()
     assert got == "1"
     assert os.environ["OMP_NUM_THREADS"] == "2"      # the caller's environment is restored afterwards

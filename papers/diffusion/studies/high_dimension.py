@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from common import spawned
+
 from .. import highdim, landscape, learned, workers
 from ..mixture import GaussianMixture
 
@@ -27,7 +29,7 @@ def measure(cfg, run) -> dict:
     score's nulls, `beside_training`) while this process trains: the same numbers from the same streams."""
     streams = run.streams
     beside = str(run.device) == "cpu" and cfg.learned_steps >= BESIDE_MIN_STEPS and workers.cpu_shares() > 1
-    with workers.spawned(1 if beside else 0) as pool:
+    with spawned.spawned(1 if beside else 0) as pool:
         if pool is None:
             out = {"cloning": cloning(cfg, streams), "collapse": collapse(cfg, streams),
                    "learned": learned_speciation(cfg, streams, device=run.device)}
@@ -35,7 +37,7 @@ def measure(cfg, run) -> dict:
             later = pool.submit(beside_training, cfg, streams)
             learned_out = learned_speciation(cfg, streams, nulls=lambda: later.result()["nulls"])
             done = later.result()
-            workers.record_drawn(streams, done["drawn"])
+            spawned.record_drawn(streams, done["drawn"])
             out = {"cloning": done["cloning"], "collapse": done["collapse"], "learned": learned_out}
     out["provenance"] = out["learned"]["provenance"]
     out["metrics"] = {**out["cloning"]["metrics"], **out["collapse"]["metrics"], **out["learned"]["metrics"]}
@@ -188,7 +190,7 @@ def collapse(cfg, streams) -> dict:
 
 def beside_training(cfg, streams) -> dict:
     """What notebook 05 computes without the trained network, for a worker process (on the CPU): the cloning
-    and collapse sections and the learned score's nulls, with the stream keys it drew (`workers.record_drawn`)."""
+    and collapse sections and the learned score's nulls, with the stream keys it drew (`common.spawned.record_drawn`)."""
     out = {"cloning": cloning(cfg, streams), "collapse": collapse(cfg, streams)}
     data = learned.load_two_classes(cfg.learned_dataset, tuple(cfg.learned_classes), cfg.learned_downsample)
     out["nulls"] = learned_nulls(cfg, streams, data, learned_times(cfg, data))
