@@ -14,14 +14,13 @@ a seed reuse the workers: the same numbers, two start-ups fewer. Notebook 04, th
 from __future__ import annotations
 
 import atexit
-import multiprocessing as mp
 import os
-import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from common.parallel import n_workers, pmap
 from common.progress import progress
-from common.threads import limit_threads, single_thread_env
+from common.spawned import executor, restore_main_spec
+from common.threads import single_thread_env
 
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 
@@ -38,9 +37,9 @@ atexit.register(_shutdown)
 
 
 def pool(workers: int) -> ProcessPoolExecutor:
-    """The module's pool of `workers` spawned processes (one BLAS thread each, `limit_threads`), made once."""
+    """The module's pool of `workers` spawned one-thread processes (`common.spawned.executor`), made once."""
     if workers not in _POOLS:
-        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=limit_threads)
+        _POOLS[workers] = executor(workers)
     return _POOLS[workers]
 
 
@@ -49,12 +48,10 @@ def spread(fn, tasks: list, desc: str | None = None, keep: bool = True) -> list:
     owns its generators). With one worker, or a Dask cluster configured (`$REPRO_CLUSTER`), it is `pmap` itself;
     otherwise the tasks go to the module's kept pool (`pool`). A kernel whose namespace was reset (`%reset -f`, as
     the runner's shared kernel does between notebooks) has lost `__main__.__spec__`, which multiprocessing's spawn
-    reads: it is put back as None (what a script run by path has), so the workers start. `keep=False` (the last
+    reads: it is put back (`common.spawned.restore_main_spec`), so the workers start. `keep=False` (the last
     notebook of a seed that spreads, 04) joins the workers after its tasks: the runner ends its kernel with a kill,
     which would leave kept workers unwaited and their CPU time out of the run's `cores_used`."""
-    main = sys.modules.get("__main__")
-    if main is not None and not hasattr(main, "__spec__"):
-        main.__spec__ = None
+    restore_main_spec()
     tasks = list(tasks)
     w = n_workers(len(tasks))
     if w == 1 or os.environ.get("REPRO_CLUSTER", "").strip():

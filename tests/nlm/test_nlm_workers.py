@@ -31,3 +31,59 @@ def test_one_worker_runs_in_process(monkeypatch):
     """One worker: the package's own function, called here (pmap), its value."""
     monkeypatch.setenv("REPRO_THREADS", "1")
     assert workers.spread(binomial_se, [dict(fraction=0.5, n=4), dict(fraction=0.1, n=9)]) == [0.25, pytest.approx(math.sqrt(0.09 / 9))]
+
+
+
+def test_ahead_runs_tasks_until_stopped_and_collect_gives_exactly_those(monkeypatch):
+    """`ahead.start` runs the tasks in one worker, one after the other; `stop` says which ran or run (the first at
+    least, none after), `collect` gives exactly their results; nothing started: empty; one CPU: nothing starts."""
+    from papers.nlm import ahead
+
+    monkeypatch.setenv("REPRO_THREADS", "2")
+    monkeypatch.delenv("REPRO_CLUSTER", raising=False)
+    tasks = [dict(fraction=f, n=n) for f, n in ((0.5, 100), (0.1, 9), (0.25, 48), (0.0, 5))]
+    assert ahead.start("test", binomial_se, tasks)
+    assert not ahead.start("test", binomial_se, tasks)        # already started under that key
+    taken = ahead.stop("test")
+    assert 0 in taken and taken <= set(range(4))
+    got = ahead.collect("test")
+    assert set(got) == taken and all(got[i] == binomial_se(**tasks[i]) for i in taken)
+    assert ahead.stop("test") == set() and ahead.collect("test") == {}
+    assert ahead.start("all", dict, tasks)
+    import time
+    deadline = time.monotonic() + 120
+    while not ahead.finished("all") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ahead.finished("all") and ahead.collect("all") == dict(enumerate(tasks))   # every task ran, by index
+    monkeypatch.setenv("REPRO_THREADS", "1")
+    assert not ahead.start("test", dict, tasks) and ahead.collect("test") == {}
+
+
+def test_explored_runs_started_ahead_are_the_runs_made_in_process(monkeypatch, tmp_path):
+    """Notebook 04 on the CPU: its models' runs partly started ahead in a low-priority worker (as notebook 01 does,
+    `train_ahead`), the rest spread over two workers (`explored_in_workers`), give bit for bit the models, tasks and
+    chain states of every model run in this process (`explored_model`)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from common.profiles import configure
+    from common.seed import Streams
+    from papers.nlm import ahead, config
+    from papers.nlm.studies import exploration
+
+    monkeypatch.setenv("REPRO_THREADS", "2")
+    monkeypatch.delenv("REPRO_CLUSTER", raising=False)
+    cfg = configure(config, "smoke", explore_models=2)
+    assert not exploration.train_ahead(cfg, SimpleNamespace(streams=Streams(7), dir=tmp_path, device="cpu"))  # short chains
+    run = SimpleNamespace(streams=Streams(7), dir=tmp_path / "ahead", device="cpu")
+    assert ahead.start(exploration.ahead_key(cfg, run), exploration.chain_part, exploration.chain_parts(cfg, run, "cpu", 1))
+    got = exploration.explored_in_workers(cfg, run, "cpu")
+    own = [exploration.explored_model(cfg, run.streams, r, tmp_path / "own", "cpu") for r in range(2)]
+    assert len(got) == 2
+    for g, o in zip(got, own):
+        for key in ("J", "b", "chains"):
+            assert torch.equal(g["model"]["state"][key], o["model"]["state"][key])
+        assert all(torch.equal(a, b) for a, b in zip(g["states"], o["states"]))
+        assert [(t["part"], t["burn"], t["per_window"], t["every"]) for t in g["tasks"]] == \
+            [(t["part"], t["burn"], t["per_window"], t["every"]) for t in o["tasks"]]

@@ -18,6 +18,7 @@ from ..model import phi
 from ..sampler import flow, langevin
 from ..train import compute_device
 from ..visits import EXPLORE_MODELS, count_transitions, visits, window_classes, window_images
+from .. import ahead
 from ..workers import spread
 
 
@@ -147,6 +148,65 @@ def explore_result(cfg, model: dict, tasks: list[dict], states: list) -> dict:
             "window_classes_all": classes, "metrics": m}
 
 
+def ahead_key(cfg, run) -> str:
+    """The key of `train_ahead`'s work in `ahead`: the run folder, seed and configuration, so that a notebook 04 of
+    another run or configuration in the same kernel takes none of it."""
+    return f"explored models|{run.dir}|{run.streams.seed}|{sorted(vars(cfg).items())!r}"
+
+
+def notebook01_models(cfg) -> int:
+    """How many explored models notebook 01 trains itself: model 0 is its main model where `explore_p` and
+    `explore_updates` are 0 (1), else none (0)."""
+    return 1 if not int(cfg.explore_p) and not int(cfg.explore_updates) else 0
+
+
+def chain_parts(cfg, run, device: str, first: int = 0) -> list[dict]:
+    """`chain_part`'s tasks: every run (`PARTS`) of every explored model from `first` on, model by model."""
+    return [dict(cfg=cfg, streams=run.streams, r=r, part=k, run_dir=run.dir, device=device)
+            for r in range(first, int(cfg.explore_models)) for k in range(len(PARTS))]
+
+
+def chain_part(cfg, streams, r: int, part: int, run_dir, device) -> torch.Tensor:
+    """One run of explored model r (`PARTS[part]`): `chain_states` of its `explore_tasks` entry, the model trained
+    (`trained_model`: its checkpoint written to `run_dir`) or read from there."""
+    model = trained_model(cfg, streams, r, run_dir, device)
+    return chain_states(**explore_tasks(cfg, model_streams(streams, r), model, device)[part])
+
+
+def train_ahead(cfg, run) -> bool:
+    """Start `measure`'s runs of the explored models (`chain_parts`, model 0 left to notebook 01 where it is its
+    main model) in a low-priority worker (`ahead.start`) beside the notebook that calls it, where `measure` runs
+    them in workers (on the CPU, long chains): the worker takes what the notebooks before 04 leave of a core, and
+    `measure` the results (`explored_in_workers`), the same numbers as run there. Whether anything was started."""
+    device = str(compute_device(run.device))
+    if device != "cpu" or int(cfg.explore_steps) < PARALLEL_MIN_STEPS:
+        return False
+    return ahead.start(ahead_key(cfg, run), chain_part, chain_parts(cfg, run, device, notebook01_models(cfg)))
+
+
+PART_ORDER = {"hot": 0, "restart": 1, "quench": 2}   # the runs in the workers, the longest first: three chains
+# stacked, then one with noise, then the noiseless flow
+
+
+def explored_in_workers(cfg, run, device: str) -> list[dict]:
+    """`explored_model` of every explored model, its runs (`chain_part`) in worker processes: those an earlier
+    notebook started ahead (`train_ahead`) taken from there, the rest spread over the cores (the longest first);
+    the models read from their checkpoints here."""
+    early = chain_parts(cfg, run, device, notebook01_models(cfg))
+    taken = {(early[i]["r"], early[i]["part"]) for i in ahead.stop(ahead_key(cfg, run))}
+    rest = sorted([t for t in chain_parts(cfg, run, device) if (t["r"], t["part"]) not in taken],
+                  key=lambda t: PART_ORDER[PARTS[t["part"]]])
+    states = dict(zip([(t["r"], t["part"]) for t in rest], spread(chain_part, rest, desc="explored models", keep=False)))
+    states.update({(early[i]["r"], early[i]["part"]): st for i, st in ahead.collect(ahead_key(cfg, run)).items()})
+    out = []
+    for r in range(int(cfg.explore_models)):
+        model = trained_model(cfg, run.streams, r, run.dir, device)
+        out.append({"model": {k: v for k, v in model.items() if k != "data"},
+                    "tasks": explore_tasks(cfg, model_streams(run.streams, r), model, device),
+                    "states": [states[(r, k)] for k in range(len(PARTS))]})
+    return out
+
+
 def model_streams(streams, r: int):
     """The streams of the explored model r (0: the run's own, the main model of notebook 01; else the child
     ("explore model", r): its own training list, initial network, training and chains)."""
@@ -178,13 +238,19 @@ def pooled_metrics(per_model: list[dict]) -> dict:
     return out
 
 
+def trained_model(cfg, streams, r: int, run_dir, device) -> dict:
+    """Replicate r of `measure`'s explored models (`main_model` from `model_streams(streams, r)`), trained on one
+    torch thread or read from `run_dir`'s checkpoints, where a training writes it."""
+    p, updates = int(cfg.explore_p) or None, int(cfg.explore_updates) or None
+    torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
+    return main_model(cfg, model_streams(streams, r), run_dir, p=p, updates=updates, device=device)
+
+
 def explored_model(cfg, streams, r: int, run_dir, device) -> dict:
     """Replicate r of `measure`'s explored models, trained (or read from `run_dir`'s checkpoints) and run:
     {"model" (without its data), "tasks", "states"} of `explore_tasks` and `chain_states`."""
-    p, updates = int(cfg.explore_p) or None, int(cfg.explore_updates) or None
-    torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
+    model = trained_model(cfg, streams, r, run_dir, device)
     streams = model_streams(streams, r)
-    model = main_model(cfg, streams, run_dir, p=p, updates=updates, device=device)
     tasks = explore_tasks(cfg, streams, model, device)
     return {"model": {k: v for k, v in model.items() if k != "data"}, "tasks": tasks, "states": [chain_states(**t) for t in tasks]}
 
@@ -196,12 +262,13 @@ def measure(cfg, run) -> dict:
     model of the sweep's length, as the paper's figure); the others the same training from their own streams
     (`model_streams`: their own initial network and shuffle of the training list). The figure shows model 0.
     The models share nothing (each its own training and generators): on the CPU, long chains (>=
-    PARALLEL_MIN_STEPS) run one model a task in worker processes, with the same numbers as here."""
+    PARALLEL_MIN_STEPS) run in worker processes, each run of each model a task (`explored_in_workers`, some of them
+    started ahead by notebook 01: `train_ahead`), with the same numbers as here."""
     torch.set_num_threads(1)
     device = str(compute_device(run.device))
     tasks = [dict(cfg=cfg, streams=run.streams, r=r, run_dir=run.dir, device=device) for r in range(int(cfg.explore_models))]
     parallel = device == "cpu" and int(cfg.explore_steps) >= PARALLEL_MIN_STEPS
-    out = spread(explored_model, tasks, desc="explored models", keep=False) if parallel else [explored_model(**t) for t in tasks]
+    out = explored_in_workers(cfg, run, device) if parallel else [explored_model(**t) for t in tasks]
     runs = [explore_result(cfg, {**o["model"], "data": encoding.load(cfg.dataset, cfg.n_test,
                                                                      model_streams(run.streams, r).rng("training list", cfg.dataset))},
                            o["tasks"], o["states"]) for r, o in enumerate(out)]   # main_model's data, loaded here

@@ -14,6 +14,7 @@ from ..mainmodel import main_model
 from ..model import phi
 from ..train import compute_device
 from ..workers import spread
+from . import exploration
 
 
 def age_metrics(prefix: str, steps, rows, pcd: dict, chain_abs_x: float) -> dict:
@@ -61,7 +62,10 @@ def measure(cfg, run) -> dict:
     """The main model (cached in `run.dir`'s checkpoints for notebooks 04 and 06) and its samples over age
     (`"age"`); with `cfg.second_updates`, the same on `cfg.second_dataset` (`"fashion"`, its data files in
     `"inputs"`). `"metrics"`: both runs' metrics. The two runs share nothing (each its own generators): on the CPU,
-    long ones run in two worker processes (the same numbers)."""
+    long ones run in two worker processes (the same numbers). First it starts the trainings of notebook 04's
+    explored models in a third worker (`exploration.train_ahead`: their checkpoints in `run.dir`), which runs on
+    through notebooks 02 and 03 on the core they leave idle (02 trains its stack on one thread)."""
+    exploration.train_ahead(cfg, run)
     device = str(compute_device(run.device))
     tasks = [dict(cfg=cfg, streams=run.streams, run_dir=run.dir, device=device, second=s)
              for s in ([False, True] if cfg.second_updates else [False])]
