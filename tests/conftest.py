@@ -11,29 +11,32 @@ import pytest
 
 SMOKE_CHECK = "tests/common/test_repository.py::test_smoke_run_produces_metrics_and_claims"
 
-# Longest first: seconds per unit in `make test` on the 2-core Xeon (family 6, model 207), 2 processes, 2026-12-07,
-# summed over its tests (a paper's runner check counted at 1 s: it judges what nbval wrote). A unit that is listed
-# must exist (tests/common/test_makefile.py); one that is not runs in collection order.
+# Longest first: seconds per unit in `make test` on the 2-core Xeon (family 6, model 207), 2 processes, 2026-12-07
+# 07:35 UTC (63b42ab), summed over its tests (a paper's runner check counted at 1 s: it judges what nbval wrote). A
+# unit that is listed must exist (tests/common/test_makefile.py); one that is not runs in collection order. The first
+# two keep hetero's two multi-process units (its notebooks' ranks, the full profile's 8 ranks) apart at the start.
 LONGEST_FIRST = (
-    "notebooks/hetero",                                 # 93
-    "tests/hetero/test_hetero_full_profile.py",         # 67
-    "tests/common/test_cluster.py",                     # 59
-    "tests/netrecon/test_netrecon_full_profile.py",     # 41
-    "tests/acl/test_acl_full_profile.py",               # 41
+    "notebooks/hetero",                                 # 92
+    "tests/common/test_cluster.py",                     # 68
+    "tests/hetero/test_hetero_full_profile.py",         # 62
+    "tests/acl/test_acl_full_profile.py",               # 44
+    "notebooks/nlm",                                    # 43
     "notebooks/acl",                                    # 40
-    "tests/common/test_makefile.py",                    # 37
-    "tests/hetero/test_hetero_bugs.py",                 # 35
-    "notebooks/nlm",                                    # 34
-    "notebooks/netrecon",                               # 33
-    "tests/asq/test_asq_full_profile.py",               # 33
-    "tests/hetero/test_hetero_dist.py",                 # 27
-    "notebooks/asq",                                    # 26
-    "notebooks/diffusion",                              # 25
-    "tests/common/test_reproduce_report.py",            # 23
+    "notebooks/netrecon",                               # 39
+    "tests/netrecon/test_netrecon_full_profile.py",     # 38
+    "tests/common/test_makefile.py",                    # 36
+    "tests/hetero/test_hetero_bugs.py",                 # 40 (~34 since three 1-2 step launches became one)
+    "tests/asq/test_asq_full_profile.py",               # 34
+    "notebooks/asq",                                    # 32
+    "notebooks/diffusion",                              # 31
+    "tests/common/test_reproduce_report.py",            # 29
     "tests/common/test_device_check.py",                # 22
-    "tests/hetero/test_hetero_cluster.py",              # 19
-    "tests/common/test_paper_template.py",              # 17
-    "tests/netrecon/test_netrecon_parallel.py",         # 17
+    "tests/hetero/test_hetero_dist.py",                 # 22
+    "tests/common/test_paper_template.py",              # 21
+    "tests/asq/test_asq_qat_pool.py",                   # 19
+    "tests/hetero/test_hetero_cluster.py",              # 18
+    "tests/asq/test_asq_device.py",                     # 12
+    "tests/netrecon/test_netrecon_parallel.py",         # 11
 )
 
 

@@ -1,5 +1,6 @@
 """Regression tests of issue 19's bugs: UCC only for links that use it, the vendor map in the
-start-up agreement, link-labelled checkpoints."""
+start-up agreement, link-labelled checkpoints; the cluster option without privileges; issue 35's CPU pinning of
+the ranks under a visible GPU shares the vendor map's launch."""
 import os
 from dataclasses import replace
 
@@ -65,12 +66,6 @@ def test_ranks_with_different_vendor_maps_fail_fast(tmp_path):
     assert not list(tmp_path.glob("rank*.json"))
 
 
-def test_vendor_maps_are_compared_after_expansion(tmp_path):
-    job = Job(vendors="nv,nv", stages=2, partition=[4, 2], links=["direct"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
-    ranks = launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "nv:2"}}, deadline_s=60)
-    assert [r["vendor"] for r in ranks] == ["nv", "nv"]
-
-
 def test_two_links_keep_separate_checkpoints_and_each_resumes_its_own(tmp_path):
     # the bf16-staged control is lossy, so its numbers differ from direct: an overwritten series would show
     links = ["direct", "cpu_forward_bf16:2"]
@@ -114,12 +109,24 @@ def test_pipeline_step_across_two_namespaces_equals_loopback_bitwise(tmp_path):
     assert [n for n in netcluster.network_namespaces() if n.startswith(f"{netcluster.PREFIX}-{os.getpid()}-")] == []
 
 
-def test_cluster_option_without_privileges_says_so_and_runs_on_loopback(tmp_path, monkeypatch, capsys):
+def test_one_launch_compares_vendor_maps_after_expansion_runs_on_loopback_without_privileges_on_the_cpu(
+        tmp_path, monkeypatch, capsys):
+    """Three checks that each made a launch of 2 ranks of its own, now one launch (2 processes, ~3 s of CPU each on
+    the Xeon, mostly torch's imports): (1) issue 19: rank 1's vendor map written with a count (`nv:2`) agrees with
+    rank 0's written out (`nv,nv`): the maps are compared after expansion; (2) `cluster=True` where network
+    namespaces are not allowed says so in one line and runs the ranks on loopback; (3) issue 35: the CPU
+    emulation's ranks compute on the CPU and see no GPU even when the environment makes one visible."""
     from common import netcluster
 
     monkeypatch.setattr(netcluster, "available", lambda refresh=False: (False, "no CAP_NET_ADMIN"))
-    job = Job(vendors="nv,amd", links=["direct"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
-    ranks = launch(job, 2, workdir=tmp_path, deadline_s=60, cluster=True)
-    assert [r["netcluster_node"] for r in ranks] == [None, None]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # a GPU machine's environment: the ranks must not inherit it
+    job = Job(vendors="nv,nv", stages=2, partition=[4, 2], links=["direct"], steps=2, corpus_tokens=20_000, timeout_s=20.0)
+    ranks = launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "nv:2"}}, deadline_s=120, cluster=True)
+    assert [r["vendor"] for r in ranks] == ["nv", "nv"]                                   # (1) the ranks agreed
+    assert [r["netcluster_node"] for r in ranks] == [None, None]                          # (2)
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["notice: no emulated cluster (no CAP_NET_ADMIN); the ranks run on loopback"]
+    assert [r["device"] for r in ranks] == ["cpu", "cpu"]                                  # (3)
+    assert [r["cuda_visible_devices"] for r in ranks] == ["", ""]
+    losses = ranks[-1]["variants"]["direct"]["losses"]
+    assert len(losses) == 2 and all(x == x for x in losses)
