@@ -20,7 +20,7 @@ from .images import Images, provenance
 from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
 from .nets import Classifier
 from .regions import region_samples
-from .runfiles import save_atomic
+from .runfiles import run_lock, save_atomic
 from .samplers import NULLS
 from .train import encode_all, train_codes
 from .twosample import c2st_accuracy
@@ -60,7 +60,14 @@ def reference_features(cfg, images: Images, run_dir) -> tuple[Classifier, dict, 
     computed once per run folder and kept in `<run_dir>/ckpt/` under a key of the network's hash and the sizes of
     `REFERENCE_KEYS`; the info (hash, test accuracy, sizes) is computed where the file is written. The network
     trains and featurizes on one torch thread (`metrics`), so the file holds the same bits for a notebook's
-    process and a one-thread worker, whatever the core count."""
+    process and a one-thread worker, whatever the core count. Under the run folder's "reference" lock (`run_lock`):
+    a worker that asks while the notebook's process computes them waits and reads them (`measure` of notebook 02
+    builds them beside its workers' training)."""
+    with run_lock(run_dir, "reference"):
+        return _reference_features(cfg, images, run_dir)
+
+
+def _reference_features(cfg, images: Images, run_dir) -> tuple[Classifier, dict, dict]:
     net = feature_net(cfg, images, run_dir)
     sha = weights_sha256(net)
     key = hashlib.sha256(json.dumps([sha, torch.__version__] + [getattr(cfg, k) for k in REFERENCE_KEYS]).encode()).hexdigest()[:16]

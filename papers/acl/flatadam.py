@@ -87,8 +87,21 @@ class FlatAdam(torch.optim.Adam):
                           "g": [G[off:off + p.numel()].view_as(p) for p, off in zip(params, offsets)]}
         return True
 
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """torch's: with `set_to_none`, every parameter's gradient dropped (here without torch's profiler record
+        around the loop, which cost about as much as the loop for these few tensors)."""
+        if not set_to_none:
+            return super().zero_grad(False)
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.grad = None
+        return None
+
     @torch.no_grad()
     def step(self, closure=None):
+        """torch's Adam step on the flat buffers (module docstring). torch wraps an optimizer's `step` in a profiler
+        record and its step hooks unless the method says it is `hooked` (below): this one is run as it is, so hooks
+        registered with `register_step_pre_hook` / `register_step_post_hook` are not called (this repository registers none)."""
         if closure is not None:
             return super().step(closure)
         rest = []
@@ -126,3 +139,5 @@ class FlatAdam(torch.optim.Adam):
             finally:
                 self.param_groups = saved
         return None
+
+    step.hooked = True   # torch.optim.Optimizer leaves a step so marked unwrapped (`step` docstring)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from common.parallel import pmap
+from common.parallel import n_workers, pmap
 
 from .evaluation import code_c2st, evaluate_samples, evaluator, region_metrics
 from .images import Images, image_device, provenance
@@ -88,25 +88,34 @@ def gan_replicate(cfg, images: Images, streams, r: int, variant: str, run_dir) -
 TRAIN_KEY = {"ae": "ae", "cls": "cls"}   # the training streams of a study's replicate ("gan" for every GAN variant)
 
 
+def scorer(cfg, images: Images, run_dir, seed: int):
+    """(the run's evaluator, the provenance of a replicate's result), asked for once the replicate has trained: the
+    evaluation network and the reference may still be under construction in the notebook's process then
+    (`evaluation.reference_features` waits for them)."""
+    ev, featinfo = evaluator(cfg, images, run_dir)
+    return ev, provenance(cfg, seed, images, featinfo)
+
+
 def image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: str) -> dict:
     """One replicate of one image study, in a worker: train (or load), sample, evaluate.
 
     study: "ae" (ACL-AE and its three baselines), "cls" (ACL-classifier and baselines), "gan", "aclgan".
     `streams` are the run's (`run.streams`): replicate r trains from the child (study's training key, r), samples
-    from ("samples", study, r), scores its prior regions from ("regions", r); `seed` only names the result.
+    from ("samples", study, r), scores its prior regions from ("regions", r); `seed` only names the result. The
+    evaluator is built after training (`scorer`), so that the notebook may build the reference meanwhile.
     Returns {"metrics": {method: metrics}, "grid": {method: (n_grid, C, H, W) array}, ...}.
     """
     from types import SimpleNamespace
 
     cfg = SimpleNamespace(**cfg_dict)
     images = Images(cfg, device=image_device(cfg))
-    ev, featinfo = evaluator(cfg, images, run_dir)
     train = streams.child(TRAIN_KEY.get(study, "gan"), r)
     draw = streams.child("samples", study, r)
     regions = streams.child("regions", r)   # the same regions for ACL-AE and its fitted Gaussian (paired)
-    out = {"study": study, "replicate": r, "provenance": provenance(cfg, seed, images, featinfo)}
+    out = {"study": study, "replicate": r, "provenance": None}
     if study in ("ae", "cls"):
         res = (ae_replicate if study == "ae" else classifier_replicate)(cfg, images, train, r, run_dir)
+        ev, out["provenance"] = scorer(cfg, images, run_dir, seed)
         samplers = fit_baselines(res, images, cfg, draw)
         samples = code_model_samples(res, images, cfg.n_eval, samplers, draw)
         null = mmd_null(res, images.x, train)  # ACL's G_c without the adversary, same initialization
@@ -123,6 +132,7 @@ def image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: 
             out["own_head_class_frac"] = (np.bincount(lab, minlength=len(images.classes)) / len(lab)).tolist()
     else:
         res = gan_replicate(cfg, images, train, r, GAN_VARIANTS[study] or "gan", run_dir)
+        ev, out["provenance"] = scorer(cfg, images, run_dir, seed)
         zd = prior_dim(res["models"], res["hp"])  # the plain GAN takes code_dim-wide noise, ACL-GAN z_dim
         samples = {study: gan_sample(res["models"], cfg.n_eval, res["hp"], draw.torch_generator("noise")).cpu()}
         grid = {study: gan_sample(res["models"], cfg.n_grid, res["hp"], z=grid_noise(streams, cfg.n_grid, zd)).cpu()}
@@ -154,6 +164,13 @@ COST_ORDER = {"aclgan": 0, "aclganmmd": 0, "cls": 1, "ae": 2, "gan": 3}  # longe
 def n_replicates(cfg, study: str) -> int:
     """Paired replicates of an image study: `replicates` (autoencoder), `cls_replicates`, `gan_replicates`."""
     return getattr(cfg, {"ae": "replicates", "cls": "cls_replicates"}.get(study, "gan_replicates"))
+
+
+def in_workers(cfg, studies: list[str], also: tuple[str, ...] = ()) -> bool:
+    """Whether `image_study` would train these studies' replicates in worker processes (`common.parallel.pmap`
+    with more than one worker), not in this process."""
+    n = sum(n_replicates(cfg, s) for s in set(studies) | set(also))
+    return n_workers(n, cfg.workers or None) > 1
 
 
 def image_study(cfg, run, studies: list[str], also: tuple[str, ...] = ()) -> list[dict]:

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .flatadam import FlatAdam
+from .pooling import MaxPool2x2
 
 
 def mlp(sizes: list[int], act: str = "relu", norm: bool = False) -> nn.Sequential:
@@ -68,8 +69,8 @@ class Classifier(nn.Module):
         super().__init__()
         self.num_features = feat_dim  # read by torchmetrics' FID/KID for a custom feature network
         self.trunk = nn.Sequential(
-            nn.Conv2d(channels, width, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(width, 2 * width, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+            nn.Conv2d(channels, width, 3, 1, 1), nn.ReLU(), MaxPool2x2(),   # nn.MaxPool2d(2), faster in evaluation
+            nn.Conv2d(width, 2 * width, 3, 1, 1), nn.ReLU(), MaxPool2x2(), nn.Flatten(),
             nn.Linear(2 * width * (size // 4) ** 2, feat_dim), nn.ReLU())
         self.head = nn.Linear(feat_dim, n_classes)
 

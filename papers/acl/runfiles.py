@@ -7,6 +7,7 @@ https://arxiv.org/abs/2001.11539
 from __future__ import annotations
 
 import io
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -32,3 +33,19 @@ def save_atomic(obj, path: Path) -> None:
 def task_cache(run_dir, seed: int, study: str, r: int) -> Path:
     """Where replicate r of an image study (`image_replicates.cached_image_task`) is kept for a later notebook."""
     return Path(run_dir) / "ckpt" / f"task-{study}-s{seed}-r{r}.pt"
+
+
+@contextmanager
+def run_lock(run_dir, name: str):
+    """Hold `<run_dir>/ckpt/<name>.lock` exclusively (`flock` on the file as each caller opens it: it excludes
+    the run's other processes, and other threads that take it): what one caller computes for the run's folder under
+    it, another waits for and then reads."""
+    import fcntl
+
+    path = ckpt_path(run_dir, name).with_suffix(".lock")
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -148,3 +148,35 @@ def test_the_reference_features_are_computed_once_per_run_folder(tmp_path, monke
     again, info2 = evaluation.evaluator(cfg, images, tmp_path)     # reads them
     assert len(list((tmp_path / "ckpt").glob("reffeats-*.pt"))) == 1 and info1 == info2
     assert np.array_equal(again.real, first.real) and np.array_equal(again.train_features(), first.train_features())
+
+
+def test_a_replicate_trains_while_the_reference_is_built_and_scores_with_it(tmp_path):
+    """Notebook 02 builds the reference (evaluation network, reference features) while its workers train: a replicate
+    trains with the run folder's reference lock held elsewhere, then waits for it (`runfiles.run_lock`) before it
+    builds or reads the evaluation network, and scores with the run folder's one network."""
+    import threading
+
+    from papers.acl import evaluation, image_replicates
+    from papers.acl.config import get_config
+    from papers.acl.images import Images
+    from papers.acl.runfiles import run_lock
+
+    cfg = get_config("smoke", ae_steps=5, code_steps=5, null_steps=5, n_eval=120, n_region=60, n_prdc=60, n_mem=60,
+                     kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2, c2st_steps=5)
+    out = {}
+    task = threading.Thread(target=lambda: out.update(image_replicates.image_task(vars(cfg), str(tmp_path), Streams(0),
+                                                                                   0, 0, "ae")))
+    trained = tmp_path / "ckpt" / "ae-r0.pt"
+    with run_lock(tmp_path, "reference"):   # the notebook's process, busy with the reference
+        task.start()
+        for _ in range(600):
+            if trained.exists() or not task.is_alive():
+                break
+            task.join(0.1)
+        task.join(1.0)
+        assert trained.exists() and task.is_alive() and not out   # trained, now waiting for the reference
+        assert not (tmp_path / "ckpt" / "featnet.pt").exists()
+    ev, info = evaluation.evaluator(cfg, Images(cfg), tmp_path)   # whichever takes the lock first builds, the other reads
+    task.join(120)
+    assert not task.is_alive() and out["provenance"]["featnet_sha256"] == info["featnet_sha256"] == ev.hash
+    assert np.isfinite(out["metrics"]["acl"]["fid"])

@@ -122,3 +122,20 @@ def test_parameter_without_gradient_takes_torchs_update():
     ref, ref_opt = run(torch_adam(True), steps=12, event=freeze_then_free)
     net, opt = run(flat, steps=12, event=freeze_then_free)
     assert same_weights(ref, net) and same_state(ref_opt, opt)
+
+
+def test_zero_grad_and_an_unwrapped_step():
+    """`zero_grad` drops (set_to_none) or zeroes the gradients as torch's does; `step` is run as defined (torch's
+    profiler wrapper, which cost as much as the update on these small MLPs, is not put around it)."""
+    net = mlp([3, 8, 2])
+    opt = FlatAdam(net.parameters(), 1e-2)
+    assert FlatAdam.step is FlatAdam.__dict__["step"] and FlatAdam.step.hooked
+    for set_to_none in (True, False):
+        net(torch.randn(4, 3)).sum().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=set_to_none)
+        grads = [p.grad for p in net.parameters()]
+        assert all(g is None for g in grads) if set_to_none else all(g is not None and not g.any() for g in grads)
+    ref_net, _ = run(torch_adam(False), steps=10)
+    net, _ = run(flat, steps=10)
+    assert same_weights(ref_net, net)

@@ -8,11 +8,13 @@ generators).
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pandas as pd
 
 from ..analysis import c2st_metrics, floor_metrics, image_table, per_rep, summary_table
 from ..evaluation import reference
-from ..image_replicates import image_study, results_record
+from ..image_replicates import image_study, in_workers, results_record
 from ..images import on_device
 
 RESULTS = "ae_results.json"   # the replicates without their grids; notebook 05 reads it (prior_regions.upstream)
@@ -61,15 +63,22 @@ def claim_metrics(table: pd.DataFrame, results: list[dict]) -> dict:
 def measure(cfg, run) -> dict:
     """Score every ACL-AE replicate (trained, or loaded from the run folder's checkpoints; the classifier
     replicates of notebook 03 are trained in the same worker pool and cached there); the data files read go to
-    the manifest, the replicates (without grids) to `RESULTS` in the run's folder (notebook 05 reads it).
+    the manifest, the replicates (without grids) to `RESULTS` in the run's folder (notebook 05 reads it). The
+    reference (`evaluation.reference`: the evaluation network, one thread) is built while the workers train.
 
     Returns {"metrics" (the floor, the provenance and the claim metrics), "inputs" (the data files read),
     "results" (per replicate, with sample grids), "table" (one row per replicate x sampler), "summary",
     "floor", "record" (what is saved as `RESULTS`)}."""
     cfg = on_device(cfg, run)
-    images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
     also = ("cls",) if getattr(cfg, "cls_study", True) else ()   # cls replicates: notebook 03 (not at quick)
-    results = image_study(cfg, run, ["ae"], also=also)
+    if in_workers(cfg, ["ae"], also):   # the workers train while this process builds the reference on its one
+        with ThreadPoolExecutor(1) as beside:   # thread (they wait for it to score)
+            study = beside.submit(image_study, cfg, run, ["ae"], also=also)
+            images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
+            results = study.result()
+    else:   # one process: one after the other (the reference's one-thread section would end in the replicates' midst)
+        images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
+        results = image_study(cfg, run, ["ae"], also=also)
     table = image_table(results)
     metrics = floor_metrics(prov, featinfo, floor, FLOOR_KEYS, half_density=True) | claim_metrics(table, results)
     record = results_record(prov, results)
