@@ -166,11 +166,21 @@ def n_replicates(cfg, study: str) -> int:
     return getattr(cfg, {"ae": "replicates", "cls": "cls_replicates"}.get(study, "gan_replicates"))
 
 
-def in_workers(cfg, studies: list[str], also: tuple[str, ...] = ()) -> bool:
-    """Whether `image_study` would train these studies' replicates in worker processes (`common.parallel.pmap`
-    with more than one worker), not in this process."""
-    n = sum(n_replicates(cfg, s) for s in set(studies) | set(also))
-    return n_workers(n, cfg.workers or None) > 1
+def trains_here(cfg, run, studies: list[str], also: tuple[str, ...] = ()) -> bool:
+    """Whether `image_study` would train a replicate in this process: some replicate is not cached and
+    `common.parallel.pmap` would run its missing tasks with one worker (here, under a one-thread limit), not in
+    worker processes. A resumed run with one replicate left trains it here even where the cores allow two."""
+    todo = missing_tasks(cfg, run, studies, also)
+    return bool(todo) and n_workers(len(todo), cfg.workers or None) == 1
+
+
+def missing_tasks(cfg, run, studies: list[str], also: tuple[str, ...] = ()) -> list[dict]:
+    """The `cached_image_task` tasks of `image_study` whose replicate is not cached yet, the costliest first."""
+    run_dir, seed = run.dir, run.seed
+    wanted = [(s, r) for s in list(studies) + [a for a in also if a not in studies] for r in range(n_replicates(cfg, s))]
+    return [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), streams=run.streams, seed=seed, r=r, study=s)
+            for s, r in sorted(wanted, key=lambda sr: COST_ORDER.get(sr[0], 0))
+            if not task_cache(run_dir, seed, s, r).exists()]
 
 
 def image_study(cfg, run, studies: list[str], also: tuple[str, ...] = ()) -> list[dict]:
@@ -181,10 +191,7 @@ def image_study(cfg, run, studies: list[str], also: tuple[str, ...] = ()) -> lis
     Every task draws from its own keyed streams of `run.streams`, so pooling or caching changes no number.
     """
     run_dir, seed = run.dir, run.seed
-    wanted = [(s, r) for s in list(studies) + [a for a in also if a not in studies] for r in range(n_replicates(cfg, s))]
-    todo = [dict(cfg_dict=vars(cfg), run_dir=str(run_dir), streams=run.streams, seed=seed, r=r, study=s)
-            for s, r in sorted(wanted, key=lambda sr: COST_ORDER.get(sr[0], 0))
-            if not task_cache(run_dir, seed, s, r).exists()]
+    todo = missing_tasks(cfg, run, studies, also)
     if todo:
         pmap(cached_image_task, todo, workers=cfg.workers or None, desc=f"{'+'.join(sorted({t['study'] for t in todo}))} replicates")
     return [torch.load(task_cache(run_dir, seed, s, r), weights_only=False) for s in studies for r in range(n_replicates(cfg, s))]

@@ -180,3 +180,25 @@ def test_a_replicate_trains_while_the_reference_is_built_and_scores_with_it(tmp_
     task.join(120)
     assert not task.is_alive() and out["provenance"]["featnet_sha256"] == info["featnet_sha256"] == ev.hash
     assert np.isfinite(out["metrics"]["acl"]["fid"])
+
+
+def test_the_reference_is_built_beside_only_when_no_replicate_trains_in_this_process(tmp_path, monkeypatch):
+    """Notebook 02 builds its reference beside `image_study` unless a replicate would train in the notebook's own
+    process (one missing replicate, or one worker): that replicate's one-thread limit and the reference's would
+    overlap. Counted on the replicates not yet cached, as `image_study` counts them."""
+    from types import SimpleNamespace
+
+    from papers.acl import image_replicates as ir
+    from papers.acl.config import get_config
+
+    monkeypatch.setenv("REPRO_THREADS", "2")
+    run = SimpleNamespace(dir=tmp_path, seed=0, streams=Streams(0))
+    cfg = get_config("smoke", replicates=2, workers=0)
+    assert len(ir.missing_tasks(cfg, run, ["ae"])) == 2 and not ir.trains_here(cfg, run, ["ae"])   # two workers
+    assert ir.trains_here(get_config("smoke", replicates=2, workers=1), run, ["ae"])              # one worker
+    cache = ir.task_cache(tmp_path, 0, "ae", 0)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(b"")                                                     # replicate 0 cached: one left
+    assert [t["r"] for t in ir.missing_tasks(cfg, run, ["ae"])] == [1] and ir.trains_here(cfg, run, ["ae"])
+    ir.task_cache(tmp_path, 0, "ae", 1).write_bytes(b"")                      # all cached: nothing trains
+    assert ir.missing_tasks(cfg, run, ["ae"]) == [] and not ir.trains_here(cfg, run, ["ae"])

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..analysis import c2st_metrics, floor_metrics, image_table, per_rep, summary_table
 from ..evaluation import reference
-from ..image_replicates import image_study, in_workers, results_record
+from ..image_replicates import image_study, results_record, trains_here
 from ..images import on_device
 
 RESULTS = "ae_results.json"   # the replicates without their grids; notebook 05 reads it (prior_regions.upstream)
@@ -71,12 +71,12 @@ def measure(cfg, run) -> dict:
     "floor", "record" (what is saved as `RESULTS`)}."""
     cfg = on_device(cfg, run)
     also = ("cls",) if getattr(cfg, "cls_study", True) else ()   # cls replicates: notebook 03 (not at quick)
-    if in_workers(cfg, ["ae"], also):   # the workers train while this process builds the reference on its one
-        with ThreadPoolExecutor(1) as beside:   # thread (they wait for it to score)
+    if not trains_here(cfg, run, ["ae"], also):   # the workers train (or nothing does) while this process builds
+        with ThreadPoolExecutor(1) as beside:       # the reference on its one thread (they wait for it to score)
             study = beside.submit(image_study, cfg, run, ["ae"], also=also)
             images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
             results = study.result()
-    else:   # one process: one after the other (the reference's one-thread section would end in the replicates' midst)
+    else:   # a replicate trains here: one after the other (the reference's one-thread section would end in its midst)
         images, ev, featinfo, prov, floor = reference(cfg, run.dir, run.seed)
         results = image_study(cfg, run, ["ae"], also=also)
     table = image_table(results)
