@@ -25,7 +25,6 @@ so results do not depend on the number of worker threads. The only Python loop i
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -36,6 +35,7 @@ from common.progress import progress
 from common.seed import Streams
 
 from .mixture import GaussianMixture, ou_decay
+from .workers import cpu_shares
 
 DEFAULT_CHUNK = 1 << 15
 BLOCK = 64          # forward steps per vectorised block
@@ -95,9 +95,8 @@ def _check_grid(T, dt, n_paths):
 
 
 def _workers(workers):
-    if workers is None:
-        workers = int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1))
-    return max(1, int(workers))
+    """`workers` threads (at least 1); None: the run's budget (`workers.cpu_shares`)."""
+    return cpu_shares() if workers is None else max(1, int(workers))
 
 
 def _run_chunks(fn, n_paths, chunk, workers, desc, show_progress):

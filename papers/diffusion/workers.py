@@ -9,9 +9,12 @@ keys into the run's manifest. This module says how many processes the run may ke
 """
 from __future__ import annotations
 
-import os
+import sys
+
+from common.parallel import n_workers
 
 
 def cpu_shares() -> int:
-    """Processes the run may keep busy: $REPRO_THREADS, else the CPU count."""
-    return max(1, int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1)))
+    """Processes the run may keep busy: `common.parallel.n_workers` with no bound from the tasks ($REPRO_THREADS,
+    else the CPU count; at least 1), the one reading of that budget the pools use too."""
+    return n_workers(sys.maxsize)

@@ -15,6 +15,7 @@ import atexit
 import os
 import threading
 
+from common.parallel import n_workers
 from common.spawned import executor
 from common.threads import single_thread_env
 
@@ -84,8 +85,7 @@ _STARTED: dict[str, Ahead] = {}
 def start(key: str, fn, tasks: list[dict]) -> bool:
     """Start `fn`'s tasks ahead under `key` (`Ahead`); False (nothing started) with no task or one CPU
     ($REPRO_THREADS), a Dask cluster configured, or work already started under `key`."""
-    cpus = int(os.environ.get("REPRO_THREADS", os.cpu_count() or 1))
-    if not tasks or key in _STARTED or cpus < 2 or os.environ.get("REPRO_CLUSTER", "").strip():
+    if not tasks or key in _STARTED or n_workers(2) < 2 or os.environ.get("REPRO_CLUSTER", "").strip():
         return False
     _STARTED[key] = Ahead(fn, tasks)
     return True
