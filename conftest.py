@@ -68,63 +68,13 @@ def _restore_environment():
 
 
 # Notebooks run in this process (any test folder): the runner's logic without a kernel start-up, and without
-# the notebook stack (papermill, nbformat), which a bare GPU image lacks: the CUDA tests run there.
-def notebook_code_cells(nb) -> list[tuple[str, list]]:
-    """(source, tags) of each code cell of a notebook, read as the JSON it is (nbformat's `source` joined)."""
-    import json
-    from pathlib import Path
-
-    cells = json.loads(Path(nb).read_text())["cells"]
-    return [("".join(c.get("source", "")), c.get("metadata", {}).get("tags", []))
-            for c in cells if c.get("cell_type") == "code"]
-
-
-def _parameter_assignments(nb) -> dict:
-    """Name -> the value node of each top-level assignment of a notebook's `parameters` cell."""
-    import ast
-
-    out = {}
-    for src, tags in notebook_code_cells(nb):
-        if "parameters" in tags:
-            for node in ast.parse(src).body:
-                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    out[node.targets[0].id] = node.value
-                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-                    out[node.target.id] = node.value
-    return out
-
-
-def stackless_notebook_parameters(nb) -> dict:
-    """`common.runner.params.notebook_parameters` without papermill: the parameter names (the runner reads
-    only the names; the type is the literal's, else "None", as papermill infers without an annotation)."""
-    import ast
-
-    out = {}
-    for name, value in _parameter_assignments(nb).items():
-        try:
-            out[name] = type(ast.literal_eval(value)).__name__
-        except ValueError:
-            out[name] = "None"
-    return out
-
-
-def stackless_notebook_defaults(nb) -> dict:
-    """`common.runner.params.notebook_defaults` without nbformat: the literal defaults of the parameters cell."""
-    import ast
-
-    out = {}
-    for name, value in _parameter_assignments(nb).items():
-        try:
-            out[name] = ast.literal_eval(value)
-        except ValueError:
-            continue
-    return out
-
-
+# the notebook stack (papermill, nbformat), which a bare GPU image lacks: the CUDA tests run there. The runner reads
+# the notebooks' parameters without it (`common.runner.params.code_cells`).
 def exec_in_process(calls: list):
     """A stand-in for `common.runner.execute.run_notebook` that execs the notebook's cells in this process (parameters cell,
     then the injected values, then the rest), recording (notebook name, parameters) in `calls`."""
     from common.runner.execute import NotebookFailed
+    from common.runner.params import code_cells
 
     def execute(nb, out, parameters, timeout, quiet, kernel=None):
         import shutil
@@ -132,7 +82,7 @@ def exec_in_process(calls: list):
         calls.append((nb.name, dict(parameters)))
         scope: dict = {}
         try:
-            for src, tags in notebook_code_cells(nb):
+            for src, tags in code_cells(nb):
                 exec(src, scope)
                 if "parameters" in tags:
                     scope.update(parameters)
@@ -154,28 +104,14 @@ def in_process_executor():
     return exec_in_process
 
 
-def _missing(module: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module) is None
-    except (ImportError, ValueError):
-        return True
-
-
 @pytest.fixture
 def in_process(monkeypatch):
     """Run notebooks by exec-ing their cells in this process in place of a papermill kernel: the runner's
-    logic, seconds faster. Where papermill or nbformat is missing (a bare GPU image), the runner reads the
-    notebooks' parameters with the stand-ins above."""
-    from common.runner import execute, params
+    logic, seconds faster, also where papermill and nbformat are missing (a bare GPU image)."""
+    from common.runner import execute
 
     calls: list = []
     monkeypatch.setattr(execute, "run_notebook", exec_in_process(calls))
-    if _missing("papermill"):
-        monkeypatch.setattr(params, "notebook_parameters", stackless_notebook_parameters)
-    if _missing("nbformat"):
-        monkeypatch.setattr(params, "notebook_defaults", stackless_notebook_defaults)
     return calls
 
 
@@ -212,12 +148,6 @@ def after_nbval(in_process, monkeypatch):
     calls: list = []
     monkeypatch.setattr(execute, "run_notebook", Replay(calls, exec_in_process))
     return calls
-
-
-@pytest.fixture
-def stackless_readers():
-    """(notebook_parameters, notebook_defaults) without papermill and nbformat, as `in_process` uses them."""
-    return stackless_notebook_parameters, stackless_notebook_defaults
 
 
 class GpuPeak:

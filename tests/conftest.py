@@ -25,13 +25,13 @@ LONGEST_FIRST = (
     "notebooks/netrecon",                               # 39
     "tests/netrecon/test_netrecon_full_profile.py",     # 38
     "tests/common/test_makefile.py",                    # 36
-    "tests/hetero/test_hetero_bugs.py",                 # 40 (~34 since three 1-2 step launches became one)
+    "tests/hetero/test_hetero_bugs.py",                 # 40 (~28 since: 3 launches became 1, then 2 shared)
     "tests/asq/test_asq_full_profile.py",               # 34
     "notebooks/asq",                                    # 32
     "notebooks/diffusion",                              # 31
     "tests/common/test_reproduce_report.py",            # 29
     "tests/common/test_device_check.py",                # 22
-    "tests/hetero/test_hetero_dist.py",                 # 22
+    "tests/hetero/test_hetero_dist.py",                 # 22 (~19: its fail-fast launch is shared with bugs)
     "tests/common/test_paper_template.py",              # 21
     "tests/asq/test_asq_qat_pool.py",                   # 19
     "tests/hetero/test_hetero_cluster.py",              # 18

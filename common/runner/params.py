@@ -10,6 +10,7 @@ as the command that reruns them.
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 from . import registry
@@ -21,26 +22,47 @@ RESERVED = ("profile", "run_dir")   # set by the runner itself (--profile, --res
 OVERRIDES = "overrides"             # the notebooks' dict of profile keys to change (common/study.py), filled from -p
 
 
-def notebook_parameters(nb: Path) -> dict:
-    """Parameter names of a notebook's `parameters` cell with their inferred types."""
-    import papermill as pm
+def code_cells(nb: Path) -> list[tuple[str, list]]:
+    """(source, tags) of each code cell of a notebook, read as the JSON it is (nbformat 4; `source` joined as nbformat
+    joins it). No notebook stack: a run that is refused, or only checks its parameters, imports neither papermill nor
+    nbformat (whose jsonschema format checkers take ~2 s to import); an older format is converted by nbformat."""
+    data = json.loads(Path(nb).read_text(encoding="utf-8"))
+    if data.get("nbformat") != 4:
+        import nbformat
 
-    return {name: p["inferred_type_name"] for name, p in pm.inspect_notebook(str(nb)).items()}
+        data = nbformat.read(str(nb), as_version=4)
+    return [("".join(c.get("source", "")), c.get("metadata", {}).get("tags", []))
+            for c in data["cells"] if c.get("cell_type") == "code"]
+
+
+def parameter_assignments(nb: Path) -> dict:
+    """Name -> (value node, annotation node or None) of each top-level assignment to a name in the notebook's
+    `parameters` cell: the names papermill finds there (tests/common/test_runner_robustness.py compares them)."""
+    out = {}
+    for src, tags in code_cells(nb):
+        if "parameters" in tags:
+            for node in ast.parse(src).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    out[node.targets[0].id] = (node.value, None)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                    out[node.target.id] = (node.value, node.annotation)
+    return out
+
+
+def notebook_parameters(nb: Path) -> dict:
+    """Parameter names of a notebook's `parameters` cell with the type papermill infers (the annotation, else "None")."""
+    return {name: "None" if note is None else ast.unparse(note).strip("'\"")
+            for name, (_, note) in parameter_assignments(nb).items()}
 
 
 def notebook_defaults(nb: Path) -> dict:
     """Literal default values of a notebook's `parameters` cell (names whose default is not a literal are left out)."""
-    import nbformat
-
     out = {}
-    for cell in nbformat.read(nb, as_version=4).cells:
-        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
-            for node in ast.parse(cell.source).body:
-                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    try:
-                        out[node.targets[0].id] = ast.literal_eval(node.value)
-                    except ValueError:
-                        continue
+    for name, (value, _) in parameter_assignments(nb).items():
+        try:
+            out[name] = ast.literal_eval(value)
+        except ValueError:
+            continue
     return out
 
 
@@ -147,8 +169,6 @@ def preflight(paper: str, profile: str, params: dict) -> None:
 
 def param_text(v) -> str:
     """A parameter value as `-p key=<text>` reads it back: lists and dicts as compact JSON (no spaces)."""
-    import json
-
     return json.dumps(v, separators=(",", ":")) if isinstance(v, (list, tuple, dict)) else str(v)
 
 

@@ -171,18 +171,6 @@ def test_the_wheels_carried_are_binary_pinned_and_the_versions_the_tests_run_her
     assert {n: md.version(n) for n in specs} == specs
 
 
-def test_the_stackless_notebook_readers_give_papermills_and_nbformats_answers(stackless_readers):
-    """What `in_process` uses on a GPU image without the notebook stack, against the runner's own readers."""
-    from common.runner.params import notebook_defaults, notebook_parameters
-
-    names, defaults = stackless_readers
-    books = sorted(paths.NOTEBOOKS.glob("*/[0-9]*.ipynb"))
-    assert len(books) >= 6
-    for nb in books:
-        assert set(names(nb)) == set(notebook_parameters(nb)), nb.name
-        assert defaults(nb) == notebook_defaults(nb), nb.name
-
-
 # ---- what a GPU run decides, simulated here: the check's verdict on fake answers of its children ---------
 
 def _gpu_check(tmp_path, monkeypatch, papers=("asq", "hetero")):

@@ -89,9 +89,19 @@ def test_parse_value_types():
     assert [params.parse_value(v) for v in ("3", "0.5", "1e-3", "true", "None", "[1, 2]", "abc")] == [3, 0.5, 1e-3, True, None, [1, 2], "abc"]
 
 
-def test_cli_entry_point_exit_code():
-    proc = subprocess.run([sys.executable, "-m", "common.reproduce", "nosuch"], capture_output=True, text=True, cwd=paths.REPO)
-    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown paper") and proc.stderr.count("\n") == 1
+def test_cli_entry_point_exit_code_and_a_refusal_imports_no_notebook_stack():
+    """`python -m common.reproduce` with a bad value: exit 2 in one line, and the parameters were read and checked
+    without papermill, nbformat or jsonschema (~2 s of imports that only a notebook run needs)."""
+    from common.runner.registry import papers
+
+    paper = "diffusion" if "diffusion" in papers() else papers()[0]
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "common.reproduce", paper, "--profile", "smoke",
+                           "-p", "seed=abc"], capture_output=True, text=True, cwd=paths.REPO)
+    lines = proc.stderr.splitlines()
+    err = [line for line in lines if not line.startswith("import time:")]
+    assert proc.returncode == 2 and err == ["error: parameter 'seed' must be an integer >= 0, got 'abc'"], err
+    imported = {line.rsplit("|", 1)[1].strip().partition(".")[0] for line in lines if line.startswith("import time:")}
+    assert "common" in imported and not imported & {"papermill", "nbformat", "nbclient", "jsonschema"}
 
 
 def test_seeds_run_once_per_seed_with_an_overall_verdict(toy_repo, in_process, capsys):

@@ -61,6 +61,22 @@ def test_preflight_gets_the_resolved_configuration_and_stops_before_anything_run
     assert in_process == [] and not (toy_repo / "results").exists()
 
 
+def test_the_runner_reads_every_notebook_as_nbformat_and_papermill_do():
+    """`params.code_cells` reads a notebook as the JSON it is (so that checking or refusing parameters imports no
+    notebook stack): every notebook's code cells as nbformat reads them, its parameters (names and inferred types)
+    as papermill infers them, its literal defaults among them."""
+    import nbformat
+    import papermill as pm
+
+    books = sorted(paths.NOTEBOOKS.glob("*/[0-9]*.ipynb")) + sorted((paths.REPO / "templates").rglob("[0-9]*.ipynb"))
+    assert len(books) >= 7
+    for nb in books:
+        cells = nbformat.read(str(nb), as_version=4).cells
+        assert params.code_cells(nb) == [(c.source, c.metadata.get("tags", [])) for c in cells if c.cell_type == "code"], nb
+        assert params.notebook_parameters(nb) == {k: p["inferred_type_name"] for k, p in pm.inspect_notebook(str(nb)).items()}, nb
+        assert set(params.notebook_defaults(nb)) <= set(params.notebook_parameters(nb)), nb
+
+
 def test_count_parameters_of_every_paper_are_checked_by_name(capsys):
     """A count set negative is refused naming that parameter, before any notebook runs (every built paper)."""
     checked = 0

@@ -1,6 +1,7 @@
 """Regression tests of issue 19's bugs: UCC only for links that use it, the vendor map in the
-start-up agreement, link-labelled checkpoints; the cluster option without privileges; issue 35's CPU pinning of
-the ranks under a visible GPU shares the vendor map's launch."""
+start-up agreement (with k's: one fail-fast launch), link-labelled checkpoints; the cluster option without
+privileges; issue 35's CPU pinning of the ranks under a visible GPU. The last three share one loopback launch with
+the comparison across network namespaces."""
 import os
 from dataclasses import replace
 
@@ -59,10 +60,14 @@ def test_planned_audit_still_lists_the_proxy_groups():
     assert [r["cluster_backend"] for r in recs if r["kind"] == "proxy"] == ["ucc"]
 
 
-def test_ranks_with_different_vendor_maps_fail_fast(tmp_path):
-    job = Job(vendors="nv,amd", links=["direct"], steps=2, corpus_tokens=20_000, timeout_s=20.0)
-    with pytest.raises(UserError, match=r"^ranks disagree on the job \(vendors: rank0=nv,amd, rank1=amd,nv\); launch every rank"):
-        launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "amd,nv"}}, deadline_s=60)
+def test_ranks_that_disagree_on_the_vendor_map_and_on_k_fail_fast_naming_both(tmp_path):
+    """Issue 19: the vendor map is in the start-up agreement beside the job (here k of the CPU-forwarding link): ranks
+    that disagree on both fail fast in one line naming both (one launch for the two checks)."""
+    job = Job(vendors="nv,amd", links=["cpu_forward:2"], steps=2, corpus_tokens=20_000, timeout_s=20.0)
+    both = (r"^ranks disagree on the job \(links: rank0=\['cpu_forward:2'\], rank1=\['cpu_forward:3'\]; "
+            r"vendors: rank0=nv,amd, rank1=amd,nv\); launch every rank")
+    with pytest.raises(UserError, match=both):
+        launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "amd,nv", "links": ["cpu_forward:3"]}}, deadline_s=60)
     assert not list(tmp_path.glob("rank*.json"))
 
 
@@ -87,15 +92,38 @@ def test_two_links_keep_separate_checkpoints_and_each_resumes_its_own(tmp_path):
             assert va["losses"] == vb["losses"] and va["digest"] == vb["digest"], lab
 
 
-def test_pipeline_step_across_two_namespaces_equals_loopback_bitwise(tmp_path):
+# One 2-rank launch of one step on loopback, shared by the two tests below (2 processes, ~3 s of CPU each on the Xeon,
+# mostly torch's imports): rank 1's vendor map is written with counts; `cluster=True` where network namespaces are not
+# allowed; a GPU made visible by the environment.
+JOB = Job(vendors="nv,amd", links=["cpu_forward:2"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
+PER_RANK = {1: {"vendors": "nv:1,amd:1"}}
+
+
+@pytest.fixture(scope="module")
+def loopback(tmp_path_factory):
+    """(ranks, stderr lines) of `JOB` launched with `cluster=True` where no emulated cluster is allowed."""
+    import contextlib
+    import io
+
+    from common import netcluster
+
+    err = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(err):
+        mp.setattr(netcluster, "available", lambda refresh=False: (False, "no CAP_NET_ADMIN"))
+        mp.setenv("CUDA_VISIBLE_DEVICES", "0")  # a GPU machine's environment: the ranks must not inherit it
+        ranks = launch(JOB, 2, workdir=tmp_path_factory.mktemp("loopback"), per_rank=PER_RANK, deadline_s=120, cluster=True)
+    return ranks, err.getvalue().strip().splitlines()
+
+
+def test_pipeline_step_across_two_namespaces_equals_loopback_bitwise(tmp_path, loopback, monkeypatch):
     from common import netcluster
 
     ok, why = netcluster.available()
     if not ok:
         pytest.skip(f"no emulated cluster here: {why}")
-    job = Job(vendors="nv,amd", links=["cpu_forward:2"], steps=1, corpus_tokens=20_000, timeout_s=20.0)
-    loop = launch(job, 2, workdir=tmp_path / "loop", deadline_s=60)
-    ns = launch(job, 2, workdir=tmp_path / "ns", deadline_s=60, cluster={"rate": "1gbit", "delay": "0"})
+    loop, _ = loopback
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # as the loopback launch had it
+    ns = launch(JOB, 2, workdir=tmp_path / "ns", per_rank=PER_RANK, deadline_s=60, cluster={"rate": "1gbit", "delay": "0"})
     assert [r["netcluster_node"] for r in ns] == ["0", "1"] and [r["netcluster_node"] for r in loop] == [None, None]
     for a, b in zip(loop, ns):
         va, vb = a["variants"]["cpu_forward:2"], b["variants"]["cpu_forward:2"]
@@ -109,24 +137,17 @@ def test_pipeline_step_across_two_namespaces_equals_loopback_bitwise(tmp_path):
     assert [n for n in netcluster.network_namespaces() if n.startswith(f"{netcluster.PREFIX}-{os.getpid()}-")] == []
 
 
-def test_one_launch_compares_vendor_maps_after_expansion_runs_on_loopback_without_privileges_on_the_cpu(
-        tmp_path, monkeypatch, capsys):
-    """Three checks that each made a launch of 2 ranks of its own, now one launch (2 processes, ~3 s of CPU each on
-    the Xeon, mostly torch's imports): (1) issue 19: rank 1's vendor map written with a count (`nv:2`) agrees with
-    rank 0's written out (`nv,nv`): the maps are compared after expansion; (2) `cluster=True` where network
-    namespaces are not allowed says so in one line and runs the ranks on loopback; (3) issue 35: the CPU
-    emulation's ranks compute on the CPU and see no GPU even when the environment makes one visible."""
-    from common import netcluster
-
-    monkeypatch.setattr(netcluster, "available", lambda refresh=False: (False, "no CAP_NET_ADMIN"))
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # a GPU machine's environment: the ranks must not inherit it
-    job = Job(vendors="nv,nv", stages=2, partition=[4, 2], links=["direct"], steps=2, corpus_tokens=20_000, timeout_s=20.0)
-    ranks = launch(job, 2, workdir=tmp_path, per_rank={1: {"vendors": "nv:2"}}, deadline_s=120, cluster=True)
-    assert [r["vendor"] for r in ranks] == ["nv", "nv"]                                   # (1) the ranks agreed
+def test_one_launch_compares_vendor_maps_after_expansion_runs_on_loopback_without_privileges_on_the_cpu(loopback):
+    """Three checks on the shared loopback launch: (1) issue 19: rank 1's vendor map written with counts
+    (`nv:1,amd:1`) agrees with rank 0's written out (`nv,amd`): the maps are compared after expansion; (2)
+    `cluster=True` where network namespaces are not allowed says so in one line and runs the ranks on loopback;
+    (3) issue 35: the CPU emulation's ranks compute on the CPU and see no GPU even when the environment makes one
+    visible."""
+    ranks, err = loopback
+    assert [r["vendor"] for r in ranks] == ["nv", "amd"]                                  # (1) the ranks agreed
     assert [r["netcluster_node"] for r in ranks] == [None, None]                          # (2)
-    err = capsys.readouterr().err.strip().splitlines()
     assert err == ["notice: no emulated cluster (no CAP_NET_ADMIN); the ranks run on loopback"]
     assert [r["device"] for r in ranks] == ["cpu", "cpu"]                                  # (3)
     assert [r["cuda_visible_devices"] for r in ranks] == ["", ""]
-    losses = ranks[-1]["variants"]["direct"]["losses"]
-    assert len(losses) == 2 and all(x == x for x in losses)
+    losses = ranks[-1]["variants"]["cpu_forward:2"]["losses"]
+    assert len(losses) == 1 and all(x == x for x in losses)
