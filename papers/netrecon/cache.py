@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common.io import atomic_write_bytes
 
-from common.parallel import pmap
+from .pool import pmap   # `common.parallel.pmap`, in the study's kept pool when one is open
 
 #: bump when a task's meaning changes, so stale cache entries are ignored
 VERSION = "netrecon-5"
@@ -58,7 +58,8 @@ def prefetch(calls: list[tuple], cache_dir=None, workers: int | None = None, des
 
 
 def cached_pmap(fn, tasks: list[dict], cache_dir=None, workers: int | None = None, desc: str | None = None) -> list:
-    """`parallel.pmap(fn, tasks)`, reading and writing results under `cache_dir` (None: no cache)."""
+    """`parallel.pmap(fn, tasks)` (`pool.pmap`: in the kept pool when one is open), reading and writing results
+    under `cache_dir` (None: no cache)."""
     tasks = list(tasks)
     if cache_dir is None:
         return pmap(fn, tasks, workers=workers, desc=desc)

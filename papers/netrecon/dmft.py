@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, interpolate, linalg, optimize, signal
+from scipy import integrate, interpolate, linalg, optimize
 
 from common.errors import UserError
 
@@ -337,6 +337,8 @@ def two_replica_batch(g: float, etas, Ts, dt: float = 0.02, s0: float = 1.0, n_n
     uniq = sorted(set(etas))                              # one student per distinct eta, to its longest T
     n_stu = {e: max(n for ee, n in zip(etas, steps) if ee == e) for e in uniq}
     nt = max(steps)
+    from scipy import signal   # here, not at the top: a third of a second that every worker of a pool paid at start
+
     from .rnn import check_memory
 
     check_memory(2 * (1 + len(uniq)) * (nt + 1) ** 2 * 8, "two-replica DMFT kernel")

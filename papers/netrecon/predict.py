@@ -57,7 +57,7 @@ def first_crossing(rms: np.ndarray, t: np.ndarray, delta: float) -> np.ndarray:
 
 def run_pair(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_max: float, dt: float = DT,
              delta: float | None = None, record_every: int = 10, dtype=np.float64,
-             stop_crossed: bool = False) -> dict:
+             stop_crossed: bool = False, teacher: np.ndarray | None = None) -> dict:
     """Teacher J and students JS (shape (S, N, N) or (N, N)) from the same states x0 (K, N).
 
     Returns times t, D (n_rec, S, K) and, with a tolerance delta, T_pd (S, K): the first time the
@@ -67,6 +67,9 @@ def run_pair(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_max: float, dt: fl
     that are needed (each student's product is its own in the batched matmul). `dtype=np.float32`
     halves the memory traffic of the products; only for students far from their teacher (eta >> 1e-6,
     whose one-step difference dwarfs single-precision rounding), never for the small-eta horizons.
+    `teacher`: the teacher's states from x0 already simulated, every `record_every` steps to t_max or beyond
+    (`rnn.simulate(J, x0, n, dt=dt, record_every=record_every)`, float64); the teacher is then not stepped again
+    (the same map on the same states: D bit for bit as without it).
 
     Paper: the teacher-student trajectory and T_pd against eta figures (README maths (M8)).
     """
@@ -83,16 +86,23 @@ def run_pair(J: np.ndarray, JS: np.ndarray, x0: np.ndarray, t_max: float, dt: fl
     xS = np.broadcast_to(xT, (S, K, N)).copy()
     n_steps = int(round(t_max / dt))
     n_rec = n_steps // record_every + 1
+    if teacher is not None and (np.dtype(dtype) != np.float64 or teacher.shape[0] < n_rec
+                                or teacher.shape[1:] != xT.shape):
+        raise UserError(f"the teacher's recorded states {teacher.shape} do not cover {n_rec} records of "
+                        f"{xT.shape} float64 states")
     D = np.full((n_rec, S, K), np.nan)
     D[0] = 0.0
     T_pd = np.full((S, K), np.nan)
     prev = np.zeros((S, K))
     lo, hi = 0, S                 # the students still stepped (a slice: a view, no copy of their couplings)
     for n in range(1, n_steps + 1):
-        xT = euler_step(xT, JT, dt)
+        if teacher is None:
+            xT = euler_step(xT, JT, dt)
         xS[lo:hi] = euler_step(xS[lo:hi], JST[lo:hi], dt)
         if n % record_every:
             continue
+        if teacher is not None:
+            xT = teacher[n // record_every]
         d = distance(xT[None], xS)
         d[:lo], d[hi:] = np.nan, np.nan     # stopped students (stop_crossed): nothing recorded
         D[n // record_every] = d

@@ -17,7 +17,7 @@ import numpy as np
 
 from common.seed import Streams
 
-from . import dmft, lyap, predict, recon, rnn
+from . import lyap, predict, recon, rnn
 from .predict import relative_error
 
 
@@ -62,9 +62,11 @@ def dispatch(fn: str, kw: dict):
 
 
 def grid_tasks(cfg, streams: Streams) -> list[dict]:
-    """`lyapunov_task` arguments of the lambda(g) grid (notebooks 01 and 05 share them through the cache)."""
+    """`lyapunov_task` arguments of the lambda(g) grid (notebooks 01 and 05 share them through the cache; their
+    figures plot lambda only, so no linear exponent)."""
     return [dict(N=cfg.grid_N, g=float(g), streams=streams.child("net", s), n_traj=cfg.grid_n_traj,
-                 t_transient=cfg.grid_t_transient, t_average=cfg.grid_t_average, t_align=cfg.grid_t_align, dt=cfg.dt)
+                 t_transient=cfg.grid_t_transient, t_average=cfg.grid_t_average, t_align=cfg.grid_t_align, dt=cfg.dt,
+                 linear=False)
             for g in cfg.grid_gs for s in range(cfg.grid_seeds)]
 
 
@@ -81,8 +83,11 @@ def stationary_tasks(cfg, streams: Streams) -> list[dict]:
 def lyapunov_task(N: int, g: float, streams: Streams, n_traj: int, t_transient: float, t_average: float,
                   t_align: float = 0.0, dt: float = rnn.DT, method: str = "two-trajectory",
                   record_dt: float = 0.0, max_lag_time: float = 0.0, dtype: str = "float64",
-                  fused: bool = True) -> dict:
+                  fused: bool = True, linear: bool = True) -> dict:
     """lambda of one network (several initial states), optional autocorrelation Delta_sim(tau).
+
+    Below onset also the linear map's exponent `lam_linear` (`lyap.quiescent_exponent`: the eigenvalues of J,
+    about a second at N = 1000) unless `linear=False` (NaN then), for runs whose readers take only lambda.
 
     Paper: the largest Lyapunov exponent against g figure and, with states recorded, Delta(tau) of the
     DMFT section (README maths (M7), (M4))."""
@@ -94,7 +99,7 @@ def lyapunov_task(N: int, g: float, streams: Streams, n_traj: int, t_transient: 
                                 fused=fused)
     out = {"N": N, "g": g, "net": net_index(streams), "lam": res.lam.tolist(), "lam_mean": res.mean,
            "times": res.times, "running": res.running.mean(axis=1),
-           "lam_linear": lyap.quiescent_exponent(J, dt) if g < 1 else float("nan")}
+           "lam_linear": lyap.quiescent_exponent(J, dt) if g < 1 and linear else float("nan")}
     if rec:
         states = res.extra["states"]
         lag = int(round(max_lag_time / record_dt))
@@ -193,19 +198,21 @@ def quiescent_pair_task(N: int, g: float, streams: Streams, eta: float, n_x0: in
     J, rng = network(N, g, streams, "quiescent")
     JS = rnn.perturb(J, eta, g, rng)
     x0 = rng.standard_normal((n_x0, N))
-    res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, record_every=10)
-    teacher = rnn.simulate(J, x0, int(round(t_max / dt)), dt=dt, record_every=10)   # (time, state, N)
-    ms = np.mean(teacher**2, axis=-1)                                   # <x_T^2>(t), (time, state)
+    # the teacher once, to the longest run's end; every run below reads its states (the same D, bit for bit)
+    n_steps = int(round(max(t_max, ctrl_t_horizon if ctrl_eta_horizon is not None else 0.0) / dt))
+    teacher = rnn.simulate(J, x0, n_steps, dt=dt, record_every=10)   # (time, state, N)
+    res = predict.run_pair(J, JS, x0, t_max=t_max, dt=dt, record_every=10, teacher=teacher)
+    ms = np.mean(teacher[: len(res["t"])] ** 2, axis=-1)                # <x_T^2>(t), (time, state)
     each = np.sqrt(res["D"]) / eta                                      # (time, state)
     out = {"t": res["t"], "rms_over_eta": each.mean(axis=1), "rms_over_eta_each": each, "g": g, "eta": eta,
            "teacher_rms_each": np.sqrt(ms), "rel_each": relative_error(res["D"], ms)}
     crng = streams.rng("quiescent-control", N, num_key(g))
-    un = predict.run_pair(J, rnn.perturb(J, 1.0, g, crng), x0, t_max=t_max, dt=dt, record_every=10)
+    un = predict.run_pair(J, rnn.perturb(J, 1.0, g, crng), x0, t_max=t_max, dt=dt, record_every=10, teacher=teacher)
     out["untrained_rms_over_eta_each"] = np.sqrt(un["D"]) / eta
     out["untrained_rel_each"] = relative_error(un["D"], ms)
     if ctrl_eta_horizon is not None:
         h = predict.run_pair(J, rnn.perturb(J, ctrl_eta_horizon, g, crng), x0, t_max=ctrl_t_horizon, dt=dt,
-                             delta=delta, record_every=10)
+                             delta=delta, record_every=10, teacher=teacher)
         out["horizon_T_pd"] = np.where(np.isnan(h["T_pd"]), ctrl_t_horizon, h["T_pd"])   # censored
         out["horizon_max_rms"] = float(np.sqrt(np.nanmax(h["D"])))
     if rel_etas:
@@ -213,7 +220,7 @@ def quiescent_pair_task(N: int, g: float, streams: Streams, eta: float, n_x0: in
         # the first t with RMS(x_S - x_T) / RMS(x_T) >= delta (NaN: not reached by t_max)
         erng = streams.rng("quiescent-eta-grid", N, num_key(g))
         grid = predict.run_pair(J, rnn.perturb(J, np.asarray(rel_etas, dtype=np.float64), g, erng), x0, t_max=t_max,
-                                dt=dt, record_every=10)
+                                dt=dt, record_every=10, teacher=teacher)
         rel = relative_error(grid["D"], ms[:, None, :])                  # (time, eta, state)
         out["rel_etas"] = list(rel_etas)
         out["rel_T"] = predict.first_crossing(rel, grid["t"], delta)      # (eta, state)
@@ -268,6 +275,8 @@ def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) ->
     """The two-replica DMFT D(t) (a task, so several (g, eta) run in parallel).
 
     Paper: the two-replica DMFT section (README maths (M6))."""
+    from . import dmft   # imported by the DMFT tasks only: scipy's solvers are most of a worker's start-up
+
     r = dmft.two_replica(g, eta, T=T, dt=dt, n_nodes=n_nodes)
     return {"g": g, "eta": eta, "t": r.t, "D": r.D, "C_TT": r.C_TT}
 
@@ -277,6 +286,8 @@ def two_replica_group_task(g: float, runs: list, dt: float, n_nodes: int) -> lis
     the teacher's kernels solved once), each result as `two_replica_task` gives it.
 
     Paper: the two-replica DMFT section (README maths (M6))."""
+    from . import dmft
+
     rs = dmft.two_replica_batch(g, [e for e, _ in runs], [T for _, T in runs], dt=dt, n_nodes=n_nodes)
     return [{"g": g, "eta": float(e), "t": r.t, "D": r.D, "C_TT": r.C_TT} for (e, _), r in zip(runs, rs)]
 
@@ -285,6 +296,8 @@ def dmft_lambda_task(g: float) -> float:
     """lambda_DMFT at gain g (`dmft.lyapunov`), as a task so that a notebook's gains run in its pool.
 
     Paper: the DMFT section (README maths (M5))."""
+    from . import dmft
+
     return float(dmft.lyapunov(g)["lam"])
 
 

@@ -9,6 +9,7 @@ import pytest
 from common.claims import load_claims
 from common import paths
 from common.study import open_run
+from papers.netrecon import pool
 from papers.netrecon.config import get_config, preflight
 from papers.netrecon.studies import dmft, lyapunov, prediction, reconstruction, regimes
 
@@ -40,8 +41,9 @@ def test_full_profile_runs_the_notebooks_code_and_every_full_claim_gets_its_numb
     assert preflight(cfg) is None
     _, run = open_run("netrecon", "full", seed=0, device=test_device, run_dir=tmp_path, overrides=TINY)
     metrics = {}
-    for study in (regimes, reconstruction, prediction, dmft, lyapunov):                                   # 01 ... 05
-        metrics |= study.measure(cfg, run)["metrics"]
+    with pool.kept(cfg.workers):              # one pool for the five studies (a run's notebooks keep one each)
+        for study in (regimes, reconstruction, prediction, dmft, lyapunov):                               # 01 ... 05
+            metrics |= study.measure(cfg, run)["metrics"]
     every = load_claims(paths.REPO / "papers" / "netrecon" / "claims.yaml")
     claims = [c for c in every if "full" in c.profiles]
     assert claims and [c.id for c in claims] == [c.id for c in every]      # full lists every claim of claims.yaml

@@ -124,3 +124,34 @@ def test_the_adam_students_task_gives_a_horizon_for_every_state():
     first = np.argmax(out["rms"] >= 0.3, axis=0)                           # every state crossed by t = 30
     assert (first > 0).all() and (out["t"][first - 1] <= out["T_pd"]).all() and (out["T_pd"] <= out["t"][first]).all()
     assert len(set(out["T_pd"].tolist())) == 3                                # three states, three horizons
+
+
+def test_a_teacher_simulated_once_gives_the_same_distances_and_horizons_bit_for_bit():
+    """`run_pair(teacher=...)` reads the teacher's recorded states instead of stepping it again (the g < 1 task
+    runs four students against one teacher, issue 43): the same D and T_pd bit for bit, also when the record runs
+    past t_max or the run stops once every state crossed; a record too short, or of single-precision runs, is refused."""
+    rng = np.random.default_rng(11)
+    J = rnn.make_J(120, 2.5, rng)
+    JS = rnn.perturb(J, np.array([1e-1, 1e-2]), 2.5, rng)
+    x0 = rnn.relax(J, rng.standard_normal((3, 120)), 20.0)
+    teacher = rnn.simulate(J, x0, 6000, record_every=10)             # to t = 60
+    for kw in (dict(t_max=30.0), dict(t_max=60.0, delta=0.3), dict(t_max=60.0, delta=0.3, stop_crossed=True)):
+        plain = predict.run_pair(J, JS, x0, record_every=10, **kw)
+        read = predict.run_pair(J, JS, x0, record_every=10, teacher=teacher, **kw)
+        assert plain.keys() == read.keys()
+        for k in plain:
+            assert np.array_equal(plain[k], read[k], equal_nan=True), k
+    assert np.isfinite(plain["T_pd"]).all() and np.isnan(plain["D"][-1, 0]).all()   # crossed; the first one stopped
+    with pytest.raises(UserError):
+        predict.run_pair(J, JS, x0, t_max=61.0, record_every=10, teacher=teacher)
+    with pytest.raises(UserError):
+        predict.run_pair(J, JS, x0, t_max=10.0, record_every=10, teacher=teacher, dtype=np.float32)
+
+
+def test_the_linear_exponent_is_left_out_only_when_asked():
+    """`lyapunov_task(linear=False)` skips the eigenvalues of J (no reader of the near-miss and grid runs takes
+    them, issue 43): NaN in their place, lambda the same bit for bit."""
+    kw = dict(N=60, g=0.6, streams=Streams(3), n_traj=1, t_transient=1.0, t_average=2.0)
+    full, bare = tasks.lyapunov_task(**kw), tasks.lyapunov_task(**kw, linear=False)
+    assert np.isfinite(full["lam_linear"]) and np.isnan(bare["lam_linear"])
+    assert full["lam"] == bare["lam"] and np.array_equal(full["running"], bare["running"])

@@ -17,6 +17,7 @@ from common.parallel import single_threaded
 from .. import dmft, predict, tasks
 from ..cache import cached_pmap, prefetch
 from ..estimates import jackknife_se, sem
+from ..pool import kept
 from . import gain_key, pool_workers
 
 
@@ -324,7 +325,8 @@ def measure(cfg, run) -> dict:
     """`stationary_comparison` then `two_replica_comparison`: {"metrics" (both), "stationary", "two_replica"}.
     Task results are cached under `run.dir / "cache"` (notebook 05 reads the stationary runs from there)."""
     cache_dir = run.dir / "cache"
-    prefetch(work(cfg, run.streams), cache_dir, pool_workers(cfg), desc="simulations and DMFT")   # one pool, longest first
-    st = stationary_comparison(cfg, run.streams, cache_dir)
-    tr = two_replica_comparison(cfg, run.streams, cache_dir)
+    with kept(pool_workers(cfg)):
+        prefetch(work(cfg, run.streams), cache_dir, pool_workers(cfg), desc="simulations and DMFT")   # longest first
+        st = stationary_comparison(cfg, run.streams, cache_dir)
+        tr = two_replica_comparison(cfg, run.streams, cache_dir)
     return {"metrics": st["metrics"] | tr["metrics"], "stationary": st, "two_replica": tr}

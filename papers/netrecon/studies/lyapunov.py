@@ -16,6 +16,7 @@ from common.parallel import single_threaded
 
 from .. import tasks
 from ..cache import cached_pmap
+from ..pool import kept
 from . import gain_key, pool_workers
 
 
@@ -56,15 +57,17 @@ def measure(cfg, run) -> dict:
     Returns {"metrics", "gs", "lam_th" (the DMFT curve), "grid", "big", "os", "spectrum", "running"}."""
     cache_dir = run.dir / "cache"
     spec_t, os_t, lam_t = task_list(cfg, run.streams)
-    res = cached_pmap(tasks.dispatch, spec_t + os_t + lam_t, cache_dir, pool_workers(cfg), desc="OS rate, spectrum, DMFT")
+    with kept(pool_workers(cfg)):
+        res = cached_pmap(tasks.dispatch, spec_t + os_t + lam_t, cache_dir, pool_workers(cfg),
+                          desc="OS rate, spectrum, DMFT")
+        grid = cached_pmap(tasks.lyapunov_task, tasks.grid_tasks(cfg, run.streams), cache_dir, pool_workers(cfg),
+                           desc="lambda grid")
+        big = cached_pmap(tasks.lyapunov_task, tasks.stationary_tasks(cfg, run.streams), cache_dir, pool_workers(cfg),
+                          desc="lambda N")
     spec, os_res, lam_all = res[0], res[1: 1 + len(os_t)], res[1 + len(os_t):]
     n_gs = len(cfg.ly_gs_dmft)
     gs = np.asarray(cfg.ly_gs_dmft, dtype=float)
     lam_th = np.array(lam_all[:n_gs])
-    grid = cached_pmap(tasks.lyapunov_task, tasks.grid_tasks(cfg, run.streams), cache_dir, pool_workers(cfg),
-                       desc="lambda grid")
-    big = cached_pmap(tasks.lyapunov_task, tasks.stationary_tasks(cfg, run.streams), cache_dir, pool_workers(cfg),
-                      desc="lambda N")
     metrics = {}
     for i, g in enumerate(cfg.st_gs):   # lambda_sim / lambda_DMFT (with its error) is logged by notebook 04 from the same runs
         metrics[f"lam_dmft_{gain_key(g)}"] = lam_all[n_gs + 2 * i]

@@ -21,6 +21,7 @@ from common.parallel import single_threaded
 from .. import dmft, predict, rnn, tasks
 from ..cache import cached_pmap
 from ..estimates import jackknife_se, sem
+from ..pool import kept
 from . import gain_key, pool_workers
 
 NAN_FIT = {"slope": float("nan"), "intercept": float("nan"), "r2": float("nan"), "lam_fit": float("nan")}
@@ -340,4 +341,5 @@ def measure(cfg, run) -> dict:
     """The teacher-student example (g = 2, eta = 0.01) and `horizons`: {"metrics", "example", "horizon",
     "etas", "quiescent", "data_size"} (the example is for its figure only; it logs no metric)."""
     example = teacher_student_example(cfg, run.streams, eta=0.01, g=2.0, t_max=40.0 if cfg.profile != "smoke" else 5.0)
-    return {"example": example, **horizons(cfg, run.streams, run.dir / "cache")}
+    with kept(pool_workers(cfg)):
+        return {"example": example, **horizons(cfg, run.streams, run.dir / "cache")}

@@ -17,7 +17,7 @@ from scipy import stats
 
 from common.parallel import n_workers, pmap, single_threaded
 
-from .. import predict, recon, rnn, tasks
+from .. import pool, predict, recon, rnn, tasks
 from ..estimates import sem
 from . import gain_key, pool_workers
 
@@ -214,22 +214,18 @@ def measure(cfg, run) -> dict:
 
 
 def pooled(cfg, streams, gs: list, chaos: list, dev: str, workers: int) -> tuple[list, dict]:
-    """`measure`'s work in one pool of `workers` spawned processes (one BLAS and torch thread each): the exponent
-    checks of the first adam_h_nets draws of each chaotic gain (short: their answers decide the students), the
-    gains' fits (`fit_gain_task`), then, as the checks come back in draw order, each chaotic teacher's student
-    and, for each teacher found not chaotic, the next draw's check. Only the missing teachers' checks are ever
-    in flight, so every check is counted and no student is fitted for nothing: the same teachers, exponents
-    and students as `chaotic_teachers` one draw after the other. Returns (the fits in the order of `gs`,
-    {g: (the students in draw order, every drawn teacher's exponent)})."""
-    import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """`measure`'s work in one pool of `workers` spawned processes (`pool.kept`, or an outer kept pool: one BLAS
+    and torch thread each): the exponent checks of the first adam_h_nets draws of each chaotic gain (short: their
+    answers decide the students), the gains' fits (`fit_gain_task`), then, as the checks come back in draw
+    order, each chaotic teacher's student and, for each teacher found not chaotic, the next draw's check. Only
+    the missing teachers' checks are ever in flight, so every check is counted and no student is fitted for
+    nothing: the same teachers, exponents and students as `chaotic_teachers` one draw after the other. Returns
+    (the fits in the order of `gs`, {g: (the students in draw order, every drawn teacher's exponent)})."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    from common.threads import limit_threads, single_thread_env
-
-    # the workers start at the first submit: the thread variables must hold until then (as in `common.parallel.pmap`),
-    # or each worker's torch takes a thread per core
-    with single_thread_env(), ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                                  initializer=limit_threads) as pool:
+    # the workers start at a submit: `pool.submit` holds the one-thread variables then, or each worker's torch
+    # would take a thread per core
+    with pool.kept(workers):
         checks = {g: [] for g in chaos}          # per gain: (draw's streams, its check's future), in draw order
 
         def draw(g):

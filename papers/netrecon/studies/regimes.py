@@ -17,6 +17,7 @@ from common.parallel import single_threaded
 from .. import tasks
 from ..cache import cached_pmap, prefetch
 from ..estimates import sem
+from ..pool import kept
 from . import gain_key, pool_workers
 
 
@@ -47,7 +48,8 @@ def task_lists(cfg, streams) -> tuple[list, list, list]:
     # the near miss of the g < 1 exponent: networks at g + ctrl_dg_sub (fewer of them), same protocol
     # and N; their exponent is g + ctrl_dg_sub - 1, so the check must tell it from g - 1
     near = [dict(N=cfg.sub_N, g=float(g) + cfg.ctrl_dg_sub, streams=streams.child("net", s), n_traj=cfg.sub_n_traj,
-                 t_transient=cfg.sub_t_transient, t_average=cfg.sub_t_average, t_align=cfg.sub_t_align, dt=cfg.dt)
+                 t_transient=cfg.sub_t_transient, t_average=cfg.sub_t_average, t_align=cfg.sub_t_align, dt=cfg.dt,
+                 linear=False)   # only their lambda is read (`quiescent_metrics`)
             for g in cfg.sub_gs for s in range(cfg.ctrl_sub_seeds)]
     return grid, sub, near
 
@@ -61,10 +63,11 @@ def measure(cfg, run) -> dict:
     # the plotted trajectories ride in the same pool as the exponents (longest tasks first)
     traj = [dict(fn="trajectories_task", kw=dict(N=cfg.traj_N, g=float(g), streams=run.streams, t_max=cfg.traj_t,
                                                  n_show=cfg.traj_show, dt=cfg.dt)) for g in cfg.traj_gs]
-    prefetch([(tasks.lyapunov_task, t) for t in sub + near + grid] + [(tasks.dispatch, t) for t in traj],
-             run.dir / "cache", pool_workers(cfg), desc="lyapunov")
-    trajs = cached_pmap(tasks.dispatch, traj, run.dir / "cache", pool_workers(cfg), desc="trajectories")
-    res = cached_pmap(tasks.lyapunov_task, grid + sub + near, run.dir / "cache", pool_workers(cfg), desc="lyapunov")
+    with kept(pool_workers(cfg)):
+        prefetch([(tasks.lyapunov_task, t) for t in sub + near + grid] + [(tasks.dispatch, t) for t in traj],
+                 run.dir / "cache", pool_workers(cfg), desc="lyapunov")
+        trajs = cached_pmap(tasks.dispatch, traj, run.dir / "cache", pool_workers(cfg), desc="trajectories")
+        res = cached_pmap(tasks.lyapunov_task, grid + sub + near, run.dir / "cache", pool_workers(cfg), desc="lyapunov")
     grid_res, sub_res, near_res = res[: len(grid)], res[len(grid): len(grid) + len(sub)], res[len(grid) + len(sub):]
     metrics = quiescent_metrics(cfg.sub_gs, sub_res, near_res, cfg.ctrl_dg_sub)
     return {"metrics": metrics, "trajs": trajs, "grid": grid_res, "sub": sub_res}
