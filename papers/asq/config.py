@@ -5,9 +5,11 @@ arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
 smoke: 8x8 digits, tiny CNN, seconds. quick: Fashion-MNIST, small ResNet-8 (width 16), a
 stratified 10k-image training subset, 6 float epochs and 2 QAT epochs, 3 training seeds, full
-10k test set, W2 and W4 only (what quick judges, and the W2 finding); W3, the weight-grid ablation and PTQ
-run at full, where their claims are judged. full: CIFAR-10 ResNet-20 (the paper's released recipe
-lengths); ImageNet ResNet-34 W4A4 with `-p dataset=imagenet -p arch=resnet34`.
+10k test set; quick trains no QAT comparison grid (`qat_grid`), only what its claims read: the float models
+(the weight-error identity) and the ASQ W4A4 POST model of the first replicate (the integer path). Every
+comparison claim is judged at full; the README's quick findings come from `devtune w2_finding`, which trains
+quick's comparison set (`bits`, `sbeta_bits`, `frozen_bits` with `qat_grid` on) on development seeds.
+full: CIFAR-10 ResNet-20 (the paper's released recipe lengths); ImageNet ResNet-34 W4A4 with `-p dataset=imagenet -p arch=resnet34`.
 
 `seeds` lists a run's training replicates: replicate r draws from the run's keyed stream ("train", r)
 (`papers/asq/qat_grid.py`), so `--seeds 0 1 2` gives three runs whose replicates share no stream (the run's
@@ -38,6 +40,7 @@ _COMMON = dict(
     sbeta_bits=[],            # widths with the trained null of ASQ's adaptivity (one scalar beta per layer, method sbeta)
     frozen_bits=[],           # widths at which the trained ASQ model is evaluated again with beta frozen (a diagnostic)
     ptq_diagnostic=False,     # ASQ W4A4 before QAT (no fine-tuning) evaluated too: a diagnostic of what QAT adds
+    qat_grid=True,            # train the QAT comparison grid (bits, sbeta_bits, frozen_bits, ablation_grids, PTQ) in a run
     converged_qat_steps_min=1560,  # LSQ's activation step has not converged before this many QAT steps (quick's sizes; TUNED)
 )
 
@@ -46,13 +49,15 @@ PROFILES = {
                   fp_epochs=4, qat_epochs=1, batch_size=64, seeds=[0], bits=[2, 4],
                   ablation_grids=["post"], mse_samples=4000, eval_batch=500, acct_size=64,
                   lut_arch="resnet18", frozen_bits=[2], ptq_diagnostic=True),
-    # quick trains what its claims judge and the W2 finding (README): per training seed the float model, LSQ and
-    # ASQ at W2 and W4, the scalar-beta null at W2 (and the frozen-beta diagnostic there); ASQ W4A4 with POST
-    # weights for the integer path (first training seed, notebook 03). W3, the weight-grid ablation (POT/POST at
-    # every seed) and PTQ serve claims judged at full only and run there.
+    # quick trains what its claims read (issue 43): the float model of every training seed (the weight-error identity
+    # post-vs-apot-mse-w4) and ASQ W4A4 with POST weights of the first (the integer path, notebook 03; trained in
+    # notebook 02's worker pool). No QAT comparison grid (qat_grid=False): every comparison claim is judged at full;
+    # bits / sbeta_bits / frozen_bits below are the comparison set that `python -m papers.asq.devtune w2_finding`
+    # trains on development seeds for the README's findings (LSQ and ASQ at W2 and W4, the scalar-beta null and
+    # the frozen-beta diagnostic at W2). W3, the weight-grid ablation and PTQ serve claims judged at full only.
     "quick": dict(_COMMON, dataset="fashion_mnist", arch="small_resnet", width=16, n_train=10000, n_test=0,
                   fp_epochs=6, qat_epochs=2, batch_size=128, seeds=[0, 1, 2], bits=[2, 4],
-                  ablation_grids=[], sbeta_bits=[2], frozen_bits=[2]),
+                  ablation_grids=[], sbeta_bits=[2], frozen_bits=[2], qat_grid=False),
     "full": dict(_COMMON, dataset="cifar10", arch="resnet20", width=16, n_train=0, n_test=0,
                  fp_epochs=200, qat_epochs=90, batch_size=256, seeds=[0, 1, 2], bits=[2, 3, 4],
                  ablation_grids=["uniform", "pot", "post", "apot", "post_released", "pot_released"], mse_samples=200000,

@@ -1,10 +1,11 @@
-"""Development-seed runs that set asq's QAT length for the adapter-vs-scalar-beta comparison (never seeds 0-2).
+"""Development-seed runs of asq (never seeds 0-2): the QAT length of the adapter comparison, and quick's findings.
 
 Paper: "Precision Neural Network Quantization via Learnable Adaptive Modules",
 arXiv:2504.17263, https://arxiv.org/abs/2504.17263
 
     python -m papers.asq.devtune qat_length [--seeds 100 101 102]
     python -m papers.asq.devtune w4_vs_fp --seeds 100 101 102 103 104 105 106 107 108
+    python -m papers.asq.devtune w2_finding [--seeds 100 101 102]
 
 `qat_length`: at the quick profile's sizes (Fashion-MNIST, ResNet-8, 10k images, batch 128, the released QAT
 recipe), per development seed: the float model, then LSQ W2A2 fine-tuned for each length of `LADDER` (epochs;
@@ -32,6 +33,18 @@ at quick; the summary gives the mean and SD over the seeds of ASQ - FP and LSQ -
 training seeds (a one-sided 95 % paired t bound excluding 0, noncentral t at the development mean and SD), and
 the training seeds per run at which all three reported runs decide (power ** 3 >= 0.9; None: no n up to 30).
 Results: results/asq/dev/w4_vs_fp.json, shown by the README's `dev w4_vs_fp` block; the claim's note cites it.
+
+`w2_finding`: the README's two quick findings (ASQ's gain over LSQ at quick is a learning-rate effect; 4-bit ASQ
+is not better than the float model at quick), which a quick run no longer recomputes (its `qat_grid` is off:
+every comparison claim is judged at full). Per development seed, the run a quick run of that seed would make with
+its comparison set on (`finding_config`: the quick profile with `qat_grid` on, so `bits`, `sbeta_bits` and
+`frozen_bits` of config.PROFILES["quick"]): three training replicates drawing from the streams rooted at the seed,
+each the float model, LSQ and ASQ at W2 and W4, the scalar-beta null at W2 and ASQ W2 with beta frozen; the same
+per-replicate lists and differences the finding tables showed per run (`FIGURES`, from notebook 02's
+`grid_metrics`), and the adapter's beta statistics of replicate 0 at each width (notebook 04's `beta_metrics`).
+The summary pools the training replicates of every seed: mean, SD and the two-sided 95 % t half-width of each
+paired difference (`summarise_w2_finding`). Results: results/asq/dev/w2_finding.json, shown by the README's
+`dev w2_finding` blocks; the models are cached beside it (ckpt-w2_finding/), so a rerun only evaluates.
 """
 from __future__ import annotations
 
@@ -188,14 +201,84 @@ def summarise_w4_vs_fp(results: dict) -> dict:
     return out
 
 
+#: the per-run figures of the W2 / W4 findings (notebook 02's `grid_metrics` of quick's comparison set)
+FIGURES = ("acc_fp_per_seed", "acc_lsq_w2_per_seed", "acc_asq_w2_per_seed", "acc_sbeta_w2_per_seed",
+           "acc_asq_frozen_w2_per_seed", "acc_lsq_w4_per_seed", "acc_asq_w4_per_seed", "delta_asq_lsq_w2_per_seed",
+           "delta_sbeta_lsq_w2_per_seed", "delta_asq_sbeta_w2_per_seed", "delta_asq_fp_w4", "qat_steps_over_converged_min")
+#: paired differences pooled over every development replicate: name -> (config A, config B), A - B per replicate
+PAIRS = {"asq_lsq_w2": ("acc_asq_w2_per_seed", "acc_lsq_w2_per_seed"),
+         "sbeta_lsq_w2": ("acc_sbeta_w2_per_seed", "acc_lsq_w2_per_seed"),
+         "asq_sbeta_w2": ("acc_asq_w2_per_seed", "acc_sbeta_w2_per_seed"),
+         "frozen_asq_w2": ("acc_asq_frozen_w2_per_seed", "acc_asq_w2_per_seed"),
+         "asq_fp_w4": ("acc_asq_w4_per_seed", "acc_fp_per_seed"),
+         "lsq_fp_w4": ("acc_lsq_w4_per_seed", "acc_fp_per_seed"),
+         "asq_lsq_w4": ("acc_asq_w4_per_seed", "acc_lsq_w4_per_seed")}
+
+
+def finding_config(ckpt_dir: str | None = None):
+    """The quick profile with its comparison set trained (`qat_grid` on), checkpoints in `ckpt_dir` (default:
+    ckpt-w2_finding/ beside the development records)."""
+    from .config import get_config
+
+    cfg = get_config("quick", qat_grid=True)
+    cfg.ckpt_dir = ckpt_dir or str(devseeds.result_path("asq", "w2_finding").with_name("ckpt-w2_finding"))
+    return cfg
+
+
+def tune_w2_finding(seed: int, ckpt_dir: str | None = None) -> dict:
+    """One development seed: the grid a quick run of `seed` trains with `qat_grid` on (`QATGrid.run_grid` on the
+    streams rooted at `seed`), its `FIGURES`, and beta's statistics of replicate 0's ASQ model at each width."""
+    from common.seed import Streams
+
+    from .betas import collect_betas
+    from .qat_grid import QATGrid
+    from .studies.adapter import N_EXAMPLES, beta_metrics
+    from .studies.qat_comparison import grid_metrics
+
+    cfg = finding_config(ckpt_dir)
+    grid = QATGrid(cfg, cfg.ckpt_dir, Streams(seed))
+    metrics = grid_metrics(cfg, grid.run_grid(), grid.info["n_train"])["metrics"]
+    out = {k: metrics[k] for k in FIGURES}
+    n = min(N_EXAMPLES, len(grid.test))
+    for b in cfg.bits:
+        qmodel, _ = grid.qat_model(cfg.seeds[0], "asq", b, "uniform")
+        betas = collect_betas(qmodel, grid.test, n=n)
+        betas["bits"] = b
+        out.update(beta_metrics(betas, [b]))
+    return out
+
+
+def summarise_w2_finding(results: dict) -> dict:
+    """Pooled over the training replicates of every development seed: per `PAIRS` difference its mean, SD, the
+    two-sided 95 % t half-width and the number of replicates; the mean accuracy per configuration; the mean
+    over seeds of beta's statistics."""
+    from scipy import stats
+
+    per_seed = [v for v in results.values() if isinstance(v, dict) and "acc_fp_per_seed" in v]
+    out: dict = {"n_dev_seeds": len(per_seed)}
+    for name, (a, b) in PAIRS.items():
+        d = [x - y for r in per_seed for x, y in zip(r[a], r[b])]
+        mean, sd = statistics.mean(d), statistics.stdev(d)
+        out[f"delta_{name}_mean"], out[f"delta_{name}_sd"] = mean, sd
+        out[f"delta_{name}_ci95"] = float(stats.t.ppf(0.975, len(d) - 1) * sd / len(d) ** 0.5)
+        out[f"delta_{name}_n"] = len(d)
+    for key in FIGURES:
+        if key.startswith("acc_"):
+            out[key.replace("_per_seed", "_mean")] = statistics.mean(x for r in per_seed for x in r[key])
+    for key in sorted(k for k in per_seed[0] if k.startswith("beta_")):
+        out[f"mean_{key}"] = statistics.mean(r[key] for r in per_seed)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("qat_length", "w4_vs_fp"))
+    ap.add_argument("what", choices=("qat_length", "w4_vs_fp", "w2_finding"))
     ap.add_argument("--seeds", type=int, nargs="+", default=list(devseeds.DEFAULT))
     args = ap.parse_args(argv)
     with user_errors_exit():
         tune, summarise = {"qat_length": (tune_qat_length, summarise_qat_length),
-                           "w4_vs_fp": (tune_w4_vs_fp, summarise_w4_vs_fp)}[args.what]
+                           "w4_vs_fp": (tune_w4_vs_fp, summarise_w4_vs_fp),
+                           "w2_finding": (tune_w2_finding, summarise_w2_finding)}[args.what]
         devseeds.run_seeds("asq", args.what, args.seeds, tune, summarise=summarise)
 
 

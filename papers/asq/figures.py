@@ -96,6 +96,8 @@ def qat_comparison(out: dict, cfg) -> list:
     """Notebook 02's figures."""
     df, b = out["table"], cfg.ablation_bits
     fp_mean = df[df.method == "fp"].acc.mean()
+    if not (df.method != "fp").any():    # no QAT grid in the run (quick, `qat_grid` off): nothing to compare
+        return []
     figs = [
         ("fig02-lsq-vs-asq", lsq_vs_asq(df, fp_mean, cfg.dataset, cfg.arch), {"caption": "Test accuracy of LSQ, ASQ, the trained scalar-beta null (sbeta: one trained beta per layer, no adapter) and ASQ with beta frozen at each layer's mean (a diagnostic) at W2A2, W3A3, W4A4 (mean and sd over the training seeds of this run); dashed: float model.", "claims": ASQ_VS_LSQ + ["asq-vs-sbeta-w2", "asq-w4-vs-fp"]}),
         ("fig02-paired-deltas", paired_deltas(out["pairs"]), {"caption": "Per-seed paired accuracy differences (same float checkpoint and data order): ASQ - LSQ, scalar beta - LSQ (the trained null) and frozen-beta ASQ - LSQ (a diagnostic) per bit width, POST - POT and POST - uniform at W4A4.", "claims": ASQ_VS_LSQ + ["post-vs-pot-acc-w4", "post-vs-uniform-w4"]}),
@@ -174,10 +176,12 @@ def beta_per_class(per_class, bits: int):
 
 
 def adapter(out: dict, cfg) -> list:
-    """Notebook 04's figures."""
-    s0, b = cfg.seeds[0], min(cfg.bits)
+    """Notebook 04's figures (the narrowest width studied; at quick the ASQ W4A4 POST model of notebook 03)."""
+    s0, b = cfg.seeds[0], int(out["betas"].bits.min())
+    grid = str(out["betas"].grid.iloc[0])
+    model = f"W{b}A{b}" + ("" if grid == "uniform" else f" {grid.upper()} weights")
     return [
         ("fig04-beta-per-layer", beta_per_layer(out["betas"], s0), {"caption": f"Distribution of the adapter factor beta over test images in each quantized layer, per bit width (ASQ, training replicate {s0})."}),
-        ("fig04-beta-hist", beta_hist(out["betas"], b), {"caption": f"Histogram of beta over test images per layer at W{b}A{b} (each panel its own axes)."}),
-        ("fig04-beta-per-class", beta_per_class(out["per_class"], b), {"caption": f"Mean beta per class label in each layer at W{b}A{b}."}),
+        ("fig04-beta-hist", beta_hist(out["betas"], b), {"caption": f"Histogram of beta over test images per layer at {model} (each panel its own axes)."}),
+        ("fig04-beta-per-class", beta_per_class(out["per_class"], b), {"caption": f"Mean beta per class label in each layer at {model}."}),
     ]

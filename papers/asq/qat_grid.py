@@ -288,25 +288,16 @@ class QATGrid:
         return outs
 
     def grid_jobs(self, seeds) -> list[dict]:
-        """The jobs (`train_job`) of `run_grid(seeds)`: every configuration, with the frozen-beta diagnostic where
-        `run_grid` reports it."""
-        n = int(getattr(self.cfg, "freeze_samples", 2000))
-        return [dict(seed=s, method=m, bits=b, grid=g, frozen=n if self._has_frozen(m, b, g) else None)
-                for s in seeds for m, b, g in self.configs()]
+        """The jobs (`train_job`) of `run_grid(seeds)` (`grid_jobs`)."""
+        return grid_jobs(self.cfg, seeds)
 
     def _has_frozen(self, m: str, b: int, g: str) -> bool:
-        return m == "asq" and g == "uniform" and b in self.cfg.bits and b in getattr(self.cfg, "frozen_bits", ())
+        return has_frozen(self.cfg, m, b, g)
 
     # -- the grid ------------------------------------------------------------------------------
     def configs(self) -> list[tuple[str, int, str]]:
-        """(method, bits, grid) of every QAT run: LSQ/ASQ at each width (abstract: ASQ beats LSQ at 2/3/4 bits),
-        the trained null of ASQ's adaptivity (`sbeta`: one scalar beta per layer) at `sbeta_bits`, the weight-grid
-        ablation (POST against POT, APoT and uniform)."""
-        out = [(m, b, "uniform") for b in self.cfg.bits for m in ("lsq", "asq")]
-        out += [("sbeta", b, "uniform") for b in getattr(self.cfg, "sbeta_bits", [])]
-        out += [("asq", self.cfg.ablation_bits, g) for g in self.cfg.ablation_grids
-                if ("asq", self.cfg.ablation_bits, g) not in out]
-        return out
+        """(method, bits, grid) of every QAT run (`grid_configs`)."""
+        return grid_configs(self.cfg)
 
     def run_grid(self, seeds=None) -> pd.DataFrame:
         """Train (or load) every configuration for `seeds` (default: all); one row per (seed, config), with the
@@ -325,7 +316,7 @@ class QATGrid:
                 _, acc = self.float_model(seed)
                 rows.append({"seed": seed, "config": "fp", "method": "fp", "bits": 32, "grid": "float", "acc": acc,
                              "best_acc": nan})
-                if 4 in self.cfg.bits and getattr(self.cfg, "ptq_diagnostic", False):  # ASQ W4A4 before QAT: what QAT adds
+                if 4 in grid_sets(self.cfg)["bits"] and getattr(self.cfg, "ptq_diagnostic", False):  # ASQ W4A4 before QAT
                     rows.append({"seed": seed, "config": "ptq-asq-w4a4-uniform", "method": "ptq-asq", "bits": 4,
                                  "grid": "uniform", "acc": self.ptq_accuracy(seed, "asq", 4), "best_acc": nan})
             else:
@@ -338,6 +329,42 @@ class QATGrid:
                     rows.append({"seed": seed, "config": f"frozen-{tag(m, b, g)}", "method": "frozen-asq", "bits": b,
                                  "grid": g, "acc": self.frozen_accuracy(seed, b), "best_acc": nan})
         return pd.DataFrame(rows, columns=["seed", "config", "method", "bits", "grid", "acc", "best_acc"])
+
+
+def grid_sets(cfg) -> dict:
+    """What a run's QAT grid trains (`QATGrid.configs`): the profile's `bits`, `sbeta_bits`, `frozen_bits` and
+    `ablation_grids`, or none of them where its `qat_grid` is off (quick: no comparison claim is judged there, and
+    `devtune w2_finding` trains quick's comparison set on development seeds with `qat_grid` on)."""
+    on = bool(getattr(cfg, "qat_grid", True))
+    return {"bits": list(cfg.bits) if on else [],
+            "sbeta_bits": list(getattr(cfg, "sbeta_bits", ())) if on else [],
+            "frozen_bits": list(getattr(cfg, "frozen_bits", cfg.bits)) if on else [],
+            "ablation_grids": list(cfg.ablation_grids) if on else []}
+
+
+def grid_configs(cfg) -> list[tuple[str, int, str]]:
+    """(method, bits, grid) of every QAT run of a profile: LSQ/ASQ at each width (abstract: ASQ beats LSQ at 2/3/4
+    bits), the trained null of ASQ's adaptivity (`sbeta`: one scalar beta per layer) at `sbeta_bits`, the
+    weight-grid ablation (POST against POT, APoT and uniform); none where its `qat_grid` is off (quick)."""
+    sets = grid_sets(cfg)
+    out = [(m, b, "uniform") for b in sets["bits"] for m in ("lsq", "asq")]
+    out += [("sbeta", b, "uniform") for b in sets["sbeta_bits"]]
+    out += [("asq", cfg.ablation_bits, g) for g in sets["ablation_grids"] if ("asq", cfg.ablation_bits, g) not in out]
+    return out
+
+
+def has_frozen(cfg, m: str, b: int, g: str) -> bool:
+    """Whether the grid reports the frozen-beta diagnostic of configuration (m, b, g)."""
+    sets = grid_sets(cfg)
+    return m == "asq" and g == "uniform" and b in sets["bits"] and b in sets["frozen_bits"]
+
+
+def grid_jobs(cfg, seeds) -> list[dict]:
+    """The jobs (`QATGrid.train_job`) of `QATGrid.run_grid(seeds)`: every configuration of `grid_configs`, with
+    the frozen-beta diagnostic where `run_grid` reports it."""
+    n = int(getattr(cfg, "freeze_samples", 2000))
+    return [dict(seed=s, method=m, bits=b, grid=g, frozen=n if has_frozen(cfg, m, b, g) else None)
+            for s in seeds for m, b, g in grid_configs(cfg)]
 
 
 def train_task(cfg, run_dir: str, streams, job: dict) -> dict:

@@ -90,21 +90,38 @@ def test_comparison_claims_name_logged_per_seed_metrics():
     assert checked == 7
 
 
-def test_quick_trains_what_quick_judges_and_the_w2_finding_full_the_rest():
-    """Issue 43: quick's grid is the float model, LSQ and ASQ at W2 and W4 and the scalar-beta null at W2 per
-    training seed (frozen beta at W2 only, no PTQ); W3, the weight-grid ablation and PTQ run at full."""
+def test_quick_trains_only_what_its_claims_read_full_the_whole_grid():
+    """Issue 43: every comparison claim is judged at full, so a quick run's task list (what notebook 02 hands to the
+    QAT pool) is the one model the integer-path claims read, ASQ W4A4 POST of the first replicate; the float models
+    of every replicate (the weight-error identity) are notebook 01's. Full trains the whole grid of every replicate,
+    as before; quick's comparison set is what `devtune w2_finding` trains (`qat_grid` on)."""
     from types import SimpleNamespace
 
+    from papers.asq.devtune import finding_config
     from papers.asq.qat_grid import QATGrid
+    from papers.asq.studies.adapter import studied_models
+    from papers.asq.studies.qat_comparison import grid_metrics, run_jobs
 
     quick, full = get_config("quick"), get_config("full")
-    assert QATGrid.configs(SimpleNamespace(cfg=quick)) == [("lsq", 2, "uniform"), ("asq", 2, "uniform"),
-                                                            ("lsq", 4, "uniform"), ("asq", 4, "uniform"),
-                                                            ("sbeta", 2, "uniform")]
-    assert quick.frozen_bits == [2] and not quick.ptq_diagnostic
-    got = set(QATGrid.configs(SimpleNamespace(cfg=full)))
-    assert {("asq", 3, "uniform"), ("sbeta", 4, "uniform"), ("asq", 4, "post"), ("asq", 4, "apot")} <= got
-    assert full.frozen_bits == [2, 3, 4] and full.ptq_diagnostic
+    assert run_jobs(quick) == [dict(seed=0, method="asq", bits=4, grid="post")]
+    assert QATGrid.configs(SimpleNamespace(cfg=quick)) == [] and studied_models(quick) == [(4, "post")]
+    # full: LSQ/ASQ/sbeta at 2, 3, 4 bits and the five other grids at W4, for each of the 3 replicates, frozen beta
+    # at every width; notebook 03's POST model is the ablation's (asked twice, trained once)
+    jobs = run_jobs(full)
+    want = {(s, m, b, "uniform") for s in (0, 1, 2) for m in ("lsq", "asq", "sbeta") for b in (2, 3, 4)}
+    want |= {(s, "asq", 4, g) for s in (0, 1, 2) for g in ("pot", "post", "apot", "post_released", "pot_released")}
+    assert {(j["seed"], j["method"], j["bits"], j["grid"]) for j in jobs} == want and len(jobs) == len(want) + 1
+    assert {(j["seed"], j["bits"]) for j in jobs if j.get("frozen")} == {(s, b) for s in (0, 1, 2) for b in (2, 3, 4)}
+    assert full.ptq_diagnostic and studied_models(full) == [(2, "uniform"), (3, "uniform"), (4, "uniform")]
+    # the findings' set: the former quick grid, on development seeds
+    dev = run_jobs(finding_config("unused"))
+    assert {(j["method"], j["bits"]) for j in dev if j["seed"] == 1} == {("lsq", 2), ("asq", 2), ("lsq", 4),
+                                                                         ("asq", 4), ("sbeta", 2)}
+    assert [(j["seed"], j["bits"]) for j in dev if j.get("frozen")] == [(0, 2), (1, 2), (2, 2)]
+    # quick's notebook 02 logs the float models' accuracies and no comparison list (none would be judged)
+    fp = table()[table().config == "fp"].assign(method="fp", bits=32, grid="float", best_acc=float("nan"))
+    m = grid_metrics(quick, fp, 10000)["metrics"]
+    assert m["acc_fp_per_seed"] == [91.0, 92.0, 90.0] and not [k for k in m if "lsq" in k or "asq" in k or "sbeta" in k]
     # the metrics follow the grid: frozen-beta lists only where the diagnostic ran, no PTQ list without PTQ rows
     m = claim_metrics(table(), [2, 4], 4, (), sbeta_bits=(2,), frozen_bits=(2,))
     assert "acc_asq_frozen_w2_per_seed" in m and "acc_asq_frozen_w4_per_seed" not in m

@@ -60,3 +60,27 @@ def test_w4_vs_fp_summary_is_mean_and_sd_of_the_paired_differences():
     assert out["n_seeds"] == 3 and out["delta_asq_fp_mean"] == pytest.approx(-0.2)
     assert out["delta_asq_fp_sd"] == pytest.approx(0.1) and out["delta_lsq_fp_mean"] == pytest.approx(0.2)
     assert out["delta_asq_fp_all_runs_n3"] == pytest.approx(out["delta_asq_fp_power_n3"] ** 3)
+
+
+def test_w2_finding_pools_the_paired_differences_of_every_replicate():
+    def run(asq, lsq, fp):
+        return {"acc_fp_per_seed": fp, "acc_lsq_w2_per_seed": lsq, "acc_asq_w2_per_seed": asq,
+                "acc_sbeta_w2_per_seed": lsq, "acc_asq_frozen_w2_per_seed": asq, "acc_lsq_w4_per_seed": fp,
+                "acc_asq_w4_per_seed": asq, "beta_mean_w2": 1.0}
+    res = {"100": run([86.0, 86.0, 86.0], [85.0, 85.5, 85.0], [88.0, 88.0, 88.0]),
+           "101": run([86.0, 86.0, 86.0], [85.0, 84.5, 85.0], [88.0, 88.0, 88.0])}
+    out = devtune.summarise_w2_finding(res)
+    # ASQ - LSQ at W2 over the six replicates: 1, 0.5, 1, 1, 1.5, 1 -> mean 1, n 6
+    assert out["delta_asq_lsq_w2_n"] == 6 and out["delta_asq_lsq_w2_mean"] == pytest.approx(1.0)
+    assert out["delta_asq_lsq_w2_sd"] == pytest.approx(0.31623, rel=1e-4)
+    assert out["delta_asq_lsq_w2_ci95"] == pytest.approx(2.5706 * 0.31623 / 6 ** 0.5, rel=1e-3)
+    assert out["delta_asq_fp_w4_mean"] == pytest.approx(-2.0) and out["delta_frozen_asq_w2_sd"] == 0.0
+    assert out["acc_lsq_w2_mean"] == pytest.approx(85.0) and out["mean_beta_mean_w2"] == 1.0
+    assert out["n_dev_seeds"] == 2
+
+
+def test_w2_finding_trains_quick_with_its_comparison_set():
+    cfg = devtune.finding_config("somewhere")
+    assert cfg.qat_grid and cfg.ckpt_dir == "somewhere" and cfg.profile == "quick"
+    assert (cfg.bits, cfg.sbeta_bits, cfg.frozen_bits) == ([2, 4], [2], [2])
+    assert set(devtune.FIGURES) >= {a for a, _ in devtune.PAIRS.values()} | {b for _, b in devtune.PAIRS.values()}

@@ -10,7 +10,10 @@ The training itself is `QATGrid.run_grid`, which the notebook calls through `tra
 per cell (so that no cell outlives the runner's per-cell timeout); `measure(cfg, run)` then loads the grid from
 the run's checkpoints (training whatever is missing) and maps it to the claims' metrics (`grid_metrics`):
 per-replicate accuracy lists (`acc_*_per_seed`, ordered by replicate, paired by position by the claims engine)
-and the paired means beside them (`analysis`).
+and the paired means beside them (`analysis`). Every claim of this notebook is judged at full only: at quick
+the profile's `qat_grid` is off, so the notebook trains only notebook 03's ASQ W4A4 POST model and logs the float
+models' accuracies; quick's comparison set is trained on development seeds by `devtune w2_finding` (README,
+findings).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import allbits_delta, paired, per_seed, tag
-from ..qat_grid import QATGrid
+from ..qat_grid import QATGrid, grid_jobs, grid_sets
 
 
 def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("uniform", "pot", "post"),
@@ -43,10 +46,11 @@ def claim_metrics(df: pd.DataFrame, bits_list, ablation_bits: int = 4, grids=("u
     for b in sbeta_bits:   # the trained null of ASQ's adaptivity: one trained scalar beta per layer
         out[f"acc_sbeta_w{b}_per_seed"] = per_seed(df, tag("sbeta", b, "uniform"), seeds)
     # ASQ - LSQ averaged over the bit widths, per seed (one paired difference per seed); the same for the nulls
-    out["delta_asq_lsq_allbits_per_seed"] = allbits_delta(out, "asq", bits_list)
-    if set(bits_list) <= set(frozen_bits):
+    if bits_list:      # none where the run trains no QAT grid (quick: `qat_grid` off)
+        out["delta_asq_lsq_allbits_per_seed"] = allbits_delta(out, "asq", bits_list)
+    if bits_list and set(bits_list) <= set(frozen_bits):
         out["delta_asq_frozen_lsq_allbits_per_seed"] = allbits_delta(out, "asq_frozen", bits_list)
-    if set(bits_list) <= set(sbeta_bits):
+    if bits_list and set(bits_list) <= set(sbeta_bits):
         out["delta_sbeta_lsq_allbits_per_seed"] = allbits_delta(out, "sbeta", bits_list)
         out["delta_asq_sbeta_allbits_per_seed"] = [a - s for a, s in zip(out["delta_asq_lsq_allbits_per_seed"],
                                                                           out["delta_sbeta_lsq_allbits_per_seed"])]
@@ -99,6 +103,8 @@ def paired_deltas(df: pd.DataFrame, bits_list, ablation_bits: int, ablation_grid
     """Per training seed, the paired differences the figure shows (long form: seed, comparison, delta (pp)):
     ASQ - LSQ and frozen-beta ASQ - LSQ per width, POST - POT and POST - uniform at the ablation width."""
     wide = df.pivot_table(index="seed", columns="config", values="acc")
+    if not bits_list and not ablation_grids:     # no QAT grid in the run (quick): no pairs
+        return pd.DataFrame(columns=["seed", "comparison", "delta (pp)"])
     pairs = {f"ASQ-LSQ W{b}": wide[f"asq-w{b}a{b}-uniform"] - wide[f"lsq-w{b}a{b}-uniform"] for b in bits_list}
     pairs |= {f"frozen-LSQ W{b}": wide[f"frozen-asq-w{b}a{b}-uniform"] - wide[f"lsq-w{b}a{b}-uniform"] for b in bits_list
               if f"frozen-asq-w{b}a{b}-uniform" in wide}
@@ -118,15 +124,20 @@ def steps_over_converged(qat_epochs: int, n_train: int, batch_size: int, converg
     return float(qat_epochs * max(1, n_train // batch_size) / converged_steps)
 
 
+def run_jobs(cfg) -> list[dict]:
+    """Every QAT model of a run (`QATGrid.train_job`'s keyword arguments): the grid of every training replicate
+    (`qat_grid.grid_jobs`; none where the profile's `qat_grid` is off, quick) and notebook 03's ASQ W4A4 POST model
+    of the first, which the integer-path claims read (at full also a configuration of the ablation)."""
+    return grid_jobs(cfg, cfg.seeds) + [dict(seed=cfg.seeds[0], method="asq", bits=cfg.ablation_bits, grid="post")]
+
+
 def train(cfg, run, replicates) -> pd.DataFrame:
     """Train (or load) the grid of the training `replicates` into the run's checkpoints (`QATGrid.run_grid`): the
     notebook's training cells, one replicate each. On the CPU the first of them hands every missing QAT model of
-    the run to the worker pool at once (`QATGrid.train_missing`: the grid of every replicate and notebook 03's
-    ASQ POST model of the first, 16 equal-sized tasks for two workers at quick); the later cells load. On a GPU
-    each cell trains its replicate."""
+    the run (`run_jobs`) to the worker pool at once (`QATGrid.train_missing`; at quick only notebook 03's ASQ POST
+    model, one task in one one-thread worker); the later cells load. On a GPU each cell trains its replicate."""
     grid = QATGrid.of_run(cfg, run)
-    notebook_03 = [dict(seed=cfg.seeds[0], method="asq", bits=cfg.ablation_bits, grid="post")]
-    grid.train_missing(grid.grid_jobs(cfg.seeds) + notebook_03)
+    grid.train_missing(run_jobs(cfg))
     return grid.run_grid(replicates)
 
 
@@ -145,13 +156,14 @@ def grid_metrics(cfg, df: pd.DataFrame, n_train: int | None = None) -> dict:
     """The claims' metrics from the grid's table (`QATGrid.run_grid`); also the table, accuracies per config and
     replicate, and the per-replicate paired differences. `n_train`: the training images of the run
     (`QATGrid.info`), for `qat_steps_over_converged_min`."""
-    metrics = claim_metrics(df, cfg.bits, cfg.ablation_bits, tuple(cfg.ablation_grids),
-                            tuple(getattr(cfg, "sbeta_bits", ())), tuple(getattr(cfg, "frozen_bits", cfg.bits)))
+    sets = grid_sets(cfg)      # what the run's grid trained (nothing but the float models at quick)
+    metrics = claim_metrics(df, sets["bits"], cfg.ablation_bits, tuple(sets["ablation_grids"]),
+                            tuple(sets["sbeta_bits"]), tuple(sets["frozen_bits"]))
     if n_train:
         metrics["qat_steps_over_converged_min"] = steps_over_converged(cfg.qat_epochs, n_train, cfg.batch_size,
                                                                        cfg.converged_qat_steps_min)
-    metrics.update(imagenet_metrics(metrics, cfg.dataset, cfg.arch, cfg.bits))
+    metrics.update(imagenet_metrics(metrics, cfg.dataset, cfg.arch, sets["bits"]))
     return {"metrics": metrics, "table": df,
             "by_seed": df.pivot_table(index="config", columns="seed", values="acc").round(2),
             "summary": pd.Series({k: v for k, v in metrics.items() if not isinstance(v, list)}).round(3),
-            "pairs": paired_deltas(df, cfg.bits, cfg.ablation_bits, cfg.ablation_grids)}
+            "pairs": paired_deltas(df, sets["bits"], cfg.ablation_bits, sets["ablation_grids"])}
