@@ -95,10 +95,12 @@ test-deps: ## what the tests need beyond the venv: a headless browser (Debian ch
 # BLAS/OpenMP threads (1 on 2 cores: a second thread spins on the core the other test process holds). Work units (a test
 # file, or a paper's notebooks with its runner check, which judges what nbval ran) run longest
 # first (tests/conftest.py), so the run ends on short ones on every process (--no-loadscope-reorder keeps that order).
+# Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set (CI images set it): without a cache every test process
+# redoes pytest's assertion rewrite of every test module (about 4 s of CPU a process; the caches are .gitignored).
 test: $(STAMP) test-deps ## unit tests, end-to-end smoke runs and notebook validation (nbval)
 	@tmp=$$(mktemp -d); n=$$(nproc 2>/dev/null || echo 2); case "$(TEST_JOBS)" in ''|*[!0-9]*|0) t=1;; *) t=$$((n / $(TEST_JOBS)));; esac; \
 	  [ $$t -ge 1 ] || t=1; OMP_NUM_THREADS=$$t MKL_NUM_THREADS=$$t OPENBLAS_NUM_THREADS=$$t REPRO_THREADS=$$t \
-	  REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke $(PY) -m pytest -q --durations=15 -o tmp_path_retention_policy=failed \
+	  REPRO_RESULTS=$$tmp REPRO_PROFILE=smoke PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q --durations=15 -o tmp_path_retention_policy=failed \
 	  -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder tests notebooks --nbval-lax --nbval-current-env; status=$$?; rm -rf $$tmp; exit $$status
 
 bench: $(STAMP) ## benchmarks; figures written to results/bench/*.json

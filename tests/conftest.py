@@ -12,31 +12,45 @@ import pytest
 SMOKE_CHECK = "tests/common/test_repository.py::test_smoke_run_produces_metrics_and_claims"
 
 # Longest first: seconds per unit in `make test` on the 2-core Xeon (family 6, model 207), 2 processes, 2026-12-07
-# 07:35 UTC (63b42ab), summed over its tests (a paper's runner check counted at 1 s: it judges what nbval wrote). A
-# unit that is listed must exist (tests/common/test_makefile.py); one that is not runs in collection order. The first
-# two keep hetero's two multi-process units (its notebooks' ranks, the full profile's 8 ranks) apart at the start.
+# 13:30 UTC (bc01628), from a per-test timeline of each process (first test's start to last test's end; a paper's
+# unit includes its runner check, which judges what nbval wrote). A unit that is listed must exist
+# (tests/common/test_makefile.py); one that is not runs in collection order, after these: every one of those took
+# under 4 s, so both processes end within a few seconds of each other (before, tests/nlm/test_nlm_workers.py, 12 s,
+# ran last in collection order while the other process had finished). The first two keep hetero's two
+# multi-process units (its notebooks' ranks, the full profile's 8 ranks) apart at the start.
 LONGEST_FIRST = (
-    "notebooks/hetero",                                 # 92
-    "tests/common/test_cluster.py",                     # 68
-    "tests/hetero/test_hetero_full_profile.py",         # 62
-    "tests/acl/test_acl_full_profile.py",               # 44
-    "notebooks/nlm",                                    # 43
-    "notebooks/acl",                                    # 40
-    "notebooks/netrecon",                               # 39
-    "tests/netrecon/test_netrecon_full_profile.py",     # 38
-    "tests/common/test_makefile.py",                    # 36
-    "tests/hetero/test_hetero_bugs.py",                 # 40 (~28 since: 3 launches became 1, then 2 shared)
-    "tests/asq/test_asq_full_profile.py",               # 34
-    "notebooks/asq",                                    # 32
-    "notebooks/diffusion",                              # 31
-    "tests/common/test_reproduce_report.py",            # 29
-    "tests/common/test_device_check.py",                # 22
-    "tests/hetero/test_hetero_dist.py",                 # 22 (~19: its fail-fast launch is shared with bugs)
-    "tests/common/test_paper_template.py",              # 21
-    "tests/asq/test_asq_qat_pool.py",                   # 19
-    "tests/hetero/test_hetero_cluster.py",              # 18
-    "tests/asq/test_asq_device.py",                     # 12
-    "tests/netrecon/test_netrecon_parallel.py",         # 11
+    "notebooks/hetero",                                 # 63
+    "tests/common/test_cluster.py",                     # 67
+    "tests/hetero/test_hetero_full_profile.py",         # 59
+    "tests/acl/test_acl_full_profile.py",               # 74
+    "notebooks/nlm",                                    # 39
+    "notebooks/acl",                                    # 35
+    "notebooks/asq",                                    # 35
+    "notebooks/netrecon",                               # 32
+    "tests/asq/test_asq_full_profile.py",               # 31
+    "tests/common/test_makefile.py",                    # 27
+    "tests/hetero/test_hetero_bugs.py",                 # 26
+    "notebooks/diffusion",                              # 25
+    "tests/netrecon/test_netrecon_full_profile.py",     # 23
+    "tests/common/test_reproduce_report.py",            # 22
+    "tests/asq/test_asq_qat_pool.py",                   # 22
+    "tests/hetero/test_hetero_cluster.py",              # 20
+    "tests/asq/test_asq_device.py",                     # 19
+    "tests/common/test_device_check.py",                # 18
+    "tests/hetero/test_hetero_dist.py",                 # 18
+    "tests/common/test_paper_template.py",              # 18
+    "tests/netrecon/test_netrecon_parallel.py",         # 12
+    "tests/nlm/test_nlm_workers.py",                    # 12
+    "tests/nlm/test_nlm_full_profile.py",               # 7
+    "tests/acl/test_acl_train.py",                      # 7
+    "tests/common/test_spawned.py",                     # 7
+    "tests/common/test_architecture.py",                # 7
+    "tests/acl/test_acl_codes.py",                      # 7
+    "tests/common/test_netcluster.py",                  # 6
+    "tests/common/test_runner_robustness.py",           # 6
+    "tests/common/test_download.py",                    # 5
+    "tests/nlm/test_nlm_notebooks.py",                  # 5
+    "tests/common/test_study.py",                       # 5
 )
 
 
