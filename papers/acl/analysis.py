@@ -45,7 +45,15 @@ def floor_metrics(prov: dict, featinfo: dict, floor: dict, keys=FLOOR_KEYS, half
 
 def c2st_metrics(results: list[dict], study: str,
                  samplers=("acl", "normal", "gauss", "gmm", "mmd_gc", "train_codes")) -> dict:
-    """`c2st_<study>_<sampler>`: the held-out code two-sample accuracy of each code sampler, per replicate."""
+    """`c2st_<study>_<sampler>`: the held-out code two-sample accuracy of each code sampler, per replicate; none where
+    the replicates ran no test (`code_c2st` off, as at quick). Replicates of which only some ran it (caches of two
+    settings in one run folder) are an error, not a shorter list."""
+    tested = ["c2st" in r for r in results]
+    if not any(tested):
+        return {}
+    if not all(tested):
+        raise ValueError(f"code two-sample tests in {sum(tested)} of {len(results)} {study} replicates: one setting of "
+                         "`code_c2st` per run folder")
     return {f"c2st_{study}_{k}": [r["c2st"][k] for r in results] for k in samplers}
 
 

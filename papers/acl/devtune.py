@@ -352,8 +352,9 @@ def paired_differences(metrics: dict) -> dict:
 
 def tune_replicates(seed: int) -> dict:
     """The paired differences (`paired_differences`) of the development run of this seed at the quick profile
-    (`common.reproduce acl --profile quick --seeds 100 101 102 --development`, run before); `summarise_replicates`
-    pools the seeds and applies the rule."""
+    (`common.reproduce acl --profile quick --seeds 100 101 102 --development -p code_c2st=true`, run before: a quick
+    run tests no codes otherwise, and the c2st claims drop out of the rule); `summarise_replicates` pools the seeds
+    and applies the rule."""
     metrics = json.loads((paths.development_root() / "acl" / "quick" / f"seed-{seed}" / "metrics.json").read_text())
     return paired_differences(metrics)
 
@@ -389,7 +390,7 @@ def tune_image_pairs(seed: int) -> dict:
     from .images import Images
     from .studies.autoencoder_generator import claim_metrics
 
-    cfg = get_config("quick")
+    cfg = get_config("quick", code_c2st=True)   # the rule reads the c2st claims' pairs too (a quick run tests no codes)
     run = SimpleNamespace(dir=image_pairs_dir(seed), seed=seed, streams=Streams(seed))   # a run's streams: Streams(seed)
     evaluator(cfg, Images(cfg), run.dir)   # the evaluation network and the reference, here once, before the workers
     t0 = time.perf_counter()

@@ -123,7 +123,8 @@ def image_task(cfg_dict: dict, run_dir: str, streams, seed: int, r: int, study: 
             samples["mmd_gc"] = res["models"]["Dec"](null.sample(cfg.n_eval, draw.torch_generator("null-noise"))).cpu()
         zg = grid_noise(streams, cfg.n_grid, res["hp"].z_dim)
         grid = code_model_samples(res, images, cfg.n_grid, samplers, streams.child("grid"), z=zg)
-        out["c2st"] = code_c2st(res, images, samplers, null, cfg.n_eval, draw, steps=getattr(cfg, "c2st_steps", 300))
+        if getattr(cfg, "code_c2st", True):   # keyed streams of their own: skipping them changes no other number
+            out["c2st"] = code_c2st(res, images, samplers, null, cfg.n_eval, draw, steps=getattr(cfg, "c2st_steps", 300))
         if study == "cls":
             out["cls_acc"] = res["cls_acc"]
             with torch.no_grad():  # the classifier's own head on the generated codes

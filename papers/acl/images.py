@@ -6,6 +6,8 @@ https://arxiv.org/abs/2001.11539
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import torch
 
@@ -15,12 +17,24 @@ from common.seed import Streams
 SPLIT_STREAMS = Streams(0).child("split")   # the split is the same for every run seed: the streams of seed 0
 
 
+@lru_cache(maxsize=4)
+def dataset(name: str, split: str):
+    """`common.data.load_dataset`, read and decoded once per process (a worker of notebook 02 scores several
+    replicates, each building its `Images`: ~2.7 s of reading, hashing and converting Fashion-MNIST each time). Its
+    arrays are read-only: `Images` copies what it keeps."""
+    data = load_dataset(name, split)
+    for arr in (data.x, data.y):
+        if isinstance(arr, np.ndarray):
+            arr.setflags(write=False)
+    return data
+
+
 class Images:
     """Training subset, held-out reference (test split), a disjoint real set for the floor."""
 
     def __init__(self, cfg, device="cpu"):
-        train = load_dataset(cfg.dataset, "train")
-        test = load_dataset(cfg.dataset, "test")
+        train = dataset(cfg.dataset, "train")
+        test = dataset(cfg.dataset, "test")
         self.classes, self.provenance = train.classes, train.provenance + test.provenance
         order = SPLIT_STREAMS.rng("train").permutation(len(train))
         n = len(train) if cfg.n_train in (0, None) else min(cfg.n_train, len(train))
@@ -35,7 +49,7 @@ class Images:
         self.floor_x = torch.as_tensor(X[fl])
         self.test_x = torch.as_tensor(np.asarray(test.x)[te])
         self.test_y = torch.as_tensor(test.y[te])
-        self.all_x, self.all_y = torch.as_tensor(X), torch.as_tensor(Y)
+        self.all_x, self.all_y = torch.from_numpy(X.copy()), torch.from_numpy(Y.copy())   # the cache's stay read-only
         self.channels, self.size = self.x.shape[1], self.x.shape[2]
 
     def info(self) -> dict:

@@ -24,25 +24,33 @@ from .acl import CodeGAN
 BANDWIDTH_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 
 
+def _kernel_sum(d2: torch.Tensor, c: float, powers: tuple, kernel: bool = True, derivative: bool = True):
+    """(sum_j exp(-r_j c d2), its derivative in d2 -c sum_j r_j exp(-r_j c d2)), each None where not asked for, from ONE
+    exp: exp(-r c d2) = exp(-c d2)^r by repeated squaring, for integer powers of two r_j."""
+    p, r, top = torch.exp(d2 * -c), 1, max(powers)
+    k = torch.zeros_like(d2) if kernel else None
+    dk = torch.zeros_like(d2) if derivative else None
+    while True:
+        if r in powers:
+            if k is not None:
+                k.add_(p)
+            if dk is not None:
+                dk.add_(p, alpha=-c * r)
+        if r >= top:
+            break
+        p, r = p * p, 2 * r
+    return k, dk
+
+
 class _GaussianSum(torch.autograd.Function):
-    """sum_j exp(-r_j c d2) for integer powers of two r_j, from ONE exp: exp(-r c d2) = exp(-c d2)^r by repeated
-    squaring (the factors 1/8 ... 2 of `BANDWIDTH_FACTORS` give r = 1, 4, 16, 64, 256). Its derivative in d2,
-    -c sum_j r_j exp(-r_j c d2), is formed in the same pass and the backward is one product: about half the
-    time of five exps and their autograd graph, the same values up to float rounding (relative 1e-5)."""
+    """sum_j exp(-r_j c d2) for integer powers of two r_j, from ONE exp (`_kernel_sum`; the factors 1/8 ... 2 of
+    `BANDWIDTH_FACTORS` give r = 1, 4, 16, 64, 256). Its derivative in d2 is formed in the same pass and the backward
+    is one product: about half the time of five exps and their autograd graph, the same values up to float rounding
+    (relative 1e-5)."""
 
     @staticmethod
     def forward(ctx, d2, c: float, powers: tuple):
-        p, r, top = torch.exp(d2 * -c), 1, max(powers)
-        k = torch.zeros_like(d2)
-        dk = torch.zeros_like(d2) if ctx.needs_input_grad[0] else None
-        while True:
-            if r in powers:
-                k.add_(p)
-                if dk is not None:
-                    dk.add_(p, alpha=-c * r)
-            if r >= top:
-                break
-            p, r = p * p, 2 * r
+        k, dk = _kernel_sum(d2, c, powers, derivative=ctx.needs_input_grad[0])
         ctx.save_for_backward(dk)
         return k
 
@@ -50,6 +58,26 @@ class _GaussianSum(torch.autograd.Function):
     def backward(ctx, grad):
         (dk,) = ctx.saved_tensors
         return grad * dk, None, None
+
+
+class _GaussianSumMeanGrad(torch.autograd.Function):
+    """The gradient of `_GaussianSum(d2).mean()` without its value: the forward forms only the derivative (the kernel
+    sum and its mean are never added up) and returns NaN; the backward is the mean's backward (the upstream gradient
+    over the element count, each element alike) times that derivative, the products autograd forms through the two
+    nodes, bit for bit. For a loss whose value nobody reads (`mmd_code_step(value=False)`): fewer passes over the
+    kernel matrix."""
+
+    @staticmethod
+    def forward(ctx, d2, c: float, powers: tuple):
+        _, dk = _kernel_sum(d2, c, powers, kernel=False)
+        ctx.save_for_backward(dk)
+        ctx.numel = d2.numel()
+        return d2.new_full((), float("nan"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (dk,) = ctx.saved_tensors
+        return grad.div(ctx.numel) * dk, None, None
 
 
 def _powers(bandwidths) -> tuple[float, tuple] | None:
@@ -65,12 +93,13 @@ def _powers(bandwidths) -> tuple[float, tuple] | None:
     return (c, powers) if ok and len(powers) == len(rs) else None
 
 
-def kernel_mean(a: torch.Tensor, b: torch.Tensor, bandwidths) -> torch.Tensor:
-    """Mean of the sum of Gaussian kernels exp(-|a_i - b_j|^2 / (2 h^2)) over every pair (i, j)."""
+def kernel_mean(a: torch.Tensor, b: torch.Tensor, bandwidths, value: bool = True) -> torch.Tensor:
+    """Mean of the sum of Gaussian kernels exp(-|a_i - b_j|^2 / (2 h^2)) over every pair (i, j). `value=False`, at the
+    bandwidths of the one-exp path: NaN, with the gradient of that mean bit for bit (`_GaussianSumMeanGrad`)."""
     d2 = torch.cdist(a, b).pow(2)
     fast = _powers(bandwidths)
     if fast is not None:   # the factors of BANDWIDTH_FACTORS at a float median: one exp (`_GaussianSum`)
-        return _GaussianSum.apply(d2, *fast).mean()
+        return _GaussianSum.apply(d2, *fast).mean() if value else _GaussianSumMeanGrad.apply(d2, *fast)
     return sum(torch.exp(-d2 / (2 * h ** 2)) for h in bandwidths).mean()  # floats or 0-d tensors (no host sync)
 
 
@@ -108,8 +137,9 @@ def mmd_code_step(acl: CodeGAN, codes: torch.Tensor, opt: torch.optim.Optimizer,
     """Step k of the null's code phase: G_c moved by MMD^2 between a batch of G_c(z) and a batch of the cached
     codes (standardized), at code_lr decaying linearly to code_lr_final * code_lr over code_steps, as
     `train.code_step` does for ACL. `hp` is the null's schedule (`Hyper.null()`). Returns the detached loss; with
-    `value=False` the loss less its (codes, codes) block, a constant of G_c's weights: the gradient, the step and
-    the model are the same bit for bit, without the block's kernel matrix (a caller that never reads the value)."""
+    `value=False` None, for a caller that never reads the value: the (codes, codes) block, a constant of G_c's weights,
+    is left out and the other two blocks form only their gradients (`kernel_mean(value=False)`), so the gradient, the
+    step and the model are the same bit for bit."""
     lr = hp.code_lr * (1 - (1 - hp.code_lr_final) * k / max(1, hp.code_steps - 1))
     for group in opt.param_groups:
         group["lr"] = lr
@@ -117,12 +147,12 @@ def mmd_code_step(acl: CodeGAN, codes: torch.Tensor, opt: torch.optim.Optimizer,
     fake = acl.generate(acl.noise(hp.code_batch, gen))
     if value:
         loss = mmd2(fake, real, bandwidths)
-    else:   # mmd2 less kernel_mean(real, real): no gradient flows through that block
-        loss = kernel_mean(fake, fake, bandwidths) - 2 * kernel_mean(fake, real, bandwidths)
+    else:   # mmd2 less kernel_mean(real, real) (no gradient flows through that block), gradients only
+        loss = kernel_mean(fake, fake, bandwidths, value=False) - 2 * kernel_mean(fake, real, bandwidths, value=False)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
-    return loss.detach()
+    return loss.detach() if value else None
 
 
 def fit_mmd_code_generator(codes: torch.Tensor, hp, streams, factors=BANDWIDTH_FACTORS) -> CodeGAN:

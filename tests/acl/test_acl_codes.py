@@ -202,3 +202,49 @@ def test_the_reference_is_built_beside_only_when_no_replicate_trains_in_this_pro
     assert [t["r"] for t in ir.missing_tasks(cfg, run, ["ae"])] == [1] and ir.trains_here(cfg, run, ["ae"])
     ir.task_cache(tmp_path, 0, "ae", 1).write_bytes(b"")                      # all cached: nothing trains
     assert ir.missing_tasks(cfg, run, ["ae"]) == [] and not ir.trains_here(cfg, run, ["ae"])
+
+
+def test_without_code_two_sample_tests_a_replicate_scores_the_same_bits(tmp_path):
+    """`code_c2st` off (quick, issue 43): the replicate carries no "c2st", and everything else it computes (metrics,
+    regions, grids, history) is bit for bit what it is with the tests on: they draw from keyed streams of their own
+    and restore torch's global generator."""
+    from papers.acl import image_replicates
+    from papers.acl.config import get_config
+
+    cfg = get_config("smoke", ae_steps=5, code_steps=5, null_steps=5, n_eval=120, n_region=60, n_prdc=60, n_mem=60,
+                     kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2, c2st_steps=5)
+    out = {}
+    for on in (True, False):
+        torch.manual_seed(7)   # the same global state before each: a test that moved it would show below
+        out[on] = image_replicates.image_task(vars(cfg) | {"code_c2st": on}, str(tmp_path / str(on)), Streams(0), 0, 0, "ae")
+        out[on]["after"] = torch.rand(3)
+    assert set(out[True]["c2st"]) == {"acl", "normal", "gauss", "gmm", "mmd_gc", "train_codes"} and "c2st" not in out[False]
+    assert set(out[True]) - {"c2st"} == set(out[False])
+    for key in ("metrics", "regions", "regions_gauss", "history", "provenance"):   # floats' reprs: every bit
+        assert repr(out[True][key]) == repr(out[False][key]), key
+    assert torch.equal(out[True]["after"], out[False]["after"])
+    assert all(np.array_equal(out[True]["grid"][k], out[False]["grid"][k]) for k in out[True]["grid"])
+
+
+def test_a_process_reads_each_split_once_and_every_images_owns_its_arrays(monkeypatch):
+    """`images.dataset` (issue 43): a worker that scores several replicates decodes the data once; each `Images` holds
+    its own writable copies (nothing written through one reaches the cache or another), the same values each time."""
+    from papers.acl import images as images_mod
+    from papers.acl.config import get_config
+
+    calls = []
+    real = images_mod.load_dataset
+    monkeypatch.setattr(images_mod, "load_dataset", lambda name, split: calls.append((name, split)) or real(name, split))
+    images_mod.dataset.cache_clear()
+    try:
+        cfg = get_config("smoke")
+        a = images_mod.Images(cfg)
+        first = {k: getattr(a, k).clone() for k in ("x", "y", "floor_x", "test_x", "test_y", "all_x", "all_y")}
+        for k in first:
+            getattr(a, k).add_(1)   # writable, and owned by `a`
+        b = images_mod.Images(cfg)
+        assert calls == [("digits", "train"), ("digits", "test")]
+        assert all(torch.equal(getattr(b, k), v) for k, v in first.items())
+        assert b.provenance == a.provenance and len(b.provenance) == 2
+    finally:
+        images_mod.dataset.cache_clear()

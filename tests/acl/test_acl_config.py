@@ -142,3 +142,20 @@ def test_the_replicate_rule_takes_the_smallest_n_at_which_every_seed_decides_ali
     assert rule["2-D"]["n_needed"]["coin"] is None and rule["2-D"]["full_only"] == ["coin"] and rule["2-D"]["kept"] == ["clear-2d"]
     assert rule["2-D"]["pairs_pooled"] == 12 and max(rule["2-D"]["per_claim"]["coin"].values()) < 0.95
     assert rule["2-D"]["p_all_kept_agree"][str(first)] == 1.0
+
+
+def test_a_profile_judges_a_code_two_sample_claim_only_where_it_runs_the_tests():
+    """`code_c2st` (issue 43): quick runs no code two-sample test, and no claim it judges reads one; smoke and full
+    run them for the claims that read them (ae-adv-c2st, ae-code-c2st-vs-gmm)."""
+    from common.claims import load_claims
+
+    claims = load_claims(Path(config.__file__).with_name("claims.yaml"))
+    reads = {c.id: [k for k in (c.metric, c.baseline, c.control) if isinstance(k, str) and k.startswith("c2st_")] for c in claims}
+    assert {cid for cid, keys in reads.items() if keys} >= {"ae-adv-c2st", "ae-code-c2st-vs-gmm"}
+    for c in claims:
+        for profile in c.profiles:
+            if reads[c.id]:
+                assert config.get_config(profile).code_c2st, (c.id, profile)
+    assert not config.get_config("quick").code_c2st
+    assert config.get_config("smoke").code_c2st and config.get_config("full").code_c2st
+    assert config.get_config("quick", code_c2st=True).code_c2st   # what devtune image-pairs asks for

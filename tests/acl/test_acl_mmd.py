@@ -122,9 +122,12 @@ def test_code_gan_steps_return_device_tensors_not_host_floats():
     assert torch.is_tensor(ld) and torch.is_tensor(lg) and not ld.requires_grad and not lg.requires_grad
 
 
-def test_the_null_without_its_loss_value_is_the_same_model_bit_for_bit():
+@pytest.mark.parametrize("bandwidths", ["factors", [1.0, 2.0]])
+def test_the_null_without_its_loss_value_is_the_same_model_bit_for_bit(bandwidths):
     """`fit_mmd_code_generator` never reads the loss, so its steps skip the (codes, codes) kernel block, a constant of
-    G_c's weights (`value=False`): the gradient, every step and the model are those of the full MMD^2 loss."""
+    G_c's weights, and form only the gradients of the other two (`value=False`, issue 43): every step and the model
+    are those of the full MMD^2 loss, bit for bit, at the bandwidths the null uses (the median times
+    BANDWIDTH_FACTORS) and at others of the one-exp path."""
     from papers.acl.mmd import mmd_code_step
 
     codes = _codes(200)
@@ -134,9 +137,27 @@ def test_the_null_without_its_loss_value_is_the_same_model_bit_for_bit():
         with Streams(4).torch_global("gc-init"):
             acl = CodeGAN(hp.code_dim, hp.z_dim, hp.hidden, hp.depth)
         acl.set_scale(codes)
+        bw = [median_distance(acl.standardize(codes)) * f for f in BANDWIDTH_FACTORS] if bandwidths == "factors" else bandwidths
         opt, gen = acl.optimizers(hp.code_lr, hp.code_lr)["G_c"], torch.Generator().manual_seed(2)
-        losses = [mmd_code_step(acl, codes, opt, hp, gen, k, [1.0, 2.0], value=value) for k in range(hp.code_steps)]
+        losses = [mmd_code_step(acl, codes, opt, hp, gen, k, bw, value=value) for k in range(hp.code_steps)]
         models.append((acl, losses))
     (full, lf), (part, lp) = models
     assert all(torch.equal(x, y) for x, y in zip(full.parameters(), part.parameters()))
-    assert all(float(a) > float(b) for a, b in zip(lf, lp))   # the value without the block is lower by that block
+    assert all(torch.is_tensor(v) and torch.isfinite(v) for v in lf) and lp == [None] * hp.code_steps
+
+
+def test_a_kernel_mean_without_its_value_has_the_same_gradient_bit_for_bit():
+    """`kernel_mean(value=False)`: NaN for the value, and the gradient of the mean in both arguments that ask for one
+    equal to the one autograd forms through the kernel sum and the mean, bit for bit."""
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randn(300, 8, generator=g), torch.randn(300, 8, generator=g)
+    bw = [median_distance(a) * f for f in BANDWIDTH_FACTORS]
+    grads = {}
+    for value in (True, False):
+        x, y = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+        out = kernel_mean(x, x, bw, value=value) - 2 * kernel_mean(x, y, bw, value=value)
+        assert bool(torch.isfinite(out)) == value
+        out.backward()
+        grads[value] = (x.grad, y.grad)
+    assert torch.equal(grads[True][0], grads[False][0]) and torch.equal(grads[True][1], grads[False][1])
+    assert float(grads[True][0].abs().sum()) > 0

@@ -53,6 +53,18 @@ def test_autoencoder_claim_metrics():
     assert (w["ae_acl_wins_half_normal"], w["ae_acl_wins_gauss"]) == (1, 1)
 
 
+def test_no_code_two_sample_metric_where_the_replicates_ran_no_test():
+    """`code_c2st` off (quick): the replicates carry no "c2st" and the study logs no `c2st_*`, the rest unchanged."""
+    methods = ("acl", "normal", "gauss", "gmm", "mmd_gc")
+    untested = [{k: v for k, v in r.items() if k != "c2st"} for r in RESULTS]
+    full = autoencoder_generator.claim_metrics(table("ae", methods), RESULTS)
+    m = autoencoder_generator.claim_metrics(table("ae", methods), untested)
+    assert m == {k: v for k, v in full.items() if not k.startswith("c2st_")} and len(m) == len(full) - len(C2ST)
+    assert analysis.c2st_metrics(untested, "cls") == {}
+    with pytest.raises(ValueError, match="1 of 2 ae replicates"):
+        analysis.c2st_metrics(RESULTS[:1] + untested[1:], "ae")
+
+
 def test_classifier_claim_metrics():
     methods = ("acl", "normal", "gauss", "gmm", "mmd_gc")
     m = classifier_generator.claim_metrics(table("cls", methods), RESULTS)
