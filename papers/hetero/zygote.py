@@ -1,0 +1,176 @@
+"""A parent that has imported the rank's code once and forks a run's CPU-emulation ranks from it.
+
+Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs/2602.18007
+
+Every rank of the CPU emulation used to be a fresh `python -m papers.hetero.train`, which imports torch
+(about 1.5 s of CPU a rank) and, at its first optimizer, torch._dynamo (about 1 s more); a quick seed starts
+10 such ranks, four at a time on 2 cores. `Zygote` starts one `python -m papers.hetero.zygote` with the
+ranks' environment (one BLAS thread, no GPU visible), which imports `papers.hetero.train` and `PRELOAD`, then
+forks one child per request that becomes one rank: its own session (the launcher kills it with its process
+group), stdin from /dev/null, stdout and stderr into the rank's log, the rank's environment and working
+directory, then `train.main(argv)`, what the command line runs. The zygote computes nothing and, single-threaded,
+forks (it refuses to start otherwise); it reaps its children and reports each one's exit status (a signal as
+its negative number, as `subprocess` does). It exits when its stdin closes.
+
+Only the CPU emulation on loopback uses it (`launch.launch`): a rank on a GPU, or inside a network namespace
+of the emulated cluster, is started as the command line as before.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+import traceback
+
+
+# what a rank imports lazily before its first step, imported here once: torch.optim's optimizers import torch._dynamo
+# on their first call (its disable decorators), about 1 s of CPU a rank
+PRELOAD = ("torch._dynamo",)
+
+
+def _child(req: dict, main) -> None:
+    """In the forked child: become the rank of `req` and never return."""
+    code = 1
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.close(log)
+        os.chdir(req["cwd"])
+        os.environ.clear()
+        os.environ.update(req["env"])
+        code = main(list(req["argv"]))
+    except SystemExit as err:
+        code = err.code if isinstance(err.code, int) else (0 if err.code is None else 1)
+    except BaseException:  # noqa: BLE001 - a rank's crash is its log's last lines and exit 1
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(int(code) & 0xFF)
+
+
+def serve(module: str = "papers.hetero.train") -> None:
+    """The zygote's loop: import `module` (its `main(argv)` runs a rank), say "ready", then fork one child per
+    request line {"log", "cwd", "env", "argv"} (answered {"pid"}) and report {"exit": pid, "code"} for each
+    child that ends, until stdin closes."""
+    import importlib
+
+    main = importlib.import_module(module).main
+    for lazy in PRELOAD:
+        importlib.import_module(lazy)
+    out = sys.stdout
+    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+    if threads != 1:  # forking a process with other threads may copy a lock one of them holds: refuse
+        out.write(json.dumps({"error": f"{threads} threads after the imports (a BLAS pool? set OMP_NUM_THREADS=1)"}) + "\n")
+        out.flush()
+        return
+    out.write(json.dumps({"ready": os.getpid()}) + "\n")
+    out.flush()
+    stdin, buf, children = sys.stdin.fileno(), b"", set()
+    while True:
+        ready, _, _ = select.select([stdin], [], [], 0.02)
+        if ready:
+            chunk = os.read(stdin, 1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                req = json.loads(line)
+                pid = os.fork()
+                if pid == 0:
+                    _child(req, main)
+                children.add(pid)
+                out.write(json.dumps({"pid": pid}) + "\n")
+                out.flush()
+        while children:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            children.discard(pid)
+            out.write(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
+            out.flush()
+
+
+class Zygote:
+    """The launcher's side: start the zygote (`env`, `cwd`: what the ranks import torch with), `spawn` ranks,
+    `poll` their exit codes."""
+
+    def __init__(self, env: dict, cwd: str, timeout_s: float = 120.0):
+        # its own session: a signal to the caller's process group (a kernel's interrupt) does not reach it; it ends
+        # when its stdin closes, with the caller
+        self.proc = subprocess.Popen([sys.executable, "-m", "papers.hetero.zygote"], cwd=cwd, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+        self._buf, self.codes = b"", {}
+        msg = self._read(timeout_s)
+        if msg is None or "ready" not in msg:
+            self.close()
+            raise RuntimeError("the rank zygote did not start" + (f": {msg['error']}" if msg and "error" in msg else ""))
+
+    def _read(self, timeout_s: float):
+        """The next message, or None when none came within `timeout_s` (or the zygote ended)."""
+        end = time.monotonic() + timeout_s
+        while b"\n" not in self._buf:
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, end - time.monotonic()))
+            if not ready:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def spawn(self, argv: list, env: dict, cwd: str, log: str) -> int:
+        """Fork one rank; its pid."""
+        self.proc.stdin.write((json.dumps({"argv": argv, "env": env, "cwd": cwd, "log": log}) + "\n").encode())
+        self.proc.stdin.flush()
+        while True:
+            msg = self._read(60.0)
+            if msg is None:
+                raise RuntimeError("the rank zygote stopped answering")
+            if "pid" in msg:
+                return msg["pid"]
+            self.codes[msg["exit"]] = msg["code"]
+
+    def poll(self) -> dict:
+        """{pid: exit code} of every child reported ended so far."""
+        while True:
+            msg = self._read(0.0)
+            if msg is None:
+                return self.codes
+            if "exit" in msg:
+                self.codes[msg["exit"]] = msg["code"]
+
+    def close(self) -> None:
+        """End the zygote (its children are the launcher's to kill)."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+if __name__ == "__main__":
+    try:
+        serve()
+    except KeyboardInterrupt:  # asked to stop: its children are the launcher's
+        pass

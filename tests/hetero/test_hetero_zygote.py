@@ -1,0 +1,83 @@
+"""The rank zygote: ranks forked from one pre-imported parent compute bit for bit what command-line ranks compute,
+fail and are killed the same way, and the zygote is reused, replaced and ended as documented."""
+import os
+from dataclasses import replace
+
+import pytest
+
+from papers.hetero.job import Job
+from papers.hetero.launch import RunFailed, close_zygote, current_zygote, launch
+
+JOB = Job(vendors="nv,amd", links=["direct", "cpu_forward:2", "device_direct"], steps=3, corpus_tokens=20_000,
+          timeout_s=20.0, clip=0.1, partition=[4, 2], save_params=True, audit_control=True)
+
+
+def _gone(pid):
+    """No such process, or only its zombie (/proc/<pid>/stat state Z)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def _numbers(ranks):
+    """Every number a rank reports but its timings (wall seconds, the copy engine's seconds)."""
+    def counted(counters):
+        return [{k: v for k, v in c.items() if k != "engine_s"} for c in counters]
+
+    return [{k: (v["losses"], v["grad_norms"], v["local_norms"], v["digest"], counted(v["counters"]))
+             for k, v in r["variants"].items()} for r in ranks]
+
+
+@pytest.fixture
+def zygote_on(monkeypatch):
+    monkeypatch.setenv("HETERO_ZYGOTE", "1")
+    close_zygote()
+    yield
+    close_zygote()
+
+
+def test_forked_ranks_equal_command_line_ranks_bitwise(zygote_on, tmp_path, monkeypatch):
+    forked = launch(JOB, 2, workdir=tmp_path / "forked", deadline_s=120)
+    zyg = current_zygote()
+    assert zyg.proc.poll() is None  # kept for the next launch
+    again = launch(replace(JOB, steps=2), 2, workdir=tmp_path / "again", deadline_s=120)
+    assert current_zygote() is zyg  # the same environment: the same zygote
+    monkeypatch.setenv("HETERO_ZYGOTE", "0")
+    spawned = launch(JOB, 2, workdir=tmp_path / "spawned", deadline_s=120)
+    assert _numbers(forked) == _numbers(spawned)
+    assert [v["losses"][:2] for v in again[1]["variants"].values()] == [v["losses"][:2] for v in forked[1]["variants"].values()]
+    for a, b in zip(sorted((tmp_path / "forked").glob("params-*.pt")), sorted((tmp_path / "spawned").glob("params-*.pt"))):
+        assert a.name == b.name and a.read_bytes() == b.read_bytes()
+
+
+def test_zygote_is_replaced_when_the_environment_changes_and_ended(zygote_on, tmp_path):
+    launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path / "a", deadline_s=120)
+    first = current_zygote()
+    launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path / "b", deadline_s=120, env={"HETERO_TEST_KEY": "x"})
+    second = current_zygote()
+    assert second is not first and first.proc.poll() is not None and second.proc.poll() is None
+    close_zygote()
+    assert second.proc.poll() is not None and current_zygote() is None
+
+
+def test_killed_forked_rank_is_named_and_nothing_is_left(zygote_on, tmp_path):
+    job = replace(JOB, links=["device_direct"], save_params=False, steps=4, fail_rank=1, fail_step=1, timeout_s=5.0)
+    with pytest.raises(RunFailed) as err:
+        launch(job, 2, workdir=tmp_path, deadline_s=120)
+    msg = str(err.value)
+    assert "rank 1: killed by signal 9" in msg and "rank 0 (stage 0, nv): a peer failed or timed out" in msg
+    assert all(_gone(p) for p in err.value.pids)
+    assert current_zygote() is not None  # the zygote itself survives a failed run
+    hung = replace(job, fail_mode="stop")  # a stopped rank: only the deadline ends it, and it is killed
+    with pytest.raises(RunFailed) as err:
+        launch(hung, 2, workdir=tmp_path / "hung", deadline_s=12, grace_s=1.0)
+    assert all(_gone(p) for p in err.value.pids)
+
+
+def test_forked_rank_output_goes_to_its_log(zygote_on, tmp_path):
+    launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path, deadline_s=120)
+    logs = [tmp_path / f"rank{r}.log" for r in range(2)]
+    assert all(p.exists() for p in logs)
+    assert os.path.getsize(logs[0]) >= 0 and not any("Traceback" in p.read_text() for p in logs)
