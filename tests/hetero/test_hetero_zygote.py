@@ -1,6 +1,5 @@
 """The rank zygote: ranks forked from one pre-imported parent compute bit for bit what command-line ranks compute,
 fail and are killed the same way, and the zygote is reused, replaced and ended as documented."""
-import os
 from dataclasses import replace
 
 import pytest
@@ -79,5 +78,5 @@ def test_killed_forked_rank_is_named_and_nothing_is_left(zygote_on, tmp_path):
 def test_forked_rank_output_goes_to_its_log(zygote_on, tmp_path):
     launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path, deadline_s=120)
     logs = [tmp_path / f"rank{r}.log" for r in range(2)]
-    assert all(p.exists() for p in logs)
-    assert os.path.getsize(logs[0]) >= 0 and not any("Traceback" in p.read_text() for p in logs)
+    assert all(p.exists() for p in logs)   # each child opened its own log (the zygote's `_child`)
+    assert not any("Traceback" in p.read_text() for p in logs)
