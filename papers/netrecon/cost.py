@@ -62,7 +62,7 @@ def estimate(cfg) -> Estimate:
         + 2 * len(cfg.pred_gs) * cfg.pred_seeds * steps(cfg.pred_t_lyap) * mv(cfg.pred_N),
         "03 g < 1 horizon and its control": 2 * cfg.q_seeds * cfg.q_n_x0 * (steps(cfg.q_T) + steps(cfg.q_ctrl_T)) * mv(cfg.q_N)
         + cfg.q_seeds * cfg.q_n_x0 * (1 + len(cfg.q_rel_etas)) * steps(cfg.q_T) * mv(cfg.q_N),   # the eta-grid students
-        "03 data size (N = ds_N)": 2 * cfg.ds_seeds * len(cfg.ds_n_trajs) * cfg.ds_n_x0 * steps(cfg.ds_t_max) * mv(cfg.ds_N)
+        "03 data size (N = ds_N)": cfg.ds_horizons * 2 * cfg.ds_seeds * len(cfg.ds_n_trajs) * cfg.ds_n_x0 * steps(cfg.ds_t_max) * mv(cfg.ds_N)
         + cfg.ds_seeds * sum(cfg.ds_n_trajs) * cfg.ds_n_steps * mv(cfg.ds_N)
         + cfg.ds_seeds * sum(linear_flops(n * cfg.ds_n_steps, cfg.ds_N, cfg.ds_N) for n in cfg.ds_n_trajs),
         "04 DMFT statistics (float32 tangent map)": 2 * len(cfg.st_gs) * cfg.st_seeds * cfg.st_n_traj

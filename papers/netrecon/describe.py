@@ -81,6 +81,7 @@ DESCRIPTIONS = {
     "ds_n_x0": "states per network for the horizons",
     "ds_t_max": "longest horizon run",
     "ds_min_r": "sizes whose reconstruction reaches r(W, J) above this enter the slope",
+    "ds_horizons": "run the sweep's horizons T_pd and exponents (`ds_slope_*`, `ds_Tpd_*`; off at quick, whose claims read none of them)",
     # 04 DMFT
     "st_gs": "gains of the stationary comparison",
     "st_N": "units of its networks",

@@ -192,17 +192,26 @@ def quiescent(res, delta: float = 0.3):
 
 @styled
 def data_size(res):
+    """d_W against P (left) and T_pd against d_W (right); the right panel says so when the run had no horizons
+    (ds_horizons off, as at quick)."""
     fig, axes = _panels(2)
     for r in res["data_size"]:
         axes[0].loglog(r["P"], r["d_W"], "o-", label=f"network {r['net']}")
         T = r["T_pd"]                      # (size, state), NaN where the run ended before the horizon
+        if T is None:
+            continue
         Tm = np.array([np.mean(t[np.isfinite(t)]) if np.isfinite(t).any() else np.nan for t in T])
         axes[1].semilogx(r["d_W"], Tm, "o-", label=rf"$\lambda$ = {r['lam']:.3f}")
     axes[0].set(xlabel="number of samples P", ylabel="$d_W$ (ridge, noisy data)")
-    axes[1].invert_xaxis()
     axes[1].set(xlabel="$d_W$", ylabel="$T_{pd}$")
     legend(axes[0])
-    legend(axes[1])
+    if any(r["T_pd"] is None for r in res["data_size"]):
+        axes[1].text(0.5, 0.5, "horizons not run at this profile\n(ds_horizons off)", ha="center", va="center",
+                     transform=axes[1].transAxes)
+    else:
+        axes[1].set_xscale("log")
+        axes[1].invert_xaxis()
+        legend(axes[1])
     fig.tight_layout()
     return fig
 

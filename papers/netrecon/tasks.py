@@ -244,11 +244,13 @@ def pair_distance_task(N: int, g: float, eta: float, streams: Streams, n_x0: int
 
 def data_size_task(N: int, g: float, streams: Streams, n_trajs: list, n_steps: int, noise: float, ridge: float,
                    t_burn: float, n_x0: int, t_max: float, delta: float, t_lyap: float,
-                   t_align: float = 0.0, dt: float = rnn.DT) -> dict:
+                   t_align: float = 0.0, dt: float = rnn.DT, horizons: bool = True) -> dict:
     """d_W and T_pd against the number of observed trajectories (ridge least squares, noisy data).
 
-    Paper: the effective prediction time against data size figure (README maths (M3), (M8));
-    official `Effective prediction time/`."""
+    Without `horizons` (profile key ds_horizons, off at quick) no student is run against the teacher and no
+    exponent is measured: "T_pd" and "lam" are None, every other entry is what it is with them (the skipped
+    runs draw last, from the task's own stream). Paper: the effective prediction time against data size
+    figure (README maths (M3), (M8)); official `Effective prediction time/`."""
     J, rng = network(N, g, streams, "datasize")
     n_max = max(n_trajs)
     traj = rnn.simulate(J, rng.standard_normal((n_max, N)), n_steps, dt=dt)  # (T+1, n_max, N)
@@ -263,12 +265,15 @@ def data_size_task(N: int, g: float, streams: Streams, n_trajs: list, n_steps: i
         dW_rep.append(recon.d_W(recon.fit_least_squares(rep, dt, ridge=ridge), J))
         del rep
     x0 = rnn.relax(J, rng.standard_normal((n_x0, N)), t_burn, dt=dt)
-    res = predict.run_pair(J, np.stack(Ws), x0, t_max=t_max, dt=dt, delta=delta, record_every=50, stop_crossed=True)
-    lr = lyap.largest_exponent(J, x0[:2], dt=dt, t_transient=0.0, t_align=t_align, t_average=t_lyap, rng=rng)
+    T_pd = lam = None
+    if horizons:
+        T_pd = predict.run_pair(J, np.stack(Ws), x0, t_max=t_max, dt=dt, delta=delta, record_every=50,
+                                stop_crossed=True)["T_pd"]
+        lam = lyap.largest_exponent(J, x0[:2], dt=dt, t_transient=0.0, t_align=t_align, t_average=t_lyap, rng=rng).mean
     eps = [float(predict.one_step_error(J, W, x0, dt).mean()) for W in Ws]
     return {"n_trajs": list(n_trajs), "P": [k * n_steps for k in n_trajs], "eps": eps,
             "d_W": [recon.d_W(W, J) for W in Ws], "r": [recon.pearson_r(W, J) for W in Ws],
-            "d_W_repeat": dW_rep, "T_pd": res["T_pd"], "lam": lr.mean, "net": net_index(streams)}
+            "d_W_repeat": dW_rep, "T_pd": T_pd, "lam": lam, "net": net_index(streams)}
 
 
 def two_replica_task(g: float, eta: float, T: float, dt: float, n_nodes: int) -> dict:

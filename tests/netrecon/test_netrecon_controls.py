@@ -96,3 +96,16 @@ def test_repeated_trajectories_add_samples_but_no_new_dynamics():
                                        t_burn=2.0, n_x0=1, t_max=2.0, delta=0.3, t_lyap=1.0)
     assert noisy["d_W_repeat"][0] == pytest.approx(noisy["d_W"][0], rel=0.5)   # the same set, other noise
     assert noisy["d_W"][-1] < noisy["d_W_repeat"][-1]                        # new dynamics beat repeats
+
+
+def test_data_size_without_horizons_fits_the_same_students():
+    """ds_horizons off (quick, issue 43): no T_pd and no exponent, and every other entry bit for bit as with them
+    (the skipped runs draw last from the task's stream)."""
+    kw = dict(N=30, g=3.0, n_trajs=[4, 8], n_steps=60, noise=1e-3, ridge=1e-5, t_burn=2.0, n_x0=2, t_max=5.0,
+              delta=0.3, t_lyap=2.0, t_align=0.5)
+    on = tasks.data_size_task(streams=Streams(5), **kw)
+    off = tasks.data_size_task(streams=Streams(5), horizons=False, **kw)
+    assert off["T_pd"] is None and off["lam"] is None
+    assert on["T_pd"].shape == (2, 2) and np.isfinite(on["lam"])
+    for k in ("n_trajs", "P", "eps", "d_W", "r", "d_W_repeat", "net"):
+        assert off[k] == on[k], k

@@ -56,6 +56,21 @@ def test_full_profile_runs_the_notebooks_code_and_every_full_claim_gets_its_numb
     assert [c.id for c in claims if c.control == "none"] == ["least-squares-exact-g2"]   # the identity, declared
 
 
+def test_a_profile_judges_the_data_size_horizon_claim_only_where_it_runs_the_horizons():
+    """`ds_horizons` (issue 43): quick runs no data-size horizon, and no claim it judges reads one; smoke and full
+    run them for data-horizon-logarithmic."""
+    reads = {c.id: [k for k in (c.metric, c.se, c.control, c.control_se, c.value)
+                    if isinstance(k, str) and (k.startswith(("ds_slope", "ds_Tpd")) or "_ds_slope" in k)]
+             for c in load_claims(paths.REPO / "papers" / "netrecon" / "claims.yaml")}
+    assert {cid for cid, keys in reads.items() if keys} == {"data-horizon-logarithmic"}
+    assert not get_config("quick").ds_horizons
+    assert get_config("smoke").ds_horizons and get_config("full").ds_horizons
+    for c in load_claims(paths.REPO / "papers" / "netrecon" / "claims.yaml"):
+        for profile in c.profiles:
+            if reads[c.id]:
+                assert get_config(profile).ds_horizons, (c.id, profile)
+
+
 @pytest.mark.cuda
 def test_full_profile_on_a_gpu_fits_adam_there(gpu_peak, tmp_path):
     cfg, run = open_run("netrecon", "full", seed=0, device="cuda", run_dir=tmp_path, overrides=TINY)

@@ -151,6 +151,31 @@ def test_the_data_size_rate_is_one_for_a_logarithmic_horizon():
     assert m["ds_Tpd_gain"] == pytest.approx(8 * np.log(10)) and m["ds_Tpd_max_P"] == pytest.approx(16 * np.log(10))
 
 
+HORIZON_METRICS = {"ds_slope_times_lam", "ds_slope_times_lam_se", "ds_slope_times_2lam", "shuffled_ds_slope_times_lam",
+                   "ctrl_ds_slope_times_lam", "ctrl_ds_slope_times_lam_se", "ds_Tpd_gain", "ds_Tpd_max_P"}
+
+
+def test_data_size_without_horizons_logs_every_metric_but_the_horizons_and_draws_its_figure():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from papers.netrecon import figures
+
+    perms = [np.array([[2, 1, 0]]), np.array([[0, 1, 2]])]
+    on = prediction.data_size_metrics(data_size_results(), perms, 0.5, 0.99)
+    d_res = [r | {"T_pd": None, "lam": None, "net": i} for i, r in enumerate(data_size_results())]
+    off = prediction.data_size_metrics(d_res, perms, 0.5, 0.99)
+    assert HORIZON_METRICS <= set(on) and set(off) == set(on) - HORIZON_METRICS
+    assert all(off[k] == on[k] for k in off)
+    fig = figures.data_size({"data_size": d_res})
+    assert "not run at this profile" in " ".join(t.get_text() for t in fig.axes[1].texts)
+    assert len(fig.axes[0].lines) == 2 and not fig.axes[1].lines
+    plt.close(fig)
+    fig = figures.data_size({"data_size": [r | {"net": i} for i, r in enumerate(data_size_results())]})
+    assert len(fig.axes[1].lines) == 2 and not fig.axes[1].texts
+    plt.close(fig)
+
+
 # -- 04 DMFT --------------------------------------------------------------------------------------
 def test_stationary_deviations_are_relative_to_the_theory_and_to_its_competitors():
     each = np.array([[2.0, 1.0, 0.5], [2.2, 1.2, 0.7]])                # (network, lag); mean 2.1, 1.1, 0.6

@@ -250,26 +250,30 @@ def ds_slope(d_res: list[dict], sel, against: str, min_r: float, size_perms=None
 def data_size_metrics(d_res: list[dict], size_perms: list[np.ndarray], lam_ann: float, min_r: float) -> dict:
     """d_W falls with P (Spearman), T_pd rises only like ln(1/eps) / lambda (`ds_slope`); against the
     nulls (sizes' labels permuted, P grown by repeating trajectories) and the annealed exponent `lam_ann`.
-    Samples are (network, state) units (jackknife)."""
+    Samples are (network, state) units (jackknife). Tasks run without horizons (ds_horizons off, as at
+    quick: their "T_pd" is None) give no T_pd metric (`ds_slope_*`, `ds_Tpd_*`); the others are unchanged."""
     metrics = {}
     sp = [stats.spearmanr(r["P"], r["d_W"])[0] for r in d_res]
-    units = np.asarray([(i, j) for i, r in enumerate(d_res) for j in range(r["T_pd"].shape[1])])
+    horizons = all(r["T_pd"] is not None for r in d_res)
+    units = np.asarray([(i, j) for i, r in enumerate(d_res) for j in range(r["T_pd"].shape[1])]) if horizons else None
 
     def slopes(sel, against, **kw):
         return ds_slope(d_res, sel, against, min_r, size_perms=size_perms, **kw)
 
     metrics["ds_spearman_dW_P"] = float(np.mean(sp))
-    metrics["ds_slope_times_lam"] = slopes(units, "eps")                 # 1: T_pd = ln(delta/eps) / lambda
-    metrics["ds_slope_times_lam_se"] = jackknife_se(units, lambda u: slopes(u, "eps"))
-    metrics["ds_slope_times_2lam"] = slopes(units, "d_W")                # 1 only for an isotropic error
+    if horizons:
+        metrics["ds_slope_times_lam"] = slopes(units, "eps")                 # 1: T_pd = ln(delta/eps) / lambda
+        metrics["ds_slope_times_lam_se"] = jackknife_se(units, lambda u: slopes(u, "eps"))
+        metrics["ds_slope_times_2lam"] = slopes(units, "d_W")                # 1 only for an isotropic error
     metrics["shuffled_ds_spearman_dW_P"] = float(np.mean([np.mean([stats.spearmanr(np.asarray(r["P"])[q], r["d_W"])[0]
                                                                     for q in qs]) for r, qs in zip(d_res, size_perms)]))
     # null: P grown by repeating the smallest set's trajectories with fresh observation noise
     metrics["ctrl_ds_spearman_dW_P"] = float(np.mean([stats.spearmanr(r["P"], r["d_W_repeat"])[0] for r in d_res]))
     metrics["ds_dW_repeat_drop"] = float(np.mean([r["d_W_repeat"][0] / r["d_W_repeat"][-1] for r in d_res]))
-    metrics["shuffled_ds_slope_times_lam"] = slopes(units, "eps", shuffled=True)
-    metrics["ctrl_ds_slope_times_lam"] = slopes(units, "eps", lam=lam_ann)
-    metrics["ctrl_ds_slope_times_lam_se"] = jackknife_se(units, lambda u: slopes(u, "eps", lam=lam_ann))
+    if horizons:
+        metrics["shuffled_ds_slope_times_lam"] = slopes(units, "eps", shuffled=True)
+        metrics["ctrl_ds_slope_times_lam"] = slopes(units, "eps", lam=lam_ann)
+        metrics["ctrl_ds_slope_times_lam_se"] = jackknife_se(units, lambda u: slopes(u, "eps", lam=lam_ann))
     # the size of the fall, per network: d_W at the smallest P over d_W at the largest, against the same
     # ratio when P grows by repeating trajectories (claim: at least P_max / P_min, i.e. as fast as 1 / P)
     drop = np.array([r["d_W"][0] / r["d_W"][-1] for r in d_res])
@@ -279,9 +283,11 @@ def data_size_metrics(d_res: list[dict], size_perms: list[np.ndarray], lam_ann: 
     metrics["ds_dW_repeat_drop_se"] = sem(drop_rep) if len(drop_rep) > 1 else float("nan")
     metrics["ds_P_ratio"] = float(d_res[0]["P"][-1] / d_res[0]["P"][0])
     metrics["ds_eps_drop"] = float(np.mean([r["eps"][0] / r["eps"][-1] for r in d_res]))
-    metrics["ds_Tpd_gain"] = float(np.mean([np.nanmean(r["T_pd"][-1]) - np.nanmean(r["T_pd"][0]) for r in d_res]))
+    if horizons:
+        metrics["ds_Tpd_gain"] = float(np.mean([np.nanmean(r["T_pd"][-1]) - np.nanmean(r["T_pd"][0]) for r in d_res]))
     metrics["ds_r_max_P"] = float(np.mean([r["r"][-1] for r in d_res]))
-    metrics["ds_Tpd_max_P"] = float(np.mean([np.nanmean(r["T_pd"][-1]) for r in d_res]))
+    if horizons:
+        metrics["ds_Tpd_max_P"] = float(np.mean([np.nanmean(r["T_pd"][-1]) for r in d_res]))
     return metrics
 
 
@@ -297,7 +303,8 @@ def task_lists(cfg, streams) -> tuple[list, list, list]:
            for s in range(cfg.q_seeds)]
     dsz = [dict(N=cfg.ds_N, g=cfg.ds_g, streams=streams.child("net", s), n_trajs=list(cfg.ds_n_trajs), n_steps=cfg.ds_n_steps,
                 noise=cfg.ds_noise, ridge=cfg.ds_ridge, t_burn=cfg.pred_t_burn, n_x0=cfg.ds_n_x0, t_max=cfg.ds_t_max,
-                delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, t_align=cfg.pred_t_align, dt=cfg.dt)
+                delta=cfg.pred_delta, t_lyap=cfg.pred_t_lyap, t_align=cfg.pred_t_align, dt=cfg.dt,
+                horizons=cfg.ds_horizons)
            for s in range(cfg.ds_seeds)]
     return hor, qui, dsz
 
