@@ -61,6 +61,14 @@ def fill_normal(buf, generator=None, threads: int = 1) -> None:
     fastops.normal_(buf, key, threads)
 
 
+def noise_draws(steps: int, numel: int, generator) -> None:
+    """Advance `generator` as `langevin` does for `steps` steps of chains of `numel` values on the CPU (`fill_normal`'s
+    one key per noise block), drawing nothing else (to start a later run from where the generator will be)."""
+    block = max(1, min(steps, NOISE_BLOCK // max(1, numel)))
+    for _ in range(-(-int(steps) // block)):
+        torch.randint(0, 2 ** 63 - 1, (1,), generator=generator)
+
+
 def device_generator(generator, device):
     """`generator` itself where it lives on `device` (or is None); else a generator on `device` seeded
     by one draw from it. So a run on a GPU is fixed by the same CPU generator as on the CPU (its

@@ -132,25 +132,80 @@ def entropy_production_langevin(J, b, x0, T: float, dt: float, burn: int, steps:
     return float(per_chain.mean()), float(per_chain.std() / math.sqrt(len(per_chain)))
 
 
+# The runs of `sampler_vs_rate_network`, in the order they draw from its generator: σ of the NLM drift and of the rate
+# network (plain Euler loops), σ on the sampler's own trajectories, the lag-correlation asymmetry of the sampler and of
+# each broken stepper
+SECTIONS = (("ep", "nlm"), ("ep", "rnn"), ("ep_langevin", "nlm"), ("rev", "nlm"), *(("rev", name) for name in BROKEN_STEPPERS))
+
+
+def run_section(kind: str, name: str, J, b, x0, T: float, dt: float, burn: int, steps: int, lag: int,
+                generator) -> tuple[float, float]:
+    """One run of `SECTIONS` (its estimate and SE), drawing from `generator`."""
+    if kind == "ep":
+        drift = (lambda x: force(x, J, b)) if name == "nlm" else (lambda x: velocity(x, J, b))
+        return entropy_production(drift, x0, T, dt, burn, steps, generator)
+    if kind == "ep_langevin":
+        return entropy_production_langevin(J, b, x0, T, dt, burn, steps, generator)
+    return time_reversal_asymmetry(J, b, x0, T, dt, burn, steps, lag, generator=generator, stepper=BROKEN_STEPPERS.get(name))
+
+
+def skip_section(kind: str, x0, burn: int, steps: int, lag: int, generator) -> None:
+    """Advance `generator` past the draws `run_section(kind, ...)` makes from it, without its arithmetic: the same
+    calls of torch's normal (the Euler loops) or of `sampler.noise_draws` (one key per noise block of each
+    `sampler.langevin` call)."""
+    from .sampler import noise_draws
+
+    if kind == "ep":
+        for _ in range(burn + steps):
+            torch.randn(x0.shape, generator=generator, dtype=x0.dtype)
+    elif kind == "ep_langevin":
+        for _ in range(burn + steps):
+            noise_draws(1, x0.numel(), generator)
+    else:
+        noise_draws(burn, x0.numel(), generator)
+        for _ in range(max(1, steps // lag)):
+            noise_draws(lag, x0.numel(), generator)
+
+
+def section_task(generator_state, **task) -> tuple[float, float]:
+    """`run_section` from a generator in `generator_state` (a task for a worker process)."""
+    g = torch.Generator()
+    g.set_state(generator_state)
+    return run_section(generator=g, **task)
+
+
 def sampler_vs_rate_network(n: int = 8, gain: float = 2.0, chains: int = 2000, dt: float = 0.01, burn: int = 600,
-                            steps: int = 1000, T: float = 1.0, generator=None, lag: int = 50) -> dict:
+                            steps: int = 1000, T: float = 1.0, generator=None, lag: int = 50,
+                            spread=None) -> dict:
     """Sec. 2's Boltzmann-Gibbs measure: the NLM sampler's drift is −∇E, so it is reversible (zero entropy
     production) for any asymmetric J, while the raw rate network ẋ = −x + Jφ(x) + b is not. On a random n-neuron
     network: σ of both, the sampler's lag-correlation asymmetry against two deliberately broken steppers and a
     near miss (`rev_*`), with SEs. `generator`: the CPU torch.Generator of the network, states and noise (a run's
-    keyed stream; None: a default-seeded one)."""
+    keyed stream; None: a default-seeded one).
+
+    The runs (`SECTIONS`) draw one after the other from the generator. `spread(fn, tasks)` (e.g. `workers.spread`)
+    runs them side by side instead: each task starts from the generator's state at its run's start, found by
+    skipping the earlier runs' draws (`skip_section`), so the numbers are the same, bit for bit; the generator ends
+    where the runs one after the other leave it."""
     g = generator if generator is not None else torch.Generator()
     J = torch.randn(n, n, generator=g, dtype=torch.float64) * gain / math.sqrt(n)
     J.fill_diagonal_(0.0)
     b = torch.zeros(n, dtype=torch.float64)
     x0 = torch.randn(chains, n, generator=g, dtype=torch.float64)
-    s_nlm, se_nlm = entropy_production(lambda x: force(x, J, b), x0, T, dt, burn, steps, g)
-    s_rnn, se_rnn = entropy_production(lambda x: velocity(x, J, b), x0, T, dt, burn, steps, g)
-    s_lan, se_lan = entropy_production_langevin(J, b, x0, T, dt, burn, steps, g)
+    common = dict(J=J, b=b, x0=x0, T=T, dt=dt, burn=burn, steps=steps, lag=lag)
+    if spread is None:
+        out = [run_section(kind, name, generator=g, **common) for kind, name in SECTIONS]
+    else:
+        tasks = []
+        for kind, name in SECTIONS:
+            tasks.append(dict(kind=kind, name=name, generator_state=g.get_state(), **common))
+            skip_section(kind, x0, burn, steps, lag, g)
+        out = spread(section_task, tasks)
+    res = dict(zip(SECTIONS, out))
+    (s_nlm, se_nlm), (s_rnn, se_rnn), (s_lan, se_lan) = res[("ep", "nlm")], res[("ep", "rnn")], res[("ep_langevin", "nlm")]
     rev = {}
-    for name, st in (("nlm", None), *BROKEN_STEPPERS.items()):
-        a, se = time_reversal_asymmetry(J, b, x0, T, dt, burn, steps, lag, generator=g, stepper=st)
-        rev[f"rev_asym_{name}"], rev[f"rev_asym_{name}_se"] = a, se
+    for name in ("nlm", *BROKEN_STEPPERS):
+        rev[f"rev_asym_{name}"], rev[f"rev_asym_{name}_se"] = res[("rev", name)]
     # the estimator's resolution: 4 SEs of the sampler's own estimate (a null passes it with ~98 %)
     rev["rev_tolerance"] = 4.0 * rev["rev_asym_nlm_se"]
     return {**rev, "sigma_nlm": s_lan, "sigma_nlm_se": se_lan, "sigma_rnn": s_rnn, "sigma_rnn_se": se_rnn,

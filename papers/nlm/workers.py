@@ -6,10 +6,10 @@ Paper: Yu, Huang & Huang, arXiv:2506.23546 (no equation: how the studies use a 2
 generators (a keyed stream of the run), so its numbers do not depend on the process that runs it.
 
 Why the pool is kept: the runner executes a paper's notebooks of one seed in one shared kernel, and notebooks 01,
-03 and 04 each spread their runs over the cores. A fresh spawned pool costs every call about 4.5 s of wall time
+03, 04 and 06 each spread their runs over the cores. A fresh spawned pool costs every call about 4.5 s of wall time
 (two workers importing torch and compiling the sampler's kernels: 2.3-2.5 s of imports and 0.6 s for the first
 Langevin call each, measured on the 2-core Xeon under load). Kept in the module, the second and third calls of
-a seed reuse the workers: the same numbers, two start-ups fewer. Notebook 04, the last to spread, joins them.
+a seed reuse the workers: the same numbers, two start-ups fewer. Notebook 06, the last, joins them (`release`).
 """
 from __future__ import annotations
 
@@ -25,15 +25,16 @@ from common.threads import single_thread_env
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 
 
-def _shutdown() -> None:
-    """At exit the idle workers are joined (waited for), so their CPU time counts in the kernel's (the runner's
-    `cores_used` reads the CPU time of ended children)."""
+def release() -> None:
+    """Join the kept workers (wait for them to end), so that their CPU time counts in the kernel's (the runner's
+    `cores_used` reads the CPU time of ended children, and it ends its kernel with a kill): the last notebook of a
+    seed that uses them (06) calls it, and so does the kernel's exit. A later `spread` starts new ones."""
     for ex in _POOLS.values():
         ex.shutdown(wait=True, cancel_futures=True)
     _POOLS.clear()
 
 
-atexit.register(_shutdown)
+atexit.register(release)
 
 
 def pool(workers: int) -> ProcessPoolExecutor:
@@ -48,9 +49,9 @@ def spread(fn, tasks: list, desc: str | None = None, keep: bool = True) -> list:
     owns its generators). With one worker, or a Dask cluster configured (`$REPRO_CLUSTER`), it is `pmap` itself;
     otherwise the tasks go to the module's kept pool (`pool`). A kernel whose namespace was reset (`%reset -f`, as
     the runner's shared kernel does between notebooks) has lost `__main__.__spec__`, which multiprocessing's spawn
-    reads: it is put back (`common.spawned.restore_main_spec`), so the workers start. `keep=False` (the last
-    notebook of a seed that spreads, 04) joins the workers after its tasks: the runner ends its kernel with a kill,
-    which would leave kept workers unwaited and their CPU time out of the run's `cores_used`."""
+    reads: it is put back (`common.spawned.restore_main_spec`), so the workers start. `keep=False` joins the workers
+    after its tasks (as `release` does): the runner ends its kernel with a kill, which would leave kept workers
+    unwaited and their CPU time out of the run's `cores_used`."""
     restore_main_spec()
     tasks = list(tasks)
     w = n_workers(len(tasks))

@@ -184,3 +184,22 @@ def test_lean_step_is_the_step_bit_for_bit(shape):
             step.euler_lean(c, 0.01, xin[i] if noise else None, 0.3 if noise else 0.0)
         assert not torch.equal(c, x0) and torch.equal(a, c)
     assert not sampler.Stepper(J, b, x0).lean(x0.double())           # a dtype other than J's: the plain step
+
+
+def test_noise_draws_leave_the_generator_where_langevin_does():
+    """`noise_draws` (to start a later run where the generator will be) draws what `langevin` draws: one key per
+    noise block, for one block, several blocks and none."""
+    from papers.nlm.sampler import NOISE_BLOCK, noise_draws
+
+    for n_chains, n, steps in ((100, 8, 37), (NOISE_BLOCK // 3 // 4 + 1, 4, 7), (10, 4, 0)):
+        ga, gb = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+        J = torch.zeros(n, n)
+        langevin(torch.zeros(n_chains, n), J, torch.zeros(n), steps, 0.01, 1.0, ga, check_every=0)
+        noise_draws(steps, n_chains * n, gb)
+        assert torch.equal(ga.get_state(), gb.get_state())
+    g = torch.Generator().manual_seed(5)
+    noise_draws(7, NOISE_BLOCK // 3 + 1, g)                  # blocks of 2 steps: 4 keys
+    h = torch.Generator().manual_seed(5)
+    for _ in range(4):
+        torch.randint(0, 2 ** 63 - 1, (1,), generator=h)
+    assert torch.equal(g.get_state(), h.get_state())

@@ -87,3 +87,27 @@ def test_explored_runs_started_ahead_are_the_runs_made_in_process(monkeypatch, t
         assert all(torch.equal(a, b) for a, b in zip(g["states"], o["states"]))
         assert [(t["part"], t["burn"], t["per_window"], t["every"]) for t in g["tasks"]] == \
             [(t["part"], t["burn"], t["per_window"], t["every"]) for t in o["tasks"]]
+
+
+def test_reversibility_runs_in_workers_are_the_runs_one_after_the_other(monkeypatch):
+    """Notebook 06's reversibility runs spread over the kept workers (`thermo.sampler_vs_rate_network`'s `spread`):
+    each run starts from the generator state its turn would find (the earlier runs' draws skipped), so every
+    estimate and SE is the one of the runs made one after the other, and the generator ends in the same state; the
+    workers stay for the next notebook until `release` joins them."""
+    import torch
+
+    from papers.nlm import thermo
+
+    monkeypatch.setenv("REPRO_THREADS", "2")
+    monkeypatch.delenv("REPRO_CLUSTER", raising=False)
+    kw = dict(chains=200, steps=100, burn=60, lag=10)
+    g_seq, g_par = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    seq = thermo.sampler_vs_rate_network(generator=g_seq, **kw)
+    par = thermo.sampler_vs_rate_network(generator=g_par, spread=workers.spread, **kw)
+    assert par == seq and torch.equal(g_seq.get_state(), g_par.get_state())
+    ex = workers.pool(2)
+    procs = list(ex._processes.values())
+    assert len(procs) == 2                                 # the workers ran the runs and are kept
+    workers.release()
+    assert all(p.exitcode is not None for p in procs) and workers.pool(2) is not ex
+    workers.release()

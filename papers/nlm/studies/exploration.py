@@ -196,7 +196,7 @@ def explored_in_workers(cfg, run, device: str) -> list[dict]:
     taken = {(early[i]["r"], early[i]["part"]) for i in ahead.stop(ahead_key(cfg, run))}
     rest = sorted([t for t in chain_parts(cfg, run, device) if (t["r"], t["part"]) not in taken],
                   key=lambda t: PART_ORDER[PARTS[t["part"]]])
-    states = dict(zip([(t["r"], t["part"]) for t in rest], spread(chain_part, rest, desc="explored models", keep=False)))
+    states = dict(zip([(t["r"], t["part"]) for t in rest], spread(chain_part, rest, desc="explored models")))
     states.update({(early[i]["r"], early[i]["part"]): st for i, st in ahead.collect(ahead_key(cfg, run)).items()})
     out = []
     for r in range(int(cfg.explore_models)):

@@ -15,9 +15,10 @@ import math
 import numpy as np
 import torch
 
-from .. import exact, thermo
+from .. import exact, thermo, workers
 from ..mainmodel import main_model
 from ..model import asymmetry
+from ..train import compute_device
 
 
 def rule_metrics(rule, fd, sym, rJ, hJ) -> dict:
@@ -39,10 +40,15 @@ def reversibility_metrics(ep: dict) -> dict:
             **{k: v for k, v in ep.items() if k.startswith("rev_")}}
 
 
-def rule_checks(cfg, streams) -> dict:
+PARALLEL_MIN_STEPS = 1000   # reversibility runs at least this long (burn + steps): spread over the cores (`rule_checks`)
+
+
+def rule_checks(cfg, streams, device: str = "cpu") -> dict:
     """A random asymmetric 2-neuron network (J ~ N(0, g²/2), J_ii = 0) and 5 data points, integrated on a
     grid: the local rule with its model phase exact, against central differences of L (Sec. 2); then the
-    reversibility runs of `thermo` (`streams`: the run's; "rule network" and "reversibility")."""
+    reversibility runs of `thermo` (`streams`: the run's; "rule network" and "reversibility"). On the CPU, long
+    runs (>= PARALLEL_MIN_STEPS) go to the worker processes of `workers.spread` (the same numbers:
+    `thermo.sampler_vs_rate_network`'s `spread`)."""
     pts, area = exact.grid(cfg.grad_grid, 9.0)
     g = streams.torch_generator("rule network")
     J = torch.randn(2, 2, generator=g, dtype=torch.float64) * cfg.gain / math.sqrt(2); J.fill_diagonal_(0.0)
@@ -54,8 +60,11 @@ def rule_checks(cfg, streams) -> dict:
     # a symmetric (Hebbian-like) variant of the rule, to show the test can fail
     sym = torch.cat([(0.5 * (rJ + rJ.T)).reshape(-1), rb])
     hJ = exact.hebbian_on_grid(J, b, data, cfg.T, pts)   # the symmetric rule a Boltzmann machine would use
+    parallel = device == "cpu" and int(cfg.ep_burn) + int(cfg.ep_steps) >= PARALLEL_MIN_STEPS
     ep = thermo.sampler_vs_rate_network(chains=cfg.ep_chains, steps=cfg.ep_steps, burn=cfg.ep_burn, dt=0.01,
-                                       generator=streams.torch_generator("reversibility"))
+                                       generator=streams.torch_generator("reversibility"),
+                                       spread=(lambda fn, tasks: workers.spread(fn, tasks, desc="reversibility runs"))
+                                       if parallel else None)
     m = {**rule_metrics(rule, fd, sym, rJ, hJ), **reversibility_metrics(ep)}
     return {"rule": rule.numpy(), "fd": fd.numpy(), "metrics": m}
 
@@ -79,6 +88,9 @@ def measure(cfg, run) -> dict:
     """The rule checks (`"rule"`), then the main model of notebook 01 (its checkpoint in `run.dir` reused when
     present) and its spectrum (`"spectrum"`); `"metrics"`: both."""
     torch.set_num_threads(1)   # small batched GEMMs: one thread is as fast and robust to a shared machine
-    rc = rule_checks(cfg, run.streams)
+    try:
+        rc = rule_checks(cfg, run.streams, str(compute_device(run.device)))
+    finally:
+        workers.release()      # the last notebook of a seed that uses the kept workers (04's, then these) joins them
     sp = spectrum(main_model(cfg, run.streams, run.dir, device=run.device))
     return {"rule": rc, "spectrum": sp, "metrics": {**rc["metrics"], **sp["metrics"]}}
