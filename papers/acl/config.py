@@ -61,6 +61,7 @@ _COMMON = dict(
     feat_seed=0, prdc_k=5, n_grid=64, n_regions=4,
     c2st_steps=300,         # full-batch Adam steps of each code two-sample test's MLP
     code_c2st=True,         # run the held-out code two-sample tests (claims ae-adv-c2st, ae-code-c2st-vs-gmm; off at quick)
+    region_kid=True,        # KID of every prior region (no claim reads it: the region claims read density, precision, FID; off at quick)
     workers=0,              # worker processes for replicates (0: one per core; 1: in this process)
     # synthetic 2-D study
     syn_mixtures=["ring", "grid"], syn_hidden=128, syn_code_dim=4, syn_batch=256, syn_lr=1e-3,
@@ -100,9 +101,10 @@ PROFILES = {
                                     # prior-regions-acl-gan) are judged at full; it cost 72 s of quick's 393 s per seed (issue 43)
                   cls_study=False,  # the ACL-classifier: quick judges none of its claims (cls-* are full's), so its two
                                     # tasks (~57 s a seed) went to 2 more autoencoder replicates (issue 41: 4 pairs per seed)
-                  code_c2st=False), # the code two-sample tests: their claims (ae-adv-c2st, ae-code-c2st-vs-gmm) are judged at
+                  code_c2st=False,  # the code two-sample tests: their claims (ae-adv-c2st, ae-code-c2st-vs-gmm) are judged at
                                     # smoke and full only; 6 tests a replicate, ~2.5 s of each task's ~56 s (issue 43).
                                     # devtune image-pairs turns them on (its rule reads their pairs)
+                  region_kid=False),  # no KID of the prior regions: no claim reads one (issue 43)
     # full (issue 42): at least quick's replicates per study, and at least the n of every claim the rule of `devtune
     # replicates` listed at full because quick cannot afford it (`FULL_ONLY_N`); the classifier's and the GANs' have no
     # development run at quick (cls_study, gan_study off) and stay at 4 / 5

@@ -54,6 +54,7 @@ DESCRIPTIONS = {
     "gmm_iters": "EM iterations of that baseline, at most",
     "c2st_steps": "full-batch Adam steps of the code two-sample test's MLP (per sampler and replicate)",
     "code_c2st": "run the held-out code two-sample tests (`c2st_*`; off at quick, whose claims read none of them)",
+    "region_kid": "KID of every prior region (`regions` of the results files; no claim reads one: off at quick)",
     # training: the code phase and its null
     "code_steps": "code-only phase: G_c / D_c steps on the cached codes",
     "code_batch": "code batch of ACL-AE / ACL-GAN's code GAN",

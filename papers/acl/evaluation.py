@@ -17,7 +17,7 @@ from common.seed import Streams
 
 from .baselines import BASELINES
 from .images import Images, provenance
-from .metrics import Evaluator, accuracy, train_feature_net, weights_sha256
+from .metrics import Evaluator, accuracy, heldout_medians, train_feature_net, weights_sha256
 from .nets import Classifier
 from .regions import region_samples
 from .runfiles import run_lock, save_atomic
@@ -48,7 +48,7 @@ def evaluator(cfg, images: Images, run_dir) -> tuple[Evaluator, dict]:
     ev = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_prdc=cfg.n_prdc,
                    n_mem=cfg.n_mem, k=cfg.prdc_k, kid_subsets=cfg.kid_subsets, kid_subset_size=cfg.kid_subset_size,
                    streams=Streams(cfg.feat_seed).child("evaluation"),   # KID's subsets: the same for every sampler
-                   real_features=feats["real"], train_features=feats["train"])
+                   real_features=feats["real"], train_features=feats["train"], heldout_medians=feats.get("heldout"))
     return ev, info
 
 
@@ -58,7 +58,10 @@ REFERENCE_KEYS = ("dataset", "n_train", "n_eval", "feat_epochs", "feat_seed")
 def reference_features(cfg, images: Images, run_dir) -> tuple[Classifier, dict, dict]:
     """(network, its info, {"real": features of the test reference, "train": features of the training images}),
     computed once per run folder and kept in `<run_dir>/ckpt/` under a key of the network's hash and the sizes of
-    `REFERENCE_KEYS`; the info (hash, test accuracy, sizes) is computed where the file is written. The network
+    `REFERENCE_KEYS`, with the memorization ratios' denominators at `n_mem` samples ("heldout", by sample count:
+    `metrics.heldout_medians`, the same for every sampler, so computed once per run instead of once per replicate;
+    a file without them, or of another `n_mem`, leaves them to each evaluator); the info (hash, test accuracy,
+    sizes) is computed where the file is written. The network
     trains and featurizes on one torch thread (`metrics`), so the file holds the same bits for a notebook's
     process and a one-thread worker, whatever the core count. Under the run folder's "reference" lock (`run_lock`):
     a worker that asks while the notebook's process computes them waits and reads them (`measure` of notebook 02
@@ -79,6 +82,8 @@ def _reference_features(cfg, images: Images, run_dir) -> tuple[Classifier, dict,
                 "featnet_dim": net.num_features, "featnet_train_images": len(images.all_x), "featnet_epochs": cfg.feat_epochs}
         out = {"info": info, "real": Evaluator.features_of(net, images.test_x),
                "train": Evaluator.features_of(net, images.x.cpu())}
+        m = min(cfg.n_mem, len(images.test_x))   # `Evaluator.evaluate`'s m for samples of at least n_mem
+        out["heldout"] = {m: heldout_medians(images.test_x, images.x.cpu(), out["real"], out["train"], m)}
         save_atomic(out, path)
     return net, out["info"], out
 
@@ -129,6 +134,8 @@ def code_c2st(res: dict, images: Images, samplers: dict, null, n: int, streams: 
 
 def region_metrics(ev: Evaluator, sample_fn, z_dim: int, cfg, streams: Streams) -> list[dict]:
     """Metrics of the samples of every region of the prior (`regions.region_samples`: `n_regions` shells of
-    |z|, then 2^m orthants, each of equal prior mass; the abstract's "any part of the prior")."""
-    return [ev.evaluate(x, memorization=False) | {"region": name}
+    |z|, then 2^m orthants, each of equal prior mass; the abstract's "any part of the prior"); without KID where
+    `region_kid` is off (quick: the region claims read density, precision and FID)."""
+    kid = getattr(cfg, "region_kid", True)   # no claim reads a region's KID (off at quick); its own keyed stream
+    return [ev.evaluate(x, memorization=False, kid=kid) | {"region": name}
             for name, x in region_samples(sample_fn, z_dim, cfg.n_regions, cfg.n_region, streams)]

@@ -117,12 +117,30 @@ def nn_distance(queries: torch.Tensor, reference: torch.Tensor, batch: int = 500
     return torch.cat(out).numpy()
 
 
-def memorization_ratio(samples, train, heldout) -> float:
+def median_nn_distance(queries, reference) -> float:
+    """The median over the queries of the Euclidean distance to their nearest reference row (flattened; tensors or
+    arrays): either side of the memorization ratio."""
+    queries, reference = (torch.as_tensor(np.asarray(a) if not torch.is_tensor(a) else a) for a in (queries, reference))
+    return float(np.median(nn_distance(queries, reference)))
+
+
+def memorization_ratio(samples, train, heldout=None, heldout_median: float | None = None) -> float:
     """median NN distance (samples -> train) / median NN distance (held-out -> train), in the space of
     the rows given (pixels, or the evaluation network's features). About 1 for a model that generalises
-    like fresh data; well below 1 flags copies of training images."""
-    samples, train, heldout = (torch.as_tensor(np.asarray(a) if not torch.is_tensor(a) else a) for a in (samples, train, heldout))
-    return float(np.median(nn_distance(samples, train)) / np.median(nn_distance(heldout, train)))
+    like fresh data; well below 1 flags copies of training images. `heldout_median`: the denominator
+    (`median_nn_distance(heldout, train)`) when already computed (the same for every sampler of a run)."""
+    if heldout_median is None:
+        heldout_median = median_nn_distance(heldout, train)
+    return float(median_nn_distance(samples, train) / heldout_median)
+
+
+def heldout_medians(real_x, train_x, real_features, train_features, m: int) -> dict:
+    """The denominators of the memorization ratios of m samples (`Evaluator.heldout_medians`): the median distance
+    of the first m reference images to their nearest training image, in pixels ("memorization") and in the
+    evaluation features ("memorization_feat"); on one torch thread, as `Evaluator.evaluate`."""
+    with one_thread():
+        return {"memorization": median_nn_distance(real_x[:m], train_x),
+                "memorization_feat": median_nn_distance(real_features[:m], train_features)}
 
 
 def weights_sha256(model: nn.Module) -> str:
@@ -174,15 +192,17 @@ class Evaluator:
     def __init__(self, net: Classifier, real: torch.Tensor, train: torch.Tensor, floor_x: torch.Tensor,
                  n_classes: int, n_prdc: int = 2000, n_mem: int = 1000, k: int = 5, kid_subsets: int = 50,
                  kid_subset_size: int = 1000, streams=None, real_features: np.ndarray | None = None,
-                 train_features: np.ndarray | None = None):
+                 train_features: np.ndarray | None = None, heldout_medians: dict | None = None):
         """`real_features`, `train_features`: `features(real)`, `features(train)` when already computed
-        (`evaluation.reference_features`)."""
+        (`evaluation.reference_features`); `heldout_medians`: `heldout_medians(m)`'s values when already computed,
+        by m."""
         self.net, self.n_classes, self.n_prdc, self.n_mem, self.k = net.eval(), n_classes, n_prdc, n_mem, k
         self.kid_subsets, self.kid_subset_size = kid_subsets, kid_subset_size
         self.streams = streams if streams is not None else Streams(0).child("evaluation")
         self.real_x, self.train_x = real, train
         self.real = self.features(real) if real_features is None else real_features
         self._train_feats = train_features
+        self._heldout = dict(heldout_medians or {})
         self.floor_x = floor_x
         self.hash = weights_sha256(net)
 
@@ -200,26 +220,39 @@ class Evaluator:
         with one_thread():
             return batched(net.features, x).double().cpu().numpy()
 
-    def evaluate(self, samples: torch.Tensor, memorization: bool = True, full: bool = True) -> dict:
-        """FID, KID, class histogram; with `full` also precision/recall/density/coverage (on n_prdc); on one thread
-        (`one_thread`: the same numbers in a notebook's process as in a one-thread worker)."""
+    def evaluate(self, samples: torch.Tensor, memorization: bool = True, full: bool = True, kid: bool = True) -> dict:
+        """FID, KID (not with `kid=False`), class histogram; with `full` also precision/recall/density/coverage (on
+        n_prdc); on one thread (`one_thread`: the same numbers in a notebook's process as in a one-thread worker).
+        KID's subsets come from a keyed stream of their own, so skipping it changes no other number."""
         with one_thread():
-            return self._evaluate(samples.detach().cpu(), memorization, full)
+            return self._evaluate(samples.detach().cpu(), memorization, full, kid)
 
-    def _evaluate(self, samples: torch.Tensor, memorization: bool, full: bool) -> dict:
+    def _evaluate(self, samples: torch.Tensor, memorization: bool, full: bool, kid: bool = True) -> dict:
         feats = self.features(samples)
         labels = batched(self.net.head, torch.as_tensor(feats, dtype=torch.float32)).argmax(1).numpy()
         out = {"n": int(len(samples)), "fid": frechet_distance(self.real, feats)}
-        out["kid"], out["kid_sd"] = kernel_distance(self.real, feats, self.streams, self.kid_subsets, self.kid_subset_size)
+        if kid:
+            out["kid"], out["kid_sd"] = kernel_distance(self.real, feats, self.streams, self.kid_subsets, self.kid_subset_size)
         out.update(class_histogram(labels, self.n_classes))
         if full:
             m = min(self.n_prdc, len(feats), len(self.real))
             out.update(prdc(self.real[:m], feats[:m], self.k, self.real_radii(m)))
         if memorization:
             m = min(self.n_mem, len(samples), len(self.real_x))
-            out["memorization"] = memorization_ratio(samples[:m], self.train_x, self.real_x[:m])
-            out["memorization_feat"] = memorization_ratio(feats[:m], self.train_features(), self.real[:m])
+            held = self.heldout_medians(m)
+            out["memorization"] = memorization_ratio(samples[:m], self.train_x, heldout_median=held["memorization"])
+            out["memorization_feat"] = memorization_ratio(feats[:m], self.train_features(),
+                                                          heldout_median=held["memorization_feat"])
         return out
+
+    def heldout_medians(self, m: int) -> dict:
+        """The memorization ratios' denominators for m samples, {"memorization": pixels, "memorization_feat":
+        features}: the median distance of the first m reference images (and of their features) to the nearest
+        training image, the same for every sampler; computed once per m (on one thread, as `evaluate`) unless
+        given (`heldout_medians`, `evaluation.reference_features`: once per run folder)."""
+        if m not in self._heldout:
+            self._heldout[m] = heldout_medians(self.real_x, self.train_x, self.real, self.train_features(), m)
+        return self._heldout[m]
 
     def real_radii(self, m: int) -> np.ndarray:
         """k-NN radii of the first m reference features (computed once per m): PRDC's real manifold."""

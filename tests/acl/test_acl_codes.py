@@ -248,3 +248,39 @@ def test_a_process_reads_each_split_once_and_every_images_owns_its_arrays(monkey
         assert b.provenance == a.provenance and len(b.provenance) == 2
     finally:
         images_mod.dataset.cache_clear()
+
+
+def test_without_region_kid_a_replicate_scores_the_same_bits(tmp_path):
+    """`region_kid` off (quick, issue 43): the prior regions carry no "kid" / "kid_sd", and every other number of the
+    replicate (its metrics, every other key of every region, the grids, the history) is bit for bit the same. The
+    run's reference file holds the memorization ratios' held-out side at n_mem samples, equal to what an evaluator
+    without it computes."""
+    from papers.acl import evaluation, image_replicates
+    from papers.acl.config import get_config
+    from papers.acl.images import Images
+    from papers.acl.metrics import Evaluator
+
+    cfg = get_config("smoke", ae_steps=5, code_steps=5, null_steps=5, n_eval=120, n_region=60, n_prdc=60, n_mem=60,
+                     kid_subsets=2, kid_subset_size=50, feat_epochs=1, n_regions=2, code_c2st=False)
+    out = {}
+    for on in (True, False):
+        torch.manual_seed(7)
+        out[on] = image_replicates.image_task(vars(cfg) | {"region_kid": on}, str(tmp_path / str(on)), Streams(0), 0, 0, "ae")
+        out[on]["after"] = torch.rand(3)
+    assert set(out[True]) == set(out[False])
+    for key in ("metrics", "history", "provenance"):
+        assert repr(out[True][key]) == repr(out[False][key]), key
+    assert torch.equal(out[True]["after"], out[False]["after"])
+    assert all(np.array_equal(out[True]["grid"][k], out[False]["grid"][k]) for k in out[True]["grid"])
+    for key in ("regions", "regions_gauss"):
+        assert len(out[True][key]) == len(out[False][key]) == 2 + 2
+        for a, b in zip(out[True][key], out[False][key]):
+            assert "kid" in a and "kid_sd" in a and not {"kid", "kid_sd"} & set(b)
+            assert repr({k: v for k, v in a.items() if k not in ("kid", "kid_sd")}) == repr(b)
+    assert "memorization" in out[False]["metrics"]["acl"]
+    images = Images(cfg)
+    net, _, feats = evaluation.reference_features(cfg, images, tmp_path / "False")
+    assert list(feats["heldout"]) == [60]
+    plain = Evaluator(net, images.test_x, images.x.cpu(), images.floor_x, len(images.classes), n_mem=60,
+                      real_features=feats["real"], train_features=feats["train"])
+    assert plain.heldout_medians(60) == feats["heldout"][60]

@@ -1,6 +1,7 @@
 """Profiles and preflight: unknown variants and missing data are one-line user errors."""
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from common.errors import UserError
@@ -159,3 +160,25 @@ def test_a_profile_judges_a_code_two_sample_claim_only_where_it_runs_the_tests()
     assert not config.get_config("quick").code_c2st
     assert config.get_config("smoke").code_c2st and config.get_config("full").code_c2st
     assert config.get_config("quick", code_c2st=True).code_c2st   # what devtune image-pairs asks for
+
+
+def test_no_claim_reads_a_prior_regions_kid_and_quick_computes_none():
+    """`region_kid` (issue 43): the region claims' metrics (notebook 05, `prior_regions.claim_metrics`) are the same
+    whether the regions carry KID or not, every region metric a claim reads is among them, and quick computes no
+    region KID (smoke and full keep it in their results files)."""
+    from common.claims import load_claims
+    from papers.acl.studies import prior_regions
+
+    rng = np.random.default_rng(0)
+    names = ["shell0", "shell1", "orthant0", "orthant1"]
+    regs = [[{"region": n, "density": rng.random(), "precision": rng.random(), "coverage": rng.random(),
+              "fid": rng.random(), "kid": rng.random(), "kid_sd": rng.random()} for n in names] for _ in range(3)]
+    bare = [[{k: v for k, v in r.items() if k not in ("kid", "kid_sd")} for r in rep] for rep in regs]
+    with_kid = prior_regions.claim_metrics({"acl_ae": regs, "ae_gauss": regs})
+    assert repr(prior_regions.claim_metrics({"acl_ae": bare, "ae_gauss": bare})) == repr(with_kid)
+    claims = load_claims(Path(config.__file__).with_name("claims.yaml"))
+    region_keys = {k for c in claims for k in (c.metric, c.baseline, c.control) if isinstance(k, str) and k.startswith("region_")}
+    assert region_keys and all("kid" not in k for k in region_keys)
+    assert {k for k in region_keys if k.endswith(("_acl_ae", "_ae_gauss"))} <= set(with_kid)
+    assert not config.get_config("quick").region_kid
+    assert config.get_config("smoke").region_kid and config.get_config("full").region_kid

@@ -128,3 +128,64 @@ def test_gaussian_code_map_puts_the_largest_variance_direction_first():
         e[0, k] = 1.0
         step = np.abs(gmap(e)[0].numpy() - mu)
         assert int(step.argmax()) == axis and step[axis] == pytest.approx(scale, rel=0.05)
+
+
+def small_evaluator(heldout_medians=None, seed=0):
+    """An Evaluator on random 8x8 images (a fresh, untrained network of fixed seed): 120 reference, 300 training,
+    120 floor images; 60 samples checked for memorization."""
+    from papers.acl.metrics import Evaluator
+
+    g = torch.Generator().manual_seed(seed)
+    real, train, floor = (torch.rand(n, 1, 8, 8, generator=g) for n in (120, 300, 120))
+    torch.manual_seed(seed)
+    net = Classifier(1, 8, 10, 4, 8)
+    return Evaluator(net, real, train, floor, 10, n_prdc=60, n_mem=60, k=3, kid_subsets=2, kid_subset_size=50,
+                     streams=Streams(0).child("evaluation"), heldout_medians=heldout_medians)
+
+
+def test_memorization_denominators_computed_once_give_the_ratios_bit_for_bit(monkeypatch):
+    """Issue 43: the held-out side of the memorization ratios (the reference images' distance to the training set)
+    is the same for every sampler, so an evaluator computes it once per sample count (or takes it from the run's
+    reference file, `heldout_medians`): every ratio is bit for bit the old formula's, and the reference images'
+    nearest-neighbour search runs once however many samplers are scored."""
+    from papers.acl import metrics
+
+    ev = small_evaluator()
+    g = torch.Generator().manual_seed(1)
+    samples = [torch.rand(80, 1, 8, 8, generator=g) for _ in range(3)]
+    calls = []
+    real_nn = metrics.nn_distance
+    monkeypatch.setattr(metrics, "nn_distance", lambda q, r, batch=500: calls.append(len(q)) or real_nn(q, r, batch))
+    outs = [ev.evaluate(x) for x in samples]
+    assert len(calls) == 2 * 3 + 2            # pixels and features per sampler, the held-out pair once
+    feats_train = ev.train_features()
+    for x, out in zip(samples, outs):          # the old formula, both sides every time, in numpy's float64
+        f = ev.features(x)[:60]
+        old = float(np.median(real_nn(x[:60].flatten(1).double(), ev.train_x.flatten(1).double()))
+                    / np.median(real_nn(ev.real_x[:60].flatten(1).double(), ev.train_x.flatten(1).double())))
+        old_feat = float(np.median(real_nn(torch.as_tensor(f), torch.as_tensor(feats_train)))
+                         / np.median(real_nn(torch.as_tensor(ev.real[:60]), torch.as_tensor(feats_train))))
+        assert out["memorization"] == old and out["memorization_feat"] == old_feat
+        assert out["memorization"] == memorization_ratio(x[:60], ev.train_x, ev.real_x[:60])
+    given = metrics.heldout_medians(ev.real_x, ev.train_x, ev.real, feats_train, 60)
+    assert given == ev.heldout_medians(60)
+    calls.clear()
+    ev2 = small_evaluator(heldout_medians={60: given})
+    assert repr(ev2.evaluate(samples[0])) == repr(outs[0]) and calls == [60, 60]   # only the sampler's own search
+    assert repr(ev2.floor()) == repr(ev.floor())
+
+
+def test_an_evaluation_without_kid_changes_no_other_number():
+    """`kid=False` (the prior regions at quick, `region_kid`): no "kid" / "kid_sd", every other metric bit for bit
+    the same, and torch's global generator as it was (KID's subsets come from a keyed stream of their own)."""
+    ev = small_evaluator()
+    x = torch.rand(80, 1, 8, 8, generator=torch.Generator().manual_seed(2))
+    torch.manual_seed(5)
+    with_kid = ev.evaluate(x, memorization=False)
+    after_with = torch.rand(3)
+    torch.manual_seed(5)
+    without = ev.evaluate(x, memorization=False, kid=False)
+    assert torch.equal(torch.rand(3), after_with)
+    assert set(with_kid) - set(without) == {"kid", "kid_sd"}
+    assert repr({k: v for k, v in with_kid.items() if k not in ("kid", "kid_sd")}) == repr(without)
+    assert repr(ev.evaluate(x, memorization=False)) == repr(with_kid)   # and the next KID is the same
