@@ -297,6 +297,17 @@ def two_replica_group_task(g: float, runs: list, dt: float, n_nodes: int) -> lis
     return [{"g": g, "eta": float(e), "t": r.t, "D": r.D, "C_TT": r.C_TT} for (e, _), r in zip(runs, rs)]
 
 
+def stationary_dmft_task(g: float, tau_max: float) -> dict:
+    """The stationary DMFT at gain g (`dmft.stationary` to tau_max) and lambda_DMFT on it (`dmft.lyapunov`), as a
+    task so that notebook 04's theory runs in its pool beside the simulations: {"sol", "lam"}.
+
+    Paper: the DMFT section (README maths (M4), (M5))."""
+    from . import dmft
+
+    th = dmft.stationary(g, tau_max=tau_max)
+    return {"sol": th, "lam": dmft.lyapunov(g, stat=th)["lam"]}
+
+
 def dmft_lambda_task(g: float) -> float:
     """lambda_DMFT at gain g (`dmft.lyapunov`), as a task so that a notebook's gains run in its pool.
 

@@ -61,3 +61,30 @@ def test_the_reconstruction_gains_in_a_pool_give_the_serial_numbers(tmp_path):
     # at N = 10 some draws fall below the threshold: the pool drew more teachers, as the serial order does
     assert out[1]["adam_h_draws_g2"] > out[1]["adam_h_teachers_g2"] == 2.0
     np.testing.assert_array_equal([out[1][k] for k in out[1]], [out[2][k] for k in out[1]])   # NaN == NaN here
+
+
+def test_notebook_04_solves_its_theory_in_the_pool_with_the_in_process_numbers(tmp_path, monkeypatch):
+    """Issue 43: `studies.dmft.work` holds the stationary DMFT (each st_g and its near miss) and lambda_DMFT at
+    eta2_g_chaos beside the simulations, so after `prefetch` the study solves no stationary DMFT in process; its
+    metrics are bit for bit those of the study computed in process (no pool, no cache)."""
+    from papers.netrecon import cache, dmft as theory, pool
+    from papers.netrecon.config import get_config
+    from papers.netrecon.studies import dmft as study
+
+    cfg = get_config("smoke")
+    assert {t["g"] for t in study.stationary_theory_tasks(cfg)} == {g * f for g in cfg.st_gs for f in (1.0, 1.0 + cfg.ctrl_dg_rel)}
+    with pool.kept(2):
+        cache.prefetch(study.work(cfg, Streams(0)), tmp_path, workers=2)
+    real = {name: getattr(theory, name) for name in ("stationary", "lyapunov")}
+    for name in real:
+        monkeypatch.setattr(theory, name, lambda *a, **k: (_ for _ in ()).throw(AssertionError("solved in process")))
+    monkeypatch.setattr(cache, "pmap", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+    pooled = [study.stationary_comparison(cfg, Streams(0), tmp_path), study.two_replica_comparison(cfg, Streams(0), tmp_path)]
+    monkeypatch.undo()
+    here = [study.stationary_comparison(cfg, Streams(0)), study.two_replica_comparison(cfg, Streams(0))]
+    for a, b in zip(pooled, here):
+        assert a["metrics"].keys() == b["metrics"].keys()
+        assert all(a["metrics"][k] == b["metrics"][k] or (np.isnan(a["metrics"][k]) and np.isnan(b["metrics"][k]))
+                   for k in a["metrics"])
+    for g in cfg.st_gs:
+        assert np.array_equal(pooled[0]["by_g"][g]["theory"].Delta, theory.stationary(g, tau_max=max(40.0, cfg.st_max_lag)).Delta)

@@ -75,11 +75,15 @@ def stationary_metrics(k: str, each: np.ndarray, lam_each: np.ndarray, decay: np
     return metrics
 
 
-def dmft_on_lags(g: float, tau: np.ndarray, tau_max: float) -> tuple[dict, dmft.Stationary]:
-    """The stationary DMFT at gain g: {"Delta" on the lags `tau`, "Delta0", "lam"} and the full solution."""
-    th = dmft.stationary(g, tau_max=tau_max)
-    lam = dmft.lyapunov(g, stat=th)["lam"]
-    return {"Delta": np.interp(tau, th.tau, th.Delta), "Delta0": th.Delta0, "lam": lam}, th
+def dmft_on_lags(res: dict, tau: np.ndarray) -> tuple[dict, dmft.Stationary]:
+    """A `stationary_dmft_task` result on the lags `tau`: {"Delta" there, "Delta0", "lam"} and the full solution."""
+    th = res["sol"]
+    return {"Delta": np.interp(tau, th.tau, th.Delta), "Delta0": th.Delta0, "lam": res["lam"]}, th
+
+
+def stationary_theory_tasks(cfg) -> list[dict]:
+    """`stationary_dmft_task` arguments of notebook 04: every st_g, then its near miss g (1 + ctrl_dg_rel)."""
+    return [dict(g=x, tau_max=max(40.0, cfg.st_max_lag)) for g in cfg.st_gs for x in (g, g * (1.0 + cfg.ctrl_dg_rel))]
 
 
 @single_threaded
@@ -87,11 +91,13 @@ def stationary_comparison(cfg, streams, cache_dir=None) -> dict:
     """Delta(tau) and lambda: DMFT against N = st_N simulations (several networks)."""
     sims = cached_pmap(tasks.lyapunov_task, tasks.stationary_tasks(cfg, streams), cache_dir, pool_workers(cfg),
                        desc="stationary")
+    theory = cached_pmap(tasks.stationary_dmft_task, stationary_theory_tasks(cfg), cache_dir, pool_workers(cfg),
+                         desc="stationary DMFT")
     metrics, by_g = {}, {}
-    for g in cfg.st_gs:
+    for i, g in enumerate(cfg.st_gs):
         rs = [r for r in sims if r["g"] == g]
         tau = rs[0]["tau"]
-        th, sol = dmft_on_lags(g, tau, max(40.0, cfg.st_max_lag))
+        th, sol = dmft_on_lags(theory[2 * i], tau)
         # independent samples are networks (each averaged over its states): at N = 1000 the
         # network-to-network fluctuations of Delta_0 (a few %) dominate the time-averaging noise
         each = np.stack([r["Delta"] for r in rs])                                # (network, lag)
@@ -102,7 +108,7 @@ def stationary_comparison(cfg, streams, cache_dir=None) -> dict:
         # |sim / theory - 1|, and its control the same deviation from the competitor
         competitors = {"delta0_static": dmft.static_delta0(g), "lam_annealed": dmft.annealed_lyapunov(g, sol.Delta0)}
         # near miss of the curve: the DMFT Delta(tau) solved 10 % off in gain, g (1 + ctrl_dg_rel)
-        near, _ = dmft_on_lags(g * (1.0 + cfg.ctrl_dg_rel), tau, max(40.0, cfg.st_max_lag))
+        near, _ = dmft_on_lags(theory[2 * i + 1], tau)
         metrics.update(stationary_metrics(gain_key(g), each, lam_each, decay, th, near, competitors, cfg.st_N))
         by_g[g] = {"tau": tau, "D_sim": each.mean(axis=0), "D_sim_each": [r["Delta"] for r in rs], "theory": sol,
                    "lam_dmft": th["lam"], "lam_sim": float(lam_each.mean()),
@@ -271,7 +277,9 @@ def work(cfg, streams) -> list[tuple]:
     big = [grp for grp in groups if max(T for _, T in grp["kw"]["runs"]) > cfg.tr_T]
     small = [grp for grp in groups if grp not in big]
     return ([(tasks.dispatch, t) for t in long] + [(tasks.lyapunov_task, t) for t in tasks.stationary_tasks(cfg, streams)]
-            + [(tasks.dispatch, t) for t in big + short + small])
+            + [(tasks.dispatch, t) for t in big + short + small]
+            + [(tasks.stationary_dmft_task, t) for t in stationary_theory_tasks(cfg)]
+            + [(tasks.dmft_lambda_task, dict(g=cfg.eta2_g_chaos))])
 
 
 @single_threaded
@@ -292,7 +300,7 @@ def two_replica_comparison(cfg, streams, cache_dir=None) -> dict:
     law_res = th_all[n_th - n_law: n_th]
     sims = res[len(groups):]
     n_e = len(cfg.eta2_etas)
-    lam_chaos = dmft.lyapunov(cfg.eta2_g_chaos)["lam"]
+    lam_chaos = cached_pmap(tasks.dmft_lambda_task, [dict(g=cfg.eta2_g_chaos)], cache_dir, pool_workers(cfg))[0]
     metrics, out = horizon_law_metrics(law_res[:n_e], law_res[n_e: 2 * n_e], cfg.eta2_g, cfg.eta2_g_chaos, lam_chaos,
                                        cfg.pred_delta), {}
     metrics.update(power_law_control(law_res[2 * n_e:], cfg.law_ctrl_etas, cfg.eta2_g, cfg.pred_delta))
