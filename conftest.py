@@ -72,11 +72,12 @@ def _restore_environment():
 # the notebooks' parameters without it (`common.runner.params.code_cells`).
 def exec_in_process(calls: list):
     """A stand-in for `common.runner.execute.run_notebook` that execs the notebook's cells in this process (parameters cell,
-    then the injected values, then the rest), recording (notebook name, parameters) in `calls`."""
+    then the injected values, then the rest), recording (notebook name, parameters) in `calls`. No runner cells run
+    here (`final`, the kernel's last notebook, has nothing to stop: a pool server started here ends with the tests)."""
     from common.runner.execute import NotebookFailed
     from common.runner.params import code_cells
 
-    def execute(nb, out, parameters, timeout, quiet, kernel=None):
+    def execute(nb, out, parameters, timeout, quiet, kernel=None, final=True):
         import shutil
 
         calls.append((nb.name, dict(parameters)))

@@ -2,8 +2,8 @@
 
 For memory-bound matrix-vector work (simulations over a grid of parameters and seeds). On a 2-core machine two processes with
 one BLAS thread each are about ten times faster than two processes whose BLAS pools compete, so
-workers are started with OMP/OPENBLAS/MKL_NUM_THREADS=1 (spawned, so the limit holds from their
-first import) and every task gets its own seeded generator.
+workers are started with OMP/OPENBLAS/MKL_NUM_THREADS=1 (fresh interpreters, forked from a server that imported
+torch under that limit or spawned: `common.workerstart`, so the limit holds from their first import) and every task gets its own seeded generator.
 
 With a Dask cluster configured (`$REPRO_CLUSTER`, which the runner's `--cluster ADDRESS` sets)
 the same tasks go to its workers instead (`common.cluster`), run there the same way, so the results
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-import multiprocessing as mp
 
 from .progress import progress
-from .threads import limit_threads, one_thread, single_thread_env, single_threaded
+from .threads import one_thread, single_thread_env, single_threaded
+from .workerstart import pool_args
 
 # The thread limits live in `common.threads` (the cluster's workers apply them too); the papers import
 # them from here, where they have always been.
@@ -46,8 +46,7 @@ def pmap(fn, tasks: list, workers: int | None = None, desc: str | None = None) -
         with one_thread():
             return [fn(**t) for t in progress(tasks, desc=desc)]
     results = [None] * len(tasks)
-    with single_thread_env(), ProcessPoolExecutor(w, mp_context=mp.get_context("spawn"),
-                                                  initializer=limit_threads) as pool:
+    with single_thread_env(), ProcessPoolExecutor(w, **pool_args(getattr(fn, "__module__", None))) as pool:
         futures = {pool.submit(fn, **t): i for i, t in enumerate(tasks)}
         for fut in progress(as_completed(futures), total=len(futures), desc=desc):
             results[futures[fut]] = fut.result()

@@ -37,30 +37,36 @@ class NotebookFailed(Exception):
         self.notebook, self.ename, self.evalue = notebook, ename, evalue
 
 
-def with_runner_cells(notebook: Path, run_dir: str):
+def with_runner_cells(notebook: Path, run_dir: str, final: bool = False):
     """The notebook (an nbformat node) with the runner's first and last cells (tagged `RUNNER_CELL_TAG`): a clean
     namespace in a shared kernel and the start of the sampler of where its time goes
-    (`common.runner.kernel.fresh`), and the sampler's stop (`common.costs.stop`)."""
+    (`common.runner.kernel.fresh`), and the sampler's stop (`common.costs.stop`). In the kernel's `final` notebook the
+    last cell also stops the pool workers' server (`common.workerstart.stop`): the runner ends a kernel with a kill,
+    and a server reaped by its kernel brings its workers' CPU time into the run's `cores_used`."""
     import nbformat
 
     nb = nbformat.read(str(notebook), as_version=4)
     cell = nbformat.v4.new_code_cell(f'__import__("common.runner.kernel", fromlist=["fresh"]).fresh({str(run_dir)!r})  '
                                      "# added by the runner: a clean namespace, and where the time goes (common.costs)")
     cell.metadata["tags"] = [RUNNER_CELL_TAG]
-    last = nbformat.v4.new_code_cell('__import__("common.costs", fromlist=["stop"]).stop()  # added by the runner')
+    stop = '__import__("common.costs", fromlist=["stop"]).stop()'
+    if final:
+        stop += '; __import__("common.workerstart", fromlist=["stop"]).stop()'
+    last = nbformat.v4.new_code_cell(stop + "  # added by the runner")
     last.metadata["tags"] = [RUNNER_CELL_TAG]
     nb.cells = [cell, *nb.cells, last]
     return nb
 
 
 def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2,
-                 kernel: SharedKernel | None = None) -> float:
+                 kernel: SharedKernel | None = None, final: bool = True) -> float:
     """Execute `nb` into `out` with `parameters` injected; its wall time in seconds, or `NotebookFailed`.
     With `parameters["run_dir"]`, the notebook starts with the runner's cell (`with_runner_cells`); with a
-    `kernel`, it runs in that shared kernel (started by the first notebook that needs it)."""
+    `kernel`, it runs in that shared kernel (started by the first notebook that needs it); `final`: the kernel's last
+    notebook (`with_runner_cells`)."""
     import papermill as pm
 
-    source = with_runner_cells(nb, parameters["run_dir"]) if "run_dir" in parameters else str(nb)
+    source = with_runner_cells(nb, parameters["run_dir"], final) if "run_dir" in parameters else str(nb)
     start = time.perf_counter()
     for attempt in range(1, attempts + 1):
         shared = {"km": kernel.manager()} if kernel is not None else {}
@@ -92,7 +98,7 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
     (out / "notebooks").mkdir(parents=True, exist_ok=True)
     executed = [] if executed is None else executed
     with SharedKernel() as kernel:      # one kernel for the sequence (common/runner/kernel.py)
-        for nb, own in declared.items():
+        for i, (nb, own) in enumerate(declared.items()):
             injected = {k: v for k, v in params.items() if k in own}
             if OVERRIDES in own:       # the template's dict of profile keys (common/study.py)
                 keys = registry.profile_keys(paper)
@@ -102,7 +108,8 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
                 injected["device"] = device
             print(f"[{paper}/{profile}{label}] {nb.name} ...", file=sys.stderr, flush=True)
             try:
-                secs = run_notebook(nb, out / "notebooks" / nb.name, injected, timeout, quiet, kernel=kernel)
+                secs = run_notebook(nb, out / "notebooks" / nb.name, injected, timeout, quiet, kernel=kernel,
+                                    final=i == len(declared) - 1)
                 costs.collect(out, nb.name, secs)
                 executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
             except NotebookFailed as err:

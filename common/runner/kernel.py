@@ -58,7 +58,7 @@ def fresh(run_dir: str) -> None:
     """The first cell of every notebook the runner executes: a clean namespace and process state, then the
     time sampler."""
     global _state
-    from .. import costs
+    from .. import costs, workerstart
 
     ip = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
     if ip is not None:
@@ -75,6 +75,7 @@ def fresh(run_dir: str) -> None:
         torch.cuda.empty_cache()
     if _state is None:
         _state = KernelState()
+        workerstart.warm()      # pool workers' server: its imports run beside this kernel's first notebook
     else:
         _state.restore()
     costs.start(run_dir)
