@@ -80,3 +80,28 @@ def test_forked_rank_output_goes_to_its_log(zygote_on, tmp_path):
     logs = [tmp_path / f"rank{r}.log" for r in range(2)]
     assert all(p.exists() for p in logs)   # each child opened its own log (the zygote's `_child`)
     assert not any("Traceback" in p.read_text() for p in logs)
+
+
+def test_a_study_that_launched_ranks_reaps_its_zygote(monkeypatch, tmp_path):
+    """The runner ends its kernels with a kill: the studies end the zygote themselves, so the kernel reaps it and its
+    ranks' CPU time counts in the run's cores_used (01 after the stability run, 02 before the calibration times the CPU)."""
+    from types import SimpleNamespace
+
+    from papers.hetero.studies import correctness, throughput
+
+    order = []
+    monkeypatch.setattr(correctness, "close_zygote", lambda: order.append("close"))
+    monkeypatch.setattr(throughput, "close_zygote", lambda: order.append("close"))
+    monkeypatch.setattr(correctness, "correctness", lambda *a, **k: order.append("launch") or {"metrics": {"a": 1}})
+    monkeypatch.setattr(correctness, "stability", lambda *a, **k: order.append("launch") or {"metrics": {"b": 2}})
+    monkeypatch.setattr(throughput, "links_benchmark", lambda *a, **k: order.append("launch") or
+                        {"metrics": {}, "throughput": {}, "p2p": {"fit": None}})
+    monkeypatch.setattr(throughput, "calibrate_cpu", lambda *a, **k: order.append("calibrate") or {})
+    monkeypatch.setattr(throughput, "calibration_metrics", lambda *a, **k: {})
+    streams = SimpleNamespace(seed_for=lambda *k: 0, child=lambda *k: None)
+    run = SimpleNamespace(streams=streams, dir=tmp_path)
+    assert correctness.measure(SimpleNamespace(), run)["metrics"] == {"a": 1, "b": 2}
+    assert order == ["launch", "launch", "close"]
+    order.clear()
+    throughput.measure(SimpleNamespace(), run)
+    assert order == ["launch", "close", "calibrate"]

@@ -23,7 +23,7 @@ import torch
 
 from ..config import job_for, variant_steps
 from ..groups import live_audit
-from ..launch import launch, run_deadline
+from ..launch import close_zygote, launch, run_deadline
 from ..links import parse_link, parse_variant
 from ..model import CONFIGS
 from ..reference import reference_run, stage_state, untrained_losses
@@ -41,6 +41,7 @@ def measure(cfg, run) -> dict:
     {"metrics", "correctness", "stability"}."""
     corr = correctness(cfg, run.streams.seed_for("correctness"), workdir=run.dir / "work" / "correctness")
     stab = stability(cfg, run.streams.seed_for("stability"), workdir=run.dir / "work" / "stability")
+    close_zygote()   # reaped by this kernel (the runner ends it with a kill): its ranks' CPU time counts in `cores_used`
     return {"metrics": {**corr["metrics"], **stab["metrics"]}, "correctness": corr, "stability": stab}
 
 

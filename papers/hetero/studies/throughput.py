@@ -22,7 +22,7 @@ from common.progress import progress
 
 from .. import perfmodel
 from ..config import job_for
-from ..launch import launch, run_deadline
+from ..launch import close_zygote, launch, run_deadline
 from ..model import CONFIGS, Decoder, lm_loss
 
 
@@ -33,6 +33,7 @@ def measure(cfg, run) -> dict:
     """Notebook 02: the links benchmark (its ranks seeded from the run's stream "throughput", its files under
     run.dir), then the CPU calibration of the performance model. {"metrics", "throughput", "p2p", "calibration"}."""
     bench = links_benchmark(cfg, run.streams.seed_for("throughput"), workdir=run.dir / "work" / "throughput")
+    close_zygote()   # reaped here, before the calibration times the CPU: its ranks' CPU time is then the kernel's (`cores_used`)
     cal = calibration_metrics(calibrate_cpu(cfg, bench["p2p"]["fit"], run.streams.child("calibration"), CALIBRATION_REPEATS),
                               bench["throughput"])
     return {"metrics": {**bench["metrics"], **{"calib_" + k: v for k, v in cal.items()}},
