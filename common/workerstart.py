@@ -15,24 +15,22 @@ each worker by its initializer (`init_worker`: a forked worker would otherwise s
 
 The runner starts the server at its kernel's first cell (`warm`), so the imports overlap the first notebook. Where
 forkserver does not exist (Windows) or `REPRO_WORKER_START=spawn`, workers are spawned as before. The server
-is stopped (and waited for) when the caller exits, so the workers' CPU time counts in the caller's (the runner's
-`cores_used` reads the CPU time of ended children).
+is stopped (and waited for) at the caller's end (`common.lifetime`), so the workers' CPU time counts in the
+caller's (the runner's `cores_used` reads the CPU time of ended children).
 """
 from __future__ import annotations
 
-import atexit
-import importlib.util
 import multiprocessing as mp
 import os
 import signal
 from multiprocessing import forkserver
 
-from .threads import limit_threads, single_thread_env
+from .lifetime import at_end
+from .threads import THREAD_VARS, limit_threads, single_thread_env
 
 ENV = "REPRO_WORKER_START"   # "spawn": every worker a fresh interpreter, as before
 PRELOAD = ("numpy", "torch", "torch._dynamo")   # what nearly every paper's worker imports first
 
-_STOP_AT_EXIT: list = []   # `stop` registered with atexit once
 _server = forkserver._forkserver if hasattr(forkserver, "_forkserver") else None   # multiprocessing's one server
 
 
@@ -41,13 +39,6 @@ def method() -> str:
     if os.environ.get(ENV, "").strip().lower() == "spawn":
         return "spawn"
     return "forkserver" if "forkserver" in mp.get_all_start_methods() and _server is not None else "spawn"
-
-
-def _importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def server_pid() -> int | None:
@@ -64,12 +55,10 @@ def context(task_module: str | None = None):
     ctx = mp.get_context("forkserver")
     if server_pid() is None:
         names = [*PRELOAD, *([task_module] if task_module and task_module != "__main__" else [])]
-        ctx.set_forkserver_preload([n for n in dict.fromkeys(names) if _importable(n)])
+        ctx.set_forkserver_preload(list(dict.fromkeys(names)))   # the server skips a name that does not import
         with single_thread_env():
             forkserver.ensure_running()
-        if not _STOP_AT_EXIT:
-            atexit.register(stop)
-            _STOP_AT_EXIT.append(stop)
+        at_end(stop)
     return ctx
 
 
@@ -90,9 +79,12 @@ def init_worker(environ: dict) -> None:
 
 
 def pool_args(task_module: str | None = None) -> dict:
-    """`mp_context`, `initializer` and `initargs` for a `ProcessPoolExecutor` of one-thread workers (hold
-    `threads.single_thread_env()` around the pool's start, as `spawned.spawned` and `parallel.pmap` do)."""
-    return {"mp_context": context(task_module), "initializer": init_worker, "initargs": (dict(os.environ),)}
+    """`mp_context`, `initializer` and `initargs` for a `ProcessPoolExecutor` of one-thread workers: each worker
+    gets the caller's environment with the BLAS thread variables at 1, as a spawned worker started under
+    `threads.single_thread_env()` (which `spawned.spawned` and `parallel.pmap` hold around the pool's start) has
+    them, also where a caller starts its pool without it."""
+    environ = {**os.environ, **{k: "1" for k in THREAD_VARS}}
+    return {"mp_context": context(task_module), "initializer": init_worker, "initargs": (environ,)}
 
 
 def stop() -> None:

@@ -41,8 +41,9 @@ def with_runner_cells(notebook: Path, run_dir: str, final: bool = False):
     """The notebook (an nbformat node) with the runner's first and last cells (tagged `RUNNER_CELL_TAG`): a clean
     namespace in a shared kernel and the start of the sampler of where its time goes
     (`common.runner.kernel.fresh`), and the sampler's stop (`common.costs.stop`). In the kernel's `final` notebook the
-    last cell also stops the pool workers' server (`common.workerstart.stop`): the runner ends a kernel with a kill,
-    and a server reaped by its kernel brings its workers' CPU time into the run's `cores_used`."""
+    last cell also releases what the kernel holds (`common.lifetime.end`: the pool workers' server, a paper's kept
+    pools or zygote): the runner ends a kernel with a kill, and a child reaped by its kernel brings its CPU time
+    into the run's `cores_used`."""
     import nbformat
 
     nb = nbformat.read(str(notebook), as_version=4)
@@ -51,7 +52,7 @@ def with_runner_cells(notebook: Path, run_dir: str, final: bool = False):
     cell.metadata["tags"] = [RUNNER_CELL_TAG]
     stop = '__import__("common.costs", fromlist=["stop"]).stop()'
     if final:
-        stop += '; __import__("common.workerstart", fromlist=["stop"]).stop()'
+        stop += '; __import__("common.lifetime", fromlist=["end"]).end()'
     last = nbformat.v4.new_code_cell(stop + "  # added by the runner")
     last.metadata["tags"] = [RUNNER_CELL_TAG]
     nb.cells = [cell, *nb.cells, last]

@@ -27,7 +27,6 @@ says why and the loopback emulation runs. Each NIC's byte counters go to `<workd
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import signal
@@ -41,6 +40,7 @@ from pathlib import Path
 
 from common import paths
 from common.errors import UserError
+from common.lifetime import at_end
 
 from .job import Job, rank_device, validate
 
@@ -151,7 +151,7 @@ def close_zygote() -> None:
         z.close()
 
 
-atexit.register(close_zygote)
+at_end(close_zygote)
 
 
 def _last_error(path: Path) -> str:

@@ -11,10 +11,10 @@ run), so its numbers are those it gives in any other process; the priority chang
 """
 from __future__ import annotations
 
-import atexit
 import os
 import threading
 
+from common.lifetime import at_end
 from common.parallel import n_workers
 from common.spawned import executor
 from common.threads import single_thread_env
@@ -109,7 +109,7 @@ def collect(key: str) -> dict[int, object]:
     return {} if ahead is None else ahead.collect()
 
 
-@atexit.register
+@at_end
 def _shutdown() -> None:
     """At exit every worker is stopped and joined (its running task finishes)."""
     for key in list(_STARTED):

@@ -13,10 +13,10 @@ a seed reuse the workers: the same numbers, two start-ups fewer. Notebook 06, th
 """
 from __future__ import annotations
 
-import atexit
 import os
 from concurrent.futures import ProcessPoolExecutor
 
+from common.lifetime import at_end
 from common.parallel import n_workers, pmap
 from common.progress import progress
 from common.spawned import executor, restore_main_spec
@@ -34,7 +34,7 @@ def release() -> None:
     _POOLS.clear()
 
 
-atexit.register(release)
+at_end(release)
 
 
 def pool(workers: int) -> ProcessPoolExecutor:

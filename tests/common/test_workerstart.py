@@ -63,6 +63,17 @@ def test_workers_are_forked_from_one_preloaded_server_with_the_callers_environme
     assert all(o["cwd"] == str(tmp_path) for o in out)      # the caller's working directory, as spawn gives
 
 
+def test_a_pool_started_without_the_one_thread_environment_still_gives_its_workers_one_thread(monkeypatch):
+    from concurrent.futures import ProcessPoolExecutor
+
+    monkeypatch.delenv(workerstart.ENV, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")              # a caller that set its own, outside single_thread_env
+    with ProcessPoolExecutor(1, **workerstart.pool_args()) as ex:
+        out = ex.submit(probe, "OMP_NUM_THREADS").result()
+    assert out["env"] == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "7"             # the caller's own is left as it was
+
+
 def test_forked_workers_give_the_numbers_of_spawned_ones(monkeypatch):
     tasks = [dict(seed=s) for s in (1, 2, 3)]
     monkeypatch.delenv(workerstart.ENV, raising=False)
@@ -88,7 +99,7 @@ def test_stopping_the_server_brings_its_workers_cpu_time_home(monkeypatch):
     assert spawned.run_tasks(probe, [dict(name="X")], 1)[0]["ppid"] == workerstart.server_pid()   # a new server
 
 
-def test_the_runner_stops_the_server_in_its_kernels_last_notebook_only(tmp_path):
+def test_the_runner_stops_the_server_in_its_kernels_last_notebook_only(tmp_path, monkeypatch):
     pytest.importorskip("nbformat")
     import nbformat
 
@@ -97,8 +108,16 @@ def test_the_runner_stops_the_server_in_its_kernels_last_notebook_only(tmp_path)
     nb = tmp_path / "01-x.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), str(nb))
     last = {final: with_runner_cells(nb, str(tmp_path), final).cells[-1].source for final in (False, True)}
-    assert "common.costs" in last[False] and "workerstart" not in last[False]
-    assert "common.costs" in last[True] and '"common.workerstart", fromlist=["stop"]).stop()' in last[True]
+    assert "common.costs" in last[False] and "lifetime" not in last[False]
+    assert "common.costs" in last[True] and '"common.lifetime", fromlist=["end"]).end()' in last[True]
+    # what that cell runs ends the server the pools started
+    monkeypatch.delenv(workerstart.ENV, raising=False)
+    workerstart.warm()
+    assert workerstart.server_pid() is not None
+    from common import lifetime
+
+    lifetime.end()
+    assert workerstart.server_pid() is None
 
 
 def test_warm_starts_the_server_before_any_pool(monkeypatch):
