@@ -451,10 +451,13 @@ def judge(claim: Claim, metrics: dict, profile: str) -> Outcome:
         c = _measure(claim, metrics, claim.control, claim.control_se, claim.control_baseline or claim.baseline)
         if c.note.startswith(NOT_MEASURED):
             c = Outcome(NOT_REPRODUCED, c.measured, note=f"{NOT_MEASURED}: control {c.note[len(NOT_MEASURED) + 2:]}")
+    # a claim not run at this scale judges no control either (its value, where measured, is kept)
+    unjudged = None if c is None else Outcome(NOT_RUN, c.measured, c.se, c.ci_low, c.ci_high, c.n)
     if profile not in claim.profiles:
-        return Outcome(NOT_RUN, o.measured, note=f"testable at {', '.join(claim.profiles)}", control=c)
+        return Outcome(NOT_RUN, o.measured, note=f"testable at {', '.join(claim.profiles)}", control=unjudged)
     if any(metrics.get(k) != v for k, v in claim.when):  # e.g. the full profile run on CIFAR, not ImageNet
-        return Outcome(NOT_RUN, o.measured, note="testable when " + ", ".join(f"{k} = {v}" for k, v in claim.when), control=c)
+        return Outcome(NOT_RUN, o.measured, note="testable when " + ", ".join(f"{k} = {v}" for k, v in claim.when),
+                       control=unjudged)
     if claim.kind == "projection" or c is None:
         return o
     what = claim.control_is or claim.control

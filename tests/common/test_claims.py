@@ -212,6 +212,10 @@ def test_control_missing_is_not_measured_and_a_failing_metric_stays_failed():
     # a profile the claim does not list stays "not run", with the control still reported
     o = judge(controlled(), {"m": 0.95, "m_null": 0.93}, "smoke")
     assert o.verdict == NOT_RUN and o.control.measured == 0.93
+    # and a claim not run judges no control: its control is "not run" too, never "not reproduced" for a missing value
+    assert o.control.verdict == NOT_RUN
+    o = judge(controlled(), {}, "smoke")
+    assert (o.verdict, o.control.verdict, o.control.measured) == (NOT_RUN, NOT_RUN, None)
 
 
 def test_statistical_control_uses_its_own_standard_error():
