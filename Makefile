@@ -43,9 +43,9 @@ $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --no-compile -r requirements.txt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
-	@# the bytecode on every core (pip compiles on one: 9-18 s more on 2 cores); a file that does not
-	@# compile on this Python (a torch test file written for 3.12) is skipped, as pip skips it
-	@$(PY) -c "import compileall, sysconfig; compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0)"
+	@# bytecode for what a run imports, in two processes (common/bytecode.py): a quarter of the venv's files;
+	@# compiling all of them (pip, or compileall) took 14 s more on 2 cores, for files no run imports
+	@$(PY) -m common.bytecode common papers
 	@touch $(STAMP)
 
 setup: $(STAMP) ## create .venv and install the pinned dependencies (idempotent)
