@@ -34,6 +34,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -70,10 +71,18 @@ class RunFailed(RuntimeError):
         self.returncodes, self.pids, self.elapsed = returncodes, pids, elapsed
 
 
+_PORTS: set = set()   # ports this process handed out: two launches at once (threads) never get the same one
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with _LOCK:
+            if port not in _PORTS:
+                _PORTS.add(port)
+                return port
 
 
 def _kill(procs):
@@ -115,7 +124,12 @@ class _Forked:
 
 # the variables a rank's environment sets per launch (or per rank): a zygote serves launches that differ only in these
 PER_LAUNCH = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "RANK", "LOCAL_RANK")
+# set in this process by its first torch._dynamo import (its first optimizer step, e.g. a single-process reference run)
+# and in the zygote by its own: it changes nothing the zygote imported (each rank gets the launch's whole environment),
+# so it must not replace the zygote (it did between notebook 01's two launches: a second torch import, ~3 s on one core)
+NOT_KEYED = PER_LAUNCH + ("TORCHINDUCTOR_CACHE_DIR",)
 _ZYGOTE: dict = {}  # the zygote of this process (`zygote.Zygote`), reused while the ranks' environment is the same
+_LOCK = threading.RLock()  # launches may run at once in threads of one process (notebook 01): one zygote for them all
 
 
 def _zygote(env: dict):
@@ -125,17 +139,18 @@ def _zygote(env: dict):
         return None
     from .zygote import Zygote
 
-    key = json.dumps({k: v for k, v in sorted(env.items()) if k not in PER_LAUNCH})
-    old = _ZYGOTE.get("zygote")
-    if old is not None and _ZYGOTE.get("key") == key and old.proc.poll() is None:
-        return old
-    close_zygote()
-    try:
-        _ZYGOTE.update(zygote=Zygote(env, str(paths.REPO)), key=key)
-    except (OSError, RuntimeError) as err:
-        print(f"notice: no rank zygote ({err}); the ranks start as python -m papers.hetero.train", file=sys.stderr, flush=True)
-        return None
-    return _ZYGOTE["zygote"]
+    key = json.dumps({k: v for k, v in sorted(env.items()) if k not in NOT_KEYED})
+    with _LOCK:
+        old = _ZYGOTE.get("zygote")
+        if old is not None and _ZYGOTE.get("key") == key and old.proc.poll() is None:
+            return old
+        close_zygote()
+        try:
+            _ZYGOTE.update(zygote=Zygote(env, str(paths.REPO)), key=key)
+        except (OSError, RuntimeError) as err:
+            print(f"notice: no rank zygote ({err}); the ranks start as python -m papers.hetero.train", file=sys.stderr, flush=True)
+            return None
+        return _ZYGOTE["zygote"]
 
 
 def current_zygote():
@@ -145,8 +160,9 @@ def current_zygote():
 
 def close_zygote() -> None:
     """End this process's zygote, if any (also at exit)."""
-    z = _ZYGOTE.pop("zygote", None)
-    _ZYGOTE.pop("key", None)
+    with _LOCK:
+        z = _ZYGOTE.pop("zygote", None)
+        _ZYGOTE.pop("key", None)
     if z is not None:
         z.close()
 

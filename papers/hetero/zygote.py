@@ -22,6 +22,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -113,6 +114,7 @@ class Zygote:
         self.proc = subprocess.Popen([sys.executable, "-m", "papers.hetero.zygote"], cwd=cwd, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
         self._buf, self.codes = b"", {}
+        self._lock = threading.Lock()   # launches in several threads share one zygote: one request or poll at a time
         msg = self._read(timeout_s)
         if msg is None or "ready" not in msg:
             self.close()
@@ -134,24 +136,26 @@ class Zygote:
 
     def spawn(self, argv: list, env: dict, cwd: str, log: str) -> int:
         """Fork one rank; its pid."""
-        self.proc.stdin.write((json.dumps({"argv": argv, "env": env, "cwd": cwd, "log": log}) + "\n").encode())
-        self.proc.stdin.flush()
-        while True:
-            msg = self._read(60.0)
-            if msg is None:
-                raise RuntimeError("the rank zygote stopped answering")
-            if "pid" in msg:
-                return msg["pid"]
-            self.codes[msg["exit"]] = msg["code"]
+        with self._lock:
+            self.proc.stdin.write((json.dumps({"argv": argv, "env": env, "cwd": cwd, "log": log}) + "\n").encode())
+            self.proc.stdin.flush()
+            while True:
+                msg = self._read(60.0)
+                if msg is None:
+                    raise RuntimeError("the rank zygote stopped answering")
+                if "pid" in msg:
+                    return msg["pid"]
+                self.codes[msg["exit"]] = msg["code"]
 
     def poll(self) -> dict:
         """{pid: exit code} of every child reported ended so far."""
-        while True:
-            msg = self._read(0.0)
-            if msg is None:
-                return self.codes
-            if "exit" in msg:
-                self.codes[msg["exit"]] = msg["code"]
+        with self._lock:
+            while True:
+                msg = self._read(0.0)
+                if msg is None:
+                    return dict(self.codes)
+                if "exit" in msg:
+                    self.codes[msg["exit"]] = msg["code"]
 
     def close(self) -> None:
         """End the zygote (its children are the launcher's to kill)."""

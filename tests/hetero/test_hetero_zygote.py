@@ -82,18 +82,47 @@ def test_forked_rank_output_goes_to_its_log(zygote_on, tmp_path):
     assert not any("Traceback" in p.read_text() for p in logs)
 
 
+def test_launches_in_two_threads_share_one_zygote_and_compute_what_they_compute_alone(zygote_on, tmp_path, monkeypatch):
+    """Notebook 01 runs its two launches at once, in threads: one zygote serves both (a torch._dynamo import in the
+    launching process, which sets TORCHINDUCTOR_CACHE_DIR, does not replace it), and each launch's numbers are those
+    it computes alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    a, b = replace(JOB, links=["direct", "device_direct"], steps=2), replace(JOB, links=["cpu_forward:2"], steps=2, seed=7)
+    alone = [launch(a, 2, workdir=tmp_path / "a", deadline_s=120)]
+    zyg = current_zygote()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))   # what the first optimizer step sets here
+    alone.append(launch(b, 2, workdir=tmp_path / "b", deadline_s=120))
+    assert current_zygote() is zyg
+    with ThreadPoolExecutor(2) as bg:
+        both = [bg.submit(launch, job, 2, workdir=tmp_path / f"both{i}", deadline_s=120) for i, job in enumerate((a, b))]
+        both = [f.result() for f in both]
+    assert current_zygote() is zyg and zyg.proc.poll() is None
+    assert [_numbers(r) for r in both] == [_numbers(r) for r in alone]
+
+
 def test_a_study_that_launched_ranks_reaps_its_zygote(monkeypatch, tmp_path):
     """The runner ends its kernels with a kill: the studies end the zygote themselves, so the kernel reaps it and its
-    ranks' CPU time counts in the run's cores_used (01 after the stability run, 02 before the calibration times the CPU)."""
+    ranks' CPU time counts in the run's cores_used (01 after both launches and their single-process runs, 02 before the
+    calibration times the CPU)."""
     from types import SimpleNamespace
 
     from papers.hetero.studies import correctness, throughput
 
     order = []
+
+    def started(name, metrics):
+        def start(*a, **k):
+            order.append(f"launch {name}")
+            return {"kernel": lambda: order.append(f"kernel {name}"), "metrics": metrics}
+        return start
+
     monkeypatch.setattr(correctness, "close_zygote", lambda: order.append("close"))
     monkeypatch.setattr(throughput, "close_zygote", lambda: order.append("close"))
-    monkeypatch.setattr(correctness, "correctness", lambda *a, **k: order.append("launch") or {"metrics": {"a": 1}})
-    monkeypatch.setattr(correctness, "stability", lambda *a, **k: order.append("launch") or {"metrics": {"b": 2}})
+    monkeypatch.setattr(correctness, "correctness_start", started("correctness", {"a": 1}))
+    monkeypatch.setattr(correctness, "stability_start", started("stability", {"b": 2}))
+    monkeypatch.setattr(correctness, "correctness_finish", lambda cfg, s, ref: {"metrics": s["metrics"]})
+    monkeypatch.setattr(correctness, "stability_finish", lambda cfg, s, nulls: {"metrics": s["metrics"]})
     monkeypatch.setattr(throughput, "links_benchmark", lambda *a, **k: order.append("launch") or
                         {"metrics": {}, "throughput": {}, "p2p": {"fit": None}})
     monkeypatch.setattr(throughput, "calibrate_cpu", lambda *a, **k: order.append("calibrate") or {})
@@ -101,7 +130,8 @@ def test_a_study_that_launched_ranks_reaps_its_zygote(monkeypatch, tmp_path):
     streams = SimpleNamespace(seed_for=lambda *k: 0, child=lambda *k: None)
     run = SimpleNamespace(streams=streams, dir=tmp_path)
     assert correctness.measure(SimpleNamespace(), run)["metrics"] == {"a": 1, "b": 2}
-    assert order == ["launch", "launch", "close"]
+    # both launches start before the kernel computes their single-process runs; the zygote ends after everything
+    assert order == ["launch correctness", "launch stability", "kernel correctness", "kernel stability", "close"]
     order.clear()
     throughput.measure(SimpleNamespace(), run)
     assert order == ["launch", "close", "calibrate"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,11 +39,32 @@ STABILITY_HEAD, STABILITY_TAIL = 5, 20  # steps averaged at the start and at the
 def measure(cfg, run) -> dict:
     """Notebook 01: the link comparison and the stability run, their ranks (and the single-process runs beside them)
     seeded from the run's streams "correctness" and "stability", their files under run.dir.
-    {"metrics", "correctness", "stability"}."""
-    corr = correctness(cfg, run.streams.seed_for("correctness"), workdir=run.dir / "work" / "correctness")
-    stab = stability(cfg, run.streams.seed_for("stability"), workdir=run.dir / "work" / "stability")
+    {"metrics", "correctness", "stability"}.
+
+    Both launches run at once, in background threads (8 one-thread ranks at quick: one launch alone left ~0.2 of the
+    2 cores idle in its pipeline's bubbles), while this thread computes their single-process runs (one thread, the
+    same code and inputs as after the launches: the same bits). None of this notebook's claims is a timing."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hetero-launch") as bg:
+        corr = correctness_start(cfg, run.streams.seed_for("correctness"), run.dir / "work" / "correctness", bg)
+        stab = stability_start(cfg, run.streams.seed_for("stability"), run.dir / "work" / "stability", bg)
+        corr_ref, stab_ref = corr["kernel"](), stab["kernel"]()   # in this thread, while the ranks run
+        corr, stab = correctness_finish(cfg, corr, corr_ref), stability_finish(cfg, stab, stab_ref)
     close_zygote()   # reaped by this kernel (the runner ends it with a kill): its ranks' CPU time counts in `cores_used`
     return {"metrics": {**corr["metrics"], **stab["metrics"]}, "correctness": corr, "stability": stab}
+
+
+def timed_launch(job, world: int, workdir, deadline_s: float, bg=None) -> Future:
+    """`launch(...)` as a future (in `bg`, a thread pool, else here and now) of (rank results, wall seconds)."""
+    def go():
+        t0 = time.perf_counter()
+        ranks = launch(job, world, workdir=workdir, deadline_s=deadline_s)
+        return ranks, time.perf_counter() - t0
+
+    if bg is not None:
+        return bg.submit(go)
+    done = Future()
+    done.set_result(go())
+    return done
 
 
 # ---- the link comparison (claims 1, 4a, 6) ---------------------------------------------------------------
@@ -138,15 +160,26 @@ def correctness_metrics(x: dict) -> dict:
 def correctness(cfg, seed: int, workdir=None) -> dict:
     """Claim 1: every link gives bitwise-equal losses and parameters; all equal the single-process run.
     The control variants (`cfg.control_links`, deliberately broken) run in the same launch."""
+    started = correctness_start(cfg, seed, workdir)
+    return correctness_finish(cfg, started, started["kernel"]())
+
+
+def correctness_start(cfg, seed: int, workdir=None, bg=None) -> dict:
+    """The link comparison's launch started (in `bg`, else run to its end here); "kernel": its single-process run."""
     work = Path(workdir or tempfile.mkdtemp(prefix="hetero-correct-"))
     controls = list(getattr(cfg, "control_links", []) or [])
     job = job_for(cfg, links=list(cfg.correctness_links) + controls, steps=cfg.correctness_steps, seed=seed,
                   save_params=True, corpus=cfg.correctness_corpus, audit_control=True, variant_steps=variant_steps(cfg))  # counting controls: fewer steps
-    t0 = time.perf_counter()
-    ranks = launch(job, cfg.processes, workdir=work, deadline_s=run_deadline(job.steps, len(job.links)))
-    wall = time.perf_counter() - t0
+    ranks = timed_launch(job, cfg.processes, work, run_deadline(job.steps, len(job.links)), bg)
     topo = build_topology(parse_vendors(cfg.vendors, cfg.processes), cfg.stages, cfg.partition, CONFIGS[cfg.model].n_layers)
-    ref = reference_run(job, dp=topo.dp)
+    return {"job": job, "work": work, "controls": controls, "ranks": ranks, "topo": topo,
+            "kernel": lambda: reference_run(job, dp=topo.dp)}
+
+
+def correctness_finish(cfg, started: dict, ref: dict) -> dict:
+    """`correctness`'s result from its started launch and its single-process run `ref`."""
+    job, work, controls, topo = started["job"], started["work"], started["controls"], started["topo"]
+    ranks, wall = started["ranks"].result()
     variants = ranks[-1]["variants"]
     genuine = [variant_label(s) for s in cfg.correctness_links]
     ctl = control_labels(controls)
@@ -220,17 +253,39 @@ def stability(cfg, seed: int, workdir=None) -> dict:
     Controls: the same measurements on the initial model never updated (on the same batches), and,
     for divergence, the single-process run without clipping at 100x the learning rate (its first
     `stability_control_steps` steps)."""
+    started = stability_start(cfg, seed, workdir)
+    return stability_finish(cfg, started, started["kernel"]())
+
+
+def stability_start(cfg, seed: int, workdir=None, bg=None) -> dict:
+    """The long run's launch started (in `bg`, else run to its end here); "kernel": its two nulls in one process."""
     if not cfg.stability_steps:  # not run at this profile
-        return {"metrics": {}, "losses": [], "floor": None}
+        return {"job": None, "kernel": lambda: None}
     job = job_for(cfg, links=[cfg.stability_link], steps=cfg.stability_steps, seed=seed)
-    ranks = launch(job, cfg.processes, workdir=workdir, deadline_s=run_deadline(job.steps))
+    dp = cfg.processes // cfg.stages
+    n = job.steps   # the run logs one loss per step
+
+    def nulls():
+        frozen = untrained_losses(job, dp, list(range(STABILITY_HEAD)) + list(range(n - STABILITY_TAIL, n)))
+        wild = reference_run(replace(job, lr=job.lr * 100, clip=0.0), dp=dp, steps=cfg.stability_control_steps)["losses"]
+        return frozen, wild
+
+    return {"job": job, "dp": dp, "ranks": timed_launch(job, cfg.processes, workdir, run_deadline(job.steps), bg),
+            "kernel": nulls}
+
+
+def stability_finish(cfg, started: dict, nulls) -> dict:
+    """`stability`'s result from its started launch and its nulls (`stability_start`'s "kernel")."""
+    job = started["job"]
+    if job is None:
+        return {"metrics": {}, "losses": [], "floor": None}
+    ranks, _ = started["ranks"].result()
     v = next(iter(ranks[-1]["variants"].values()))
     losses = np.array(v["losses"])
-    dp = cfg.processes // cfg.stages
-    n = len(losses)
-    frozen = untrained_losses(job, dp, list(range(STABILITY_HEAD)) + list(range(n - STABILITY_TAIL, n)))
-    wild = reference_run(replace(job, lr=job.lr * 100, clip=0.0), dp=dp, steps=cfg.stability_control_steps)["losses"]
+    if len(losses) != job.steps:
+        raise RuntimeError(f"the stability run logged {len(losses)} losses for {job.steps} steps")
+    frozen, wild = nulls
     floor = ranks[-1]["corpus"]["entropy_rate"]
-    tokens = job.n_micro * job.micro_size * CONFIGS[cfg.model].seq_len * dp
+    tokens = job.n_micro * job.micro_size * CONFIGS[cfg.model].seq_len * started["dp"]
     metrics = stability_metrics(losses, frozen, wild, floor, tokens, v["wall_s"])
     return {"metrics": metrics, "losses": losses.tolist(), "floor": floor, "diverging": wild}
