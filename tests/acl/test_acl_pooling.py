@@ -1,6 +1,6 @@
 """`pooling.max_pool_2x2` (the evaluation network's pooling): torch's `max_pool2d(x, 2)` bit for bit without a
-gradient (ties, NaNs, odd sizes), torch's own kernel and gradient when one is asked for, and the evaluation network's
-features unchanged."""
+gradient (ties, NaNs, odd sizes); with a gradient, torch's maxima, indices and gradient bit for bit through the
+channels-last copy (`_MaxPool2x2Indices`); and the evaluation network's training and features unchanged."""
 import copy
 
 import pytest
@@ -36,13 +36,29 @@ def test_odd_sizes_and_other_ranks_take_torchs_kernel(shape):
         assert torch.equal(max_pool_2x2(x), F.max_pool2d(x, 2))
 
 
-def test_with_a_gradient_it_is_torchs_kernel_and_gradient():
-    x = images().requires_grad_(True)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_with_a_gradient_values_and_gradient_are_torchs(seed):
+    """The training path (channels-last copy, torch's kernels): the same maxima, a channels-first output, and the same
+    gradient as torch's max_pool2d, with tied maxima (zeros of both signs among them) and NaNs in some windows."""
+    x = images((6, 3, 12, 10), seed=seed)
+    x[0, 0, 0, 1] = float("nan")
+    x[1, 2, 3, 3] = float("nan")
+    x[2, 1, 4, 4] = -0.0
+    x = x.requires_grad_(True)
     y = x.detach().clone().requires_grad_(True)
-    w = torch.randn(6, 3, 6, 5)
-    (max_pool_2x2(x) * w).sum().backward()
-    (F.max_pool2d(y, 2) * w).sum().backward()
+    w = torch.randn(6, 3, 6, 5, generator=torch.Generator().manual_seed(seed))
+    got, ref = max_pool_2x2(x), F.max_pool2d(y, 2)
+    assert type(got.grad_fn).__name__ == "_MaxPool2x2IndicesBackward"   # not torch's channels-first kernel
+    assert got.is_contiguous() and got.shape == ref.shape
+    assert torch.equal(got.isnan(), ref.isnan()) and torch.equal(torch.nan_to_num(got), torch.nan_to_num(ref))
+    (torch.nan_to_num(got) * w).sum().backward()
+    (torch.nan_to_num(ref) * w).sum().backward()
     assert torch.equal(x.grad, y.grad)   # each window's gradient to its first maximum, as torch routes it
+
+
+def test_with_a_gradient_other_layouts_take_torchs_kernel():
+    x = images().contiguous(memory_format=torch.channels_last).requires_grad_(True)
+    assert type(max_pool_2x2(x).grad_fn).__name__ != "_MaxPool2x2IndicesBackward"
 
 
 def test_classifier_features_and_training_equal_those_with_torchs_pooling():
