@@ -114,17 +114,24 @@ def largest_exponent(J: np.ndarray, x0: np.ndarray, dt: float = DT, t_transient:
     every = max(1, n_blocks // n_running)
     times, running = [], []
     if method == "two-trajectory":
+        # in place, each step the same operations in the same order as (1 - dt) z + dt J phi(z) (the same bits);
+        # (at N = 500 the numpy calls on 2K rows, not the product, took a third of a step)
         z = np.concatenate([x, x + eps * u])  # reference and companion share one product
         for b in range(n_blocks):
             for s in range(renorm_every):
-                z = (1.0 - dt) * z + dt * rows_times_JT(np.tanh(z), Jc, JT, fused)  # Euler map, one pass over J
+                prod = rows_times_JT(np.tanh(z), Jc, JT, fused)  # J phi(z), one pass over J (a fresh array)
+                prod *= dt
+                z *= 1.0 - dt
+                z += prod                                        # Euler map: (1 - dt) z + dt J phi(z)
                 if states is not None and (b * renorm_every + s + 1) % record_every == 0:
                     states[(b * renorm_every + s + 1) // record_every - 1] = z[:K]
             d = z[K:] - z[:K]
-            dist = np.linalg.norm(d, axis=1)
+            dist = np.sqrt(np.add.reduce(d * d, axis=1))  # np.linalg.norm(d, axis=1), without its checks
             log_sum += np.log(dist / eps)  # ln(d_k / eps)
-            z[K:] = z[:K] + d * (eps / dist)[:, None]  # pull the companion back to distance eps
-            u = d / dist[:, None]
+            if b == n_blocks - 1:
+                u = d / dist[:, None]      # the last direction (`u_final`)
+            d *= (eps / dist)[:, None]
+            np.add(z[:K], d, out=z[K:])    # pull the companion back to distance eps
             if (b + 1) % every == 0:
                 times.append((b + 1) * renorm_every * dt)
                 running.append(log_sum / ((b + 1) * renorm_every * dt))

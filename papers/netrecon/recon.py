@@ -39,8 +39,12 @@ def transitions(traj: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
         raise UserError("need trajectories of at least two time points to reconstruct J")
     N = traj.shape[-1]
     X = np.tanh(traj[:-1]).reshape(-1, N)
-    Y = ((traj[1:] - (1.0 - dt) * traj[:-1]) / dt).reshape(-1, N)  # y_t = (x_{t+1} - (1-dt) x_t)/dt
-    return X, Y
+    # y_t = (x_{t+1} - (1-dt) x_t)/dt in one buffer: the same operations in the same order, one large
+    # temporary instead of three (at 128 trajectories of 500 steps each is 150 MB of fresh pages)
+    Y = traj[:-1] * (1.0 - dt)
+    np.subtract(traj[1:], Y, out=Y)
+    Y /= dt
+    return X, Y.reshape(-1, N)
 
 
 def shuffle_time(traj: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -61,7 +65,12 @@ def add_observation_noise(traj: np.ndarray, sigma: float, rng: np.random.Generat
     """Observed trajectories: the true states plus independent N(0, sigma^2) noise."""
     if sigma < 0:
         raise UserError(f"observation noise sigma={sigma} is negative; use sigma >= 0")
-    return traj + sigma * rng.standard_normal(traj.shape) if sigma > 0 else traj
+    if sigma == 0:
+        return traj
+    noisy = rng.standard_normal(traj.shape)   # traj + sigma * noise, in the noise's buffer (the same sums)
+    noisy *= sigma
+    noisy += traj
+    return noisy
 
 
 # ---------------------------------------------------------------------------------------------

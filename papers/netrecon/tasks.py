@@ -32,8 +32,12 @@ def autocorrelation(states: np.ndarray, max_lag: int, per_trajectory: bool = Fal
     if max_lag >= R:
         max_lag = R - 1
     n_fft = 1 << int(np.ceil(np.log2(2 * R)))
-    f = np.fft.rfft(states, n=n_fft, axis=0)
-    ac = np.fft.irfft(f * np.conj(f), n=n_fft, axis=0)[: max_lag + 1]  # sum_t x(t) x(t+k)
+    # each series contiguous for the transforms (each one's arithmetic is the same whatever the layout, so the
+    # same bits; along axis 0 every element sat a page apart), the lags back in front for the same mean
+    series = np.ascontiguousarray(np.moveaxis(states, 0, -1))
+    f = np.fft.rfft(series, n=n_fft, axis=-1)
+    ac = np.fft.irfft(f * np.conj(f), n=n_fft, axis=-1)[..., : max_lag + 1]  # sum_t x(t) x(t+k)
+    ac = np.ascontiguousarray(np.moveaxis(ac, -1, 0))
     norm = R - np.arange(max_lag + 1)
     if per_trajectory:
         return ac.mean(axis=2) / norm[:, None]

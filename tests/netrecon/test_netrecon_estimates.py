@@ -30,6 +30,17 @@ def test_per_trajectory_autocorrelation_averages_to_the_pooled_one():
     assert each[0] == pytest.approx((s**2).mean(axis=(0, 2)))     # lag 0: the variance per trajectory
 
 
+def test_autocorrelation_equals_the_transform_along_time_bit_for_bit():
+    """The series are made contiguous before their transforms (issue 43): the same numbers, bit for bit, as the
+    transforms taken along the time axis in place."""
+    s = np.random.default_rng(2).standard_normal((75, 3, 40))
+    f = np.fft.rfft(s, n=256, axis=0)
+    ac = np.fft.irfft(f * np.conj(f), n=256, axis=0)[:31]
+    norm = 75 - np.arange(31)
+    assert np.array_equal(tasks.autocorrelation(s, 30, per_trajectory=True), ac.mean(axis=2) / norm[:, None])
+    assert np.array_equal(tasks.autocorrelation(s, 30), ac.mean(axis=(1, 2)) / norm)
+
+
 def test_figure_legend_shows_each_label_once():
     import matplotlib
     matplotlib.use("Agg")

@@ -4,6 +4,7 @@ import pytest
 
 from common.errors import UserError
 from papers.netrecon import lyap, rnn
+from papers.netrecon.kernels import rows_times_JT
 
 
 @pytest.mark.parametrize("method", ["two-trajectory", "tangent"])
@@ -96,3 +97,37 @@ def test_tangent_map_equals_the_plain_formula_bit_for_bit(dtype):
     assert np.array_equal(got.lam, log_sum / (n * dt))
     assert np.array_equal(got.extra["x_final"], x) and np.array_equal(got.extra["u_final"], v)
     assert np.array_equal(got.extra["states"], np.array(states, dtype=np.float64))
+
+
+@pytest.mark.parametrize("K, fused, renorm", [(1, True, 1), (2, True, 3), (3, False, 1)])
+def test_two_trajectory_equals_the_plain_formula_bit_for_bit(K, fused, renorm):
+    """The two-trajectory loop steps in place (issue 43); every step is still z <- (1 - dt) z + dt J tanh(z), every
+    renormalisation d = z' - z, ln(|d| / eps) counted, z' <- z + d eps / |d|, so lambda, the running estimates,
+    the recorded states and the final state and direction equal the plain formula's bit for bit."""
+    rng = np.random.default_rng(7)
+    N, dt, n, eps = 64, 0.01, 240, 1e-6
+    J = rnn.make_J(N, 2.5, rng)
+    x = rng.standard_normal((K, N))
+    got = lyap.largest_exponent(J, x, dt=dt, t_transient=0.0, t_average=n * dt, eps=eps, renorm_every=renorm,
+                                fused=fused, record_every=4, n_running=10, rng=np.random.default_rng(3))
+    u = np.random.default_rng(3).standard_normal((K, N))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    JT = np.ascontiguousarray(J.T)
+    z = np.concatenate([x, x + eps * u])
+    log_sum, states, running = np.zeros(K), [], []
+    for b in range(n // renorm):
+        for s in range(renorm):
+            z = (1.0 - dt) * z + dt * rows_times_JT(np.tanh(z), J, JT, fused)
+            if (b * renorm + s + 1) % 4 == 0:
+                states.append(z[:K].copy())
+        d = z[K:] - z[:K]
+        dist = np.linalg.norm(d, axis=1)
+        log_sum += np.log(dist / eps)
+        z[K:] = z[:K] + d * (eps / dist)[:, None]
+        u = d / dist[:, None]
+        if (b + 1) % max(1, (n // renorm) // 10) == 0:
+            running.append(log_sum / ((b + 1) * renorm * dt))
+    assert np.array_equal(got.lam, log_sum / (n * dt))
+    assert np.array_equal(got.running, np.array(running))
+    assert np.array_equal(got.extra["states"], np.array(states))
+    assert np.array_equal(got.extra["x_final"], z[:K]) and np.array_equal(got.extra["u_final"], u)

@@ -26,6 +26,19 @@ def test_transitions_are_the_regression_of_the_map():
     assert np.allclose(Y, X @ J.T, atol=1e-10)
 
 
+def test_transitions_and_noise_equal_the_plain_formulas_bit_for_bit():
+    """`transitions` and `add_observation_noise` fill one buffer in place (issue 43): the same numbers, bit for bit,
+    as X = tanh(x_t), Y = (x_{t+1} - (1 - dt) x_t) / dt and x + sigma * noise of the same draws."""
+    _, traj = _data(N=7, n_traj=3, steps=20)
+    for sub in (traj, traj[:, 1:]):               # contiguous, and a slice of trajectories as the sweeps pass
+        X, Y = recon.transitions(sub, 0.01)
+        assert np.array_equal(X, np.tanh(sub[:-1]).reshape(-1, 7))
+        assert np.array_equal(Y, ((sub[1:] - (1.0 - 0.01) * sub[:-1]) / 0.01).reshape(-1, 7))
+        noisy = recon.add_observation_noise(sub, 1e-3, np.random.default_rng(4))
+        assert np.array_equal(noisy, sub + 1e-3 * np.random.default_rng(4).standard_normal(sub.shape))
+    assert recon.add_observation_noise(traj, 0.0, np.random.default_rng(4)) is traj
+
+
 def test_ridge_shrinks_towards_zero():
     J, traj = _data()
     W0 = recon.fit_least_squares(traj, 0.01)
