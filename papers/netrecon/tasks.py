@@ -32,12 +32,10 @@ def autocorrelation(states: np.ndarray, max_lag: int, per_trajectory: bool = Fal
     if max_lag >= R:
         max_lag = R - 1
     n_fft = 1 << int(np.ceil(np.log2(2 * R)))
-    # each series contiguous for the transforms (each one's arithmetic is the same whatever the layout, so the
-    # same bits; along axis 0 every element sat a page apart), the lags back in front for the same mean
-    series = np.ascontiguousarray(np.moveaxis(states, 0, -1))
-    f = np.fft.rfft(series, n=n_fft, axis=-1)
-    ac = np.fft.irfft(f * np.conj(f), n=n_fft, axis=-1)[..., : max_lag + 1]  # sum_t x(t) x(t+k)
-    ac = np.ascontiguousarray(np.moveaxis(ac, -1, 0))
+    # along axis 0 as laid out: transforming contiguous copies gives the same bits but measured slower here
+    # ((6000, 2, 1000) float32 states, 2-core Xeon 6/207: 1.00-1.35 s against 0.97-0.99 s a call)
+    f = np.fft.rfft(states, n=n_fft, axis=0)
+    ac = np.fft.irfft(f * np.conj(f), n=n_fft, axis=0)[: max_lag + 1]  # sum_t x(t) x(t+k)
     norm = R - np.arange(max_lag + 1)
     if per_trajectory:
         return ac.mean(axis=2) / norm[:, None]
