@@ -75,7 +75,10 @@ def main(argv: list[str]) -> int:
         sys.dont_write_bytecode = False
         import_all(rest[:cut], rest[cut + 1:])
         return 0
-    warm(argv)
+    failed = [code for code in warm(argv) if code]
+    if failed:   # an optimisation only: a module that did not get its bytecode here compiles at its first import
+        print(f"bytecode: a warm-up process ended with exit code {failed[0]}; the modules it did not reach compile "
+              "at their first import instead", file=sys.stderr)
     return 0
 
 

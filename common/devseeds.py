@@ -50,8 +50,10 @@ def result_path(paper: str, name: str) -> Path:
 def run_seeds(paper: str, name: str, seeds, tune, summarise=None, extra=None) -> dict:
     """`tune(seed)` on each development seed, recorded as `results/<paper>/dev/<name>.json` with the
     revision at the start (and `git_at_end` when the code changed while it ran, so the record never
-    passes for a run of one revision); `summarise(results)` adds entries to the results (e.g. the value
+    passes for a run of one revision) and the CPU it ran on (`machine.machine`: a tuned budget or step count is
+    a choice for that CPU class); `summarise(results)` adds entries to the results (e.g. the value
     chosen), `extra(results)` entries beside them. Returns the record."""
+    from .machine import machine
     from .runs import git_state, now
 
     seeds = [int(s) for s in seeds]
@@ -60,7 +62,7 @@ def run_seeds(paper: str, name: str, seeds, tune, summarise=None, extra=None) ->
     results = {str(s): tune(s) for s in seeds}
     if summarise is not None:
         results.update(summarise(results))
-    record = {"seeds": seeds, "git": start, "when": now(), "results": results}
+    record = {"seeds": seeds, "git": start, "when": now(), "machine": machine(), "results": results}
     record.update(extra(results) if extra is not None else {})
     end = git_state()
     if end != start:

@@ -45,3 +45,13 @@ def test_child_writes_bytecode_even_where_turned_off(tmp_path):
     assert proc.returncode == 0, proc.stderr
     cached = {p.name.split(".")[0] for p in pkg.rglob("*.pyc")}
     assert {"__init__", "a", "b"} <= cached
+
+
+def test_a_warm_up_process_that_dies_is_said_in_one_line_and_never_fails_the_set_up(monkeypatch, capsys):
+    monkeypatch.setattr(bytecode, "warm", lambda packages: [0, -11])     # e.g. a C extension crashed at import
+    assert bytecode.main(["common"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["bytecode: a warm-up process ended with exit code -11; the modules it did not reach compile at "
+                   "their first import instead"]
+    monkeypatch.setattr(bytecode, "warm", lambda packages: [0, 0])
+    assert bytecode.main(["common"]) == 0 and capsys.readouterr().err == ""

@@ -325,6 +325,9 @@ def test_tuned_block_shows_each_setting_chosen_on_development_seeds_with_the_fig
     assert ("| `window` | `[0.1, 0.2]` | `[0.2, 0.4]` | `[0.2, 0.4]` | `python -m papers.toy.devtune fold` | 100, 101 | "
             "`results.gap.w24` = 0.125; `results.gap.w12` = 0.5 | the smallest gap \\| ties |") in out
     assert "- `results/toy/dev/fold.json`: git 0123456789ab, finished" in out and "Stale" not in out
+    from common.machine import describe_machine, machine
+    assert devseeds.read_result("toy", "fold")["machine"] == machine()             # the CPU a tuning ran on, stamped
+    assert f"; {describe_machine(machine())}." in out
     cfg.TUNED["c-pass"] = {"result": "fold", "show": ["results.gap.w24"], "why": "a claim's criterion"}
     assert readme.main(["toy"]) == 0                              # keyed by a claim: its criterion where it is judged
     assert "| claim `c-pass` (its criterion) | `1` | `1` | – | `python -m papers.toy.devtune fold` |" in \

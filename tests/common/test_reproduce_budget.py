@@ -75,6 +75,14 @@ def test_the_front_door_goal_is_judged_directly_on_zen3_and_through_the_measured
     assert not budget.goal(1349.0, AVX512, speed)["within_budget_zen3"] and budget.goal(720.0, AVX512, speed)["within_budget_zen3"]
     assert not budget.goal(1000.0, AVX512, speed, budget_s=2400.0)["within_budget_zen3"]   # 2500 > 2400
     assert budget.goal(900.0, AVX512, speed, budget_s=2400.0)["within_budget_zen3"]        # 2250 <= 2400
+    # each paper scaled by its own ratio, the rest (set-up, report, a paper without a ratio) by the range
+    per = {"machine": {"model": AVX512["model"]}, "results": {"ratio_min": 1.5, "ratio_max": 2.0,
+           "papers": {"a": {"ratio": 2.0}, "b": {"ratio": 1.5}, "c": {"ratio": None}}}}
+    got = budget.goal(400.0, AVX512, per, papers={"a": 200.0, "b": 100.0, "c": 60.0})
+    assert got["zen3_equivalent_s"] == [550.0 + 1.5 * 100, 550.0 + 2.0 * 100]   # 200 x 2 + 100 x 1.5; 100 s of rest
+    assert got["scaled_by_own_ratio"] == ["a", "b"]
+    assert budget.goal(640.0, AVX512, per, papers={"a": 440.0, "b": 100.0})["within_goal"] is False   # 880+150+200
+    assert budget.goal(600.0, AVX512, per, papers={"a": 440.0, "b": 160.0})["within_goal"] is True    # 880+240
     other_cpu = {"machine": {"model": "AMD EPYC 9B14"}, "results": {"ratio_min": 2.0, "ratio_max": 2.5}}
     for s in (None, other_cpu):   # a ratio measured on another CPU model judges nothing here
         got = budget.goal(400.0, AVX512, s)
