@@ -10,12 +10,13 @@ and more ranks than GPUs is a one-line `UserError` before any process starts. Li
 period (the process-group timeout) to fail on their own, then everything left is killed; a run
 that exceeds `deadline_s` is killed too. No rank outlives the call.
 
-The CPU emulation on loopback forks its ranks from a zygote (`zygote`: one process that imported torch and
-the rank's code once, kept for the next launch with the same environment, ended at exit or by
-`close_zygote`) instead of starting `python -m papers.hetero.train` per rank: each rank saved about 2.5 s
-of CPU (torch and torch._dynamo imports), 10 ranks a quick seed. The ranks run the same code on the same
-inputs, so every number is the same (`tests/hetero/test_hetero_zygote.py`). $HETERO_ZYGOTE=0 starts them
-as the command line; GPU ranks and the emulated cluster's (inside network namespaces) always are.
+The CPU emulation forks its ranks from a zygote (`zygote`: one process that imported torch and the rank's
+code once, kept for the next launch with the same environment, ended at exit or by `close_zygote`) instead of
+starting `python -m papers.hetero.train` per rank: each rank saves about 2.5 s of CPU (torch and torch._dynamo
+imports), 12 ranks a quick seed. On the emulated cluster the forked rank enters its node's network namespace
+first, as `ip netns exec` does (`zygote.enter_netns`). The ranks run the same code on the same inputs, so every
+number is the same (`tests/hetero/test_hetero_zygote.py`). $HETERO_ZYGOTE=0 starts them as the command line
+(`ip netns exec <node> python -m papers.hetero.train ...` on the cluster); GPU ranks always are.
 
 `cluster=True` (or a dict of `common.netcluster.Cluster` settings, e.g. `{"rate": "1gbit", "delay":
 "100us"}`) runs the ranks inside an emulated cluster of network namespaces: one node per vendor
@@ -197,6 +198,28 @@ def _cluster(cluster, n_nodes: int, k: int):
     return netcluster.Cluster(nodes=n_nodes, nics_per_node=k, **(cluster if isinstance(cluster, dict) else {}))
 
 
+def ranks_env(device: str, port: int, world: int, env: dict | None = None) -> dict:
+    """The environment every rank of a launch gets (before its RANK and LOCAL_RANK): this process's, torchrun's
+    variables, one BLAS thread, the repository on the path, no GPU for the CPU emulation, then `env`."""
+    base = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world),
+                LOCAL_WORLD_SIZE=str(world), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                PYTHONPATH=str(paths.REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    base.pop("HETERO_VENDORS", None)
+    if device == "cpu":  # the CPU emulation: no rank sees a GPU, whatever this machine has
+        base.update(CUDA_VISIBLE_DEVICES="", HIP_VISIBLE_DEVICES="")
+    base.update(env or {})
+    return base
+
+
+def warm_zygote(env: dict | None = None) -> None:
+    """Start the zygote of the next CPU-emulation launch (with `env`, as `launch(..., env=env)`) now, in a background
+    thread, so that its imports (~2.6 CPU-s) run beside this process's other work instead of in front of that launch.
+    The launch forks from it, or waits for it to be ready; one whose ranks' environment differs replaces it."""
+    if os.environ.get("HETERO_ZYGOTE", "1") == "0" or not hasattr(os, "fork"):
+        return
+    threading.Thread(target=_zygote, args=(ranks_env("cpu", 0, 1, env),), name="hetero-zygote-warm", daemon=True).start()
+
+
 def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_rank: dict | None = None,
            grace_s: float | None = None, env: dict | None = None, cluster=None) -> list[dict]:
     """Run `job` on `world` local processes; returns each rank's result dict (rank order).
@@ -211,21 +234,16 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
     job = replace(job, out=str(work))
     port = free_port()
     procs, logs = [], []
-    base_env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world),
-                    LOCAL_WORLD_SIZE=str(world), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                    PYTHONPATH=str(paths.REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    base_env.pop("HETERO_VENDORS", None)
-    if job.device == "cpu":  # the CPU emulation: no rank sees a GPU, whatever this machine has
-        base_env.update(CUDA_VISIBLE_DEVICES="", HIP_VISIBLE_DEVICES="")
-    base_env.update(env or {})
+    base_env = ranks_env(job.device, port, world, env)
     grace = job.timeout_s + 10 if grace_s is None else grace_s
     cl = _cluster(cluster, nodes[-1] + 1, job.nics or job.k_max)
     t0 = time.monotonic()
     try:
         if cl is not None:
             cl.start()
-        # the CPU emulation on loopback forks its ranks from a zygote that imported torch once (`zygote`)
-        zyg = _zygote(base_env) if job.device == "cpu" and cl is None else None
+        # the CPU emulation forks its ranks from a zygote that imported torch once (`zygote`); on the cluster each
+        # child enters its node's network namespace before it runs the rank
+        zyg = _zygote(base_env) if job.device == "cpu" else None
         for r in range(world):
             jr = replace(job, **(per_rank or {}).get(r, {}))
             jf = work / f"job-rank{r}.json"
@@ -239,7 +257,8 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
                 argv = cl.argv(nodes[r], argv)
                 renv = cl.env(nodes[r], nics=[0], master_port=29500, base=dict(renv, HETERO_NICS=str(cl.nics)))
             if zyg is not None:
-                procs.append(_Forked(zyg, zyg.spawn(rank_args, renv, str(paths.REPO), str(log))))
+                netns = cl.namespace(nodes[r]) if cl is not None else None
+                procs.append(_Forked(zyg, zyg.spawn(rank_args, renv, str(paths.REPO), str(log), netns=netns)))
                 continue
             with open(log, "wb") as fh:
                 procs.append(subprocess.Popen(argv, cwd=str(paths.REPO), env=renv, stdout=fh,

@@ -4,19 +4,24 @@ Paper: Hu et al., "Joint Training on AMD and NVIDIA GPUs", https://arxiv.org/abs
 
 Every rank of the CPU emulation used to be a fresh `python -m papers.hetero.train`, which imports torch
 (about 1.5 s of CPU a rank) and, at its first optimizer, torch._dynamo (about 1 s more); a quick seed starts
-10 such ranks, four at a time on 2 cores. `Zygote` starts one `python -m papers.hetero.zygote` with the
-ranks' environment (one BLAS thread, no GPU visible), which imports `papers.hetero.train` and `PRELOAD`, then
-forks one child per request that becomes one rank: its own session (the launcher kills it with its process
-group), stdin from /dev/null, stdout and stderr into the rank's log, the rank's environment and working
-directory, then `train.main(argv)`, what the command line runs. The zygote computes nothing and, single-threaded,
-forks (it refuses to start otherwise); it reaps its children and reports each one's exit status (a signal as
-its negative number, as `subprocess` does). It exits when its stdin closes.
+12 such ranks, four at a time on 2 cores. `Zygote` starts one `python -m papers.hetero.zygote` with the
+ranks' environment (one BLAS thread, no GPU visible), which imports `papers.hetero.train` and `PRELOAD` (the
+list the pool workers' server preloads, `common.workerstart`), then forks one child per request that becomes one
+rank: its own session (the launcher kills it with its process group), stdin from /dev/null, stdout and stderr into
+the rank's log, the rank's environment and working directory, then `train.main(argv)`, what the command line runs.
+The zygote computes nothing and, single-threaded, forks (it refuses to start otherwise); it reaps its children and
+reports each one's exit status (a signal as its negative number, as `subprocess` does). It exits when its stdin
+closes, at once (`os._exit`: it holds nothing worth a teardown, which took ~0.7 s with torch loaded).
 
-Only the CPU emulation on loopback uses it (`launch.launch`): a rank on a GPU, or inside a network namespace
-of the emulated cluster, is started as the command line as before.
+A rank of the emulated cluster (`launch.launch(..., cluster=...)`) runs inside its node's network namespace: the
+request names it ("netns") and the child enters it before the rank's code runs (`enter_netns`), as
+`ip netns exec <namespace> python -m papers.hetero.train ...` (the command line's way) does before it execs the
+rank: the network namespace, then a mount namespace of its own in which /sys describes that network. Only the CPU
+emulation uses the zygote (`launch.launch`): a rank on a GPU is started as the command line as before.
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -26,10 +31,46 @@ import threading
 import time
 import traceback
 
+# what a rank imports before its first step is what a pool's worker imports, and the pool workers' server preloads it:
+# numpy, torch and torch._dynamo (torch.optim's optimizers import it on their first call, about 1 s of CPU a rank)
+from common.workerstart import PRELOAD
 
-# what a rank imports lazily before its first step, imported here once: torch.optim's optimizers import torch._dynamo
-# on their first call (its disable decorators), about 1 s of CPU a rank
-PRELOAD = ("torch._dynamo",)
+
+CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000   # <sched.h>
+MS_RDONLY, MS_BIND, MS_REC, MS_SLAVE, MNT_DETACH = 1, 4096, 16384, 1 << 19, 2   # <sys/mount.h>
+NETNS_RUN_DIR, NETNS_ETC_DIR = "/var/run/netns", "/etc/netns"   # where `ip netns add` pins a namespace; its /etc files
+
+
+def enter_netns(name: str) -> None:
+    """Put this (single-threaded) process where `ip netns exec <name>` puts its command (iproute2's `netns_switch`):
+    into the network namespace pinned at /var/run/netns/<name>, then into a mount namespace of its own (nothing
+    propagates back) in which /sys is a sysfs of that network namespace (/sys/class/net lists its interfaces) and
+    each file of /etc/netns/<name>/, if any, is bound over its /etc namesake. An OSError names the step that failed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+
+    def check(rc: int, what: str) -> None:
+        if rc != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"{what} ({name}): {os.strerror(err)}")
+
+    fd = os.open(os.path.join(NETNS_RUN_DIR, name), os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        check(libc.setns(fd, CLONE_NEWNET), "setns")
+    finally:
+        os.close(fd)
+    check(libc.unshare(CLONE_NEWNS), "unshare the mount namespace")
+    check(libc.mount(b"", b"/", b"none", MS_SLAVE | MS_REC, None), "mount / as a slave")
+    flags = 0
+    if libc.umount2(b"/sys", MNT_DETACH) != 0:   # no sysfs there, or one that cannot go: overlay it (read-only stays so)
+        try:
+            flags = MS_RDONLY if os.statvfs("/sys").f_flag & os.ST_RDONLY else 0
+        except OSError:
+            pass
+    check(libc.mount(name.encode(), b"/sys", b"sysfs", flags, None), "mount /sys")
+    etc = os.path.join(NETNS_ETC_DIR, name)
+    for entry in sorted(os.listdir(etc)) if os.path.isdir(etc) else []:   # as ip: a file that cannot be bound is skipped
+        libc.mount(os.path.join(etc, entry).encode(), os.path.join("/etc", entry).encode(), b"none", MS_BIND, None)
 
 
 def _child(req: dict, main) -> None:
@@ -47,6 +88,8 @@ def _child(req: dict, main) -> None:
         os.chdir(req["cwd"])
         os.environ.clear()
         os.environ.update(req["env"])
+        if req.get("netns"):   # a node of the emulated cluster
+            enter_netns(req["netns"])
         code = main(list(req["argv"]))
     except SystemExit as err:
         code = err.code if isinstance(err.code, int) else (0 if err.code is None else 1)
@@ -63,8 +106,8 @@ def _child(req: dict, main) -> None:
 
 def serve(module: str = "papers.hetero.train") -> None:
     """The zygote's loop: import `module` (its `main(argv)` runs a rank), say "ready", then fork one child per
-    request line {"log", "cwd", "env", "argv"} (answered {"pid"}) and report {"exit": pid, "code"} for each
-    child that ends, until stdin closes."""
+    request line {"log", "cwd", "env", "argv"[, "netns"]} (answered {"pid"}) and report {"exit": pid, "code"} for
+    each child that ends, until stdin closes."""
     import importlib
 
     main = importlib.import_module(module).main
@@ -83,7 +126,9 @@ def serve(module: str = "papers.hetero.train") -> None:
         ready, _, _ = select.select([stdin], [], [], 0.02)
         if ready:
             chunk = os.read(stdin, 1 << 16)
-            if not chunk:
+            if not chunk:   # the launcher is done: reap what has ended (its CPU time then counts), leave the rest
+                while children and os.waitpid(-1, os.WNOHANG)[0] != 0:
+                    children.pop()
                 break
             buf += chunk
             while b"\n" in buf:
@@ -134,10 +179,11 @@ class Zygote:
         line, self._buf = self._buf.split(b"\n", 1)
         return json.loads(line)
 
-    def spawn(self, argv: list, env: dict, cwd: str, log: str) -> int:
-        """Fork one rank; its pid."""
+    def spawn(self, argv: list, env: dict, cwd: str, log: str, netns: str | None = None) -> int:
+        """Fork one rank (inside network namespace `netns`, if given: `enter_netns`); its pid."""
+        req = {"argv": argv, "env": env, "cwd": cwd, "log": log, **({"netns": netns} if netns else {})}
         with self._lock:
-            self.proc.stdin.write((json.dumps({"argv": argv, "env": env, "cwd": cwd, "log": log}) + "\n").encode())
+            self.proc.stdin.write((json.dumps(req) + "\n").encode())
             self.proc.stdin.flush()
             while True:
                 msg = self._read(60.0)
@@ -178,3 +224,5 @@ if __name__ == "__main__":
         serve()
     except KeyboardInterrupt:  # asked to stop: its children are the launcher's
         pass
+    sys.stdout.flush()
+    os._exit(0)   # nothing to tear down: it only imported and forked (the interpreter's teardown with torch: ~0.7 s)

@@ -1,11 +1,16 @@
 """The rank zygote: ranks forked from one pre-imported parent compute bit for bit what command-line ranks compute,
 fail and are killed the same way, and the zygote is reused, replaced and ended as documented."""
+import json
+import os
+import subprocess
+import sys
+import time
 from dataclasses import replace
 
 import pytest
 
 from papers.hetero.job import Job
-from papers.hetero.launch import RunFailed, close_zygote, current_zygote, launch
+from papers.hetero.launch import RunFailed, close_zygote, current_zygote, launch, warm_zygote
 
 JOB = Job(vendors="nv,amd", links=["direct", "cpu_forward:2", "device_direct"], steps=3, corpus_tokens=20_000,
           timeout_s=20.0, clip=0.1, partition=[4, 2], save_params=True, audit_control=True)
@@ -75,6 +80,17 @@ def test_killed_forked_rank_is_named_and_nothing_is_left(zygote_on, tmp_path):
     assert all(_gone(p) for p in err.value.pids)
 
 
+def test_a_warmed_zygote_is_the_one_the_next_launch_forks_from(zygote_on, tmp_path):
+    warm_zygote()
+    t_end = time.monotonic() + 120
+    while current_zygote() is None and time.monotonic() < t_end:   # ready in the background
+        time.sleep(0.05)
+    zyg = current_zygote()
+    assert zyg is not None and zyg.proc.poll() is None
+    launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path, deadline_s=120)
+    assert current_zygote() is zyg   # the launch's ranks' environment is the one it was warmed with
+
+
 def test_forked_rank_output_goes_to_its_log(zygote_on, tmp_path):
     launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path, deadline_s=120)
     logs = [tmp_path / f"rank{r}.log" for r in range(2)]
@@ -101,12 +117,13 @@ def test_launches_in_two_threads_share_one_zygote_and_compute_what_they_compute_
     assert [_numbers(r) for r in both] == [_numbers(r) for r in alone]
 
 
-def test_a_study_that_launched_ranks_reaps_its_zygote(monkeypatch, tmp_path):
-    """The runner ends its kernels with a kill: the studies end the zygote themselves, so the kernel reaps it and its
-    ranks' CPU time counts in the run's cores_used (01 after both launches and their single-process runs, 02 before the
-    calibration times the CPU)."""
+def test_notebook_01_leaves_its_zygote_to_02_which_ends_it_before_the_calibration(monkeypatch, tmp_path):
+    """01 keeps the zygote for 02's launch (the runner's last cell, `common.lifetime.end`, ends it if nobody did: the
+    kernel then reaps it and its ranks' CPU time counts in the run's cores_used); 02 ends it after its launch, before the
+    calibration times the CPU, and warms the next one (04's) after the calibration."""
     from types import SimpleNamespace
 
+    from papers.hetero import launch as launch_mod
     from papers.hetero.studies import correctness, throughput
 
     order = []
@@ -117,7 +134,7 @@ def test_a_study_that_launched_ranks_reaps_its_zygote(monkeypatch, tmp_path):
             return {"kernel": lambda: order.append(f"kernel {name}"), "metrics": metrics}
         return start
 
-    monkeypatch.setattr(correctness, "close_zygote", lambda: order.append("close"))
+    monkeypatch.setattr(launch_mod, "close_zygote", lambda: order.append("close"))   # whatever 01 would call
     monkeypatch.setattr(throughput, "close_zygote", lambda: order.append("close"))
     monkeypatch.setattr(correctness, "correctness_start", started("correctness", {"a": 1}))
     monkeypatch.setattr(correctness, "stability_start", started("stability", {"b": 2}))
@@ -127,11 +144,76 @@ def test_a_study_that_launched_ranks_reaps_its_zygote(monkeypatch, tmp_path):
                         {"metrics": {}, "throughput": {}, "p2p": {"fit": None}})
     monkeypatch.setattr(throughput, "calibrate_cpu", lambda *a, **k: order.append("calibrate") or {})
     monkeypatch.setattr(throughput, "calibration_metrics", lambda *a, **k: {})
+    monkeypatch.setattr(throughput, "warm_zygote", lambda: order.append("warm"))
     streams = SimpleNamespace(seed_for=lambda *k: 0, child=lambda *k: None)
     run = SimpleNamespace(streams=streams, dir=tmp_path)
     assert correctness.measure(SimpleNamespace(), run)["metrics"] == {"a": 1, "b": 2}
-    # both launches start before the kernel computes their single-process runs; the zygote ends after everything
-    assert order == ["launch correctness", "launch stability", "kernel correctness", "kernel stability", "close"]
+    # both launches start before the kernel computes their single-process runs; the zygote stays for 02
+    assert order == ["launch correctness", "launch stability", "kernel correctness", "kernel stability"]
+    assert not hasattr(correctness, "close_zygote")
     order.clear()
     throughput.measure(SimpleNamespace(), run)
-    assert order == ["launch", "close", "calibrate"]
+    assert order == ["launch", "close", "calibrate", "warm"]   # the next zygote starts after the CPU is timed
+
+
+# ---- the emulated cluster: forked ranks enter their node's network namespace (skipped where none can be made) ------
+def _netcluster():
+    from common import netcluster
+
+    ok, why = netcluster.available()
+    if not ok:
+        pytest.skip(f"no emulated cluster here: {why}")
+    return netcluster
+
+
+_PROBE = ("import json, os, socket; print(json.dumps([os.readlink('/proc/self/ns/net'), sorted(os.listdir('/sys/class/net')), "
+          "sorted(n for _, n in socket.if_nameindex()), os.getcwd(), dict(os.environ)]))")
+
+
+def test_enter_netns_puts_a_process_where_ip_netns_exec_puts_it(tmp_path):
+    """The same network namespace, the same interfaces seen through the kernel and through /sys (a sysfs of the node's
+    network, as `ip netns exec` mounts it), the same working directory and environment; and the host's /sys is untouched."""
+    from common import paths
+
+    netcluster = _netcluster()
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PYTHONPATH": str(paths.REPO), "HETERO_PROBE": "1"}
+    host_net = sorted(os.listdir("/sys/class/net"))
+    with netcluster.Cluster(nodes=1, nics_per_node=2, rate="1gbit", delay="0") as c:
+        ns = c.namespace(0)
+        run = dict(capture_output=True, text=True, env=env, cwd=str(paths.REPO), timeout=60, check=True)
+        by_ip = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", _PROBE], **run).stdout
+        forked = subprocess.run([sys.executable, "-c", f"from papers.hetero.zygote import enter_netns; enter_netns({ns!r}); "
+                                 + _PROBE], **run).stdout
+    assert forked == by_ip
+    net = json.loads(forked)
+    assert {"nic0", "nic1", "lo"} <= set(net[1]) and net[1] == net[2]
+    assert sorted(os.listdir("/sys/class/net")) == host_net
+
+
+def test_forked_cluster_ranks_equal_command_line_ranks_bitwise_and_nothing_is_left(zygote_on, tmp_path, monkeypatch):
+    """On the emulated cluster (2 nodes x 2 NICs, CPU-forwarding's channels on both NICs) ranks forked from the zygote
+    compute bit for bit what `ip netns exec <node> python -m papers.hetero.train` ranks compute, their bytes go over the
+    nodes' NICs, and no namespace or rank is left; a rank whose namespace is gone fails in its log, the zygote stays."""
+    netcluster = _netcluster()
+    job = replace(JOB, links=["direct", "cpu_forward:2"], steps=2, audit_control=False)
+    shape = {"rate": "1gbit", "delay": "0"}
+    forked = launch(job, 2, workdir=tmp_path / "forked", deadline_s=120, cluster=shape)
+    zyg = current_zygote()
+    assert zyg is not None and zyg.proc.poll() is None   # the ranks were forked (and the zygote is kept)
+    monkeypatch.setenv("HETERO_ZYGOTE", "0")
+    spawned = launch(job, 2, workdir=tmp_path / "spawned", deadline_s=120, cluster=shape)
+    assert [r["netcluster_node"] for r in forked] == [r["netcluster_node"] for r in spawned] == ["0", "1"]
+    assert _numbers(forked) == _numbers(spawned)
+    for a, b in zip(sorted((tmp_path / "forked").glob("params-*.pt")), sorted((tmp_path / "spawned").glob("params-*.pt"))):
+        assert a.name == b.name and a.read_bytes() == b.read_bytes()
+    tx = [n["tx_bytes"] for n in json.loads((tmp_path / "forked" / "netcluster.json").read_text())["nic_counters"][0]]
+    assert len(tx) == 2 and all(x > 0 for x in tx)   # node 0 sent on both NICs: the channels were bound inside the node
+    assert not [n for n in netcluster.network_namespaces() if n.startswith(f"{netcluster.PREFIX}-{os.getpid()}-")]
+    log = tmp_path / "gone.log"
+    pid = zyg.spawn(["--job", str(tmp_path / "none.json")], dict(os.environ), str(tmp_path), str(log),
+                    netns=f"{netcluster.PREFIX}-0-0-0-n0")
+    t_end = time.monotonic() + 30
+    while pid not in zyg.poll() and time.monotonic() < t_end:
+        time.sleep(0.02)
+    assert zyg.poll().get(pid) == 1 and "No such file or directory" in log.read_text()
+    assert zyg.proc.poll() is None

@@ -24,7 +24,7 @@ import torch
 
 from ..config import job_for, variant_steps
 from ..groups import live_audit
-from ..launch import close_zygote, launch, run_deadline
+from ..launch import launch, run_deadline
 from ..links import parse_link, parse_variant
 from ..model import CONFIGS
 from ..reference import reference_run, stage_state, untrained_losses
@@ -49,7 +49,8 @@ def measure(cfg, run) -> dict:
         stab = stability_start(cfg, run.streams.seed_for("stability"), run.dir / "work" / "stability", bg)
         corr_ref, stab_ref = corr["kernel"](), stab["kernel"]()   # in this thread, while the ranks run
         corr, stab = correctness_finish(cfg, corr, corr_ref), stability_finish(cfg, stab, stab_ref)
-    close_zygote()   # reaped by this kernel (the runner ends it with a kill): its ranks' CPU time counts in `cores_used`
+    # the rank zygote stays for notebook 02's launch (the same ranks' environment); whoever holds it last ends it, at
+    # the latest the runner's last cell (`common.lifetime.end`), so this kernel reaps it and its ranks' CPU time counts
     return {"metrics": {**corr["metrics"], **stab["metrics"]}, "correctness": corr, "stability": stab}
 
 
