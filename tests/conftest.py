@@ -12,45 +12,50 @@ import pytest
 SMOKE_CHECK = "tests/common/test_repository.py::test_smoke_run_produces_metrics_and_claims"
 
 # Longest first: seconds per unit in `make test` on the 2-core Xeon (family 6, model 207), 2 processes, 2026-12-07
-# 13:30 UTC (bc01628), from a per-test timeline of each process (first test's start to last test's end; a paper's
+# 21:45 UTC (76ea4a3), from a per-test timeline of each process (first test's start to last test's end; a paper's
 # unit includes its runner check, which judges what nbval wrote). A unit that is listed must exist
 # (tests/common/test_makefile.py); one that is not runs in collection order, after these: every one of those took
-# under 4 s, so both processes end within a few seconds of each other (before, tests/nlm/test_nlm_workers.py, 12 s,
-# ran last in collection order while the other process had finished). The first two keep hetero's two
-# multi-process units (its notebooks' ranks, the full profile's 8 ranks) apart at the start.
+# under 3 s, so both processes end within a few seconds of each other (before, tests/hetero/test_hetero_zygote.py,
+# 36 s, and tests/common/test_workerstart.py, 13 s, were not listed and ran last on one process, which ended 23 s
+# after the other). xdist hands a process its next unit while it still has up to two tests to run, so the order is
+# replayed with that rule when it is re-measured (a sort by seconds: both processes end together).
 LONGEST_FIRST = (
-    "notebooks/hetero",                                 # 63
-    "tests/common/test_cluster.py",                     # 67
-    "tests/hetero/test_hetero_full_profile.py",         # 59
-    "tests/acl/test_acl_full_profile.py",               # 74
-    "notebooks/nlm",                                    # 39
-    "notebooks/acl",                                    # 35
-    "notebooks/asq",                                    # 35
-    "notebooks/netrecon",                               # 32
-    "tests/asq/test_asq_full_profile.py",               # 31
-    "tests/common/test_makefile.py",                    # 27
-    "tests/hetero/test_hetero_bugs.py",                 # 26
-    "notebooks/diffusion",                              # 25
-    "tests/netrecon/test_netrecon_full_profile.py",     # 23
-    "tests/common/test_reproduce_report.py",            # 22
-    "tests/asq/test_asq_qat_pool.py",                   # 22
-    "tests/hetero/test_hetero_cluster.py",              # 20
-    "tests/asq/test_asq_device.py",                     # 19
-    "tests/common/test_device_check.py",                # 18
-    "tests/hetero/test_hetero_dist.py",                 # 18
-    "tests/common/test_paper_template.py",              # 18
-    "tests/netrecon/test_netrecon_parallel.py",         # 12
-    "tests/nlm/test_nlm_workers.py",                    # 12
-    "tests/nlm/test_nlm_full_profile.py",               # 7
-    "tests/acl/test_acl_train.py",                      # 7
-    "tests/common/test_spawned.py",                     # 7
-    "tests/common/test_architecture.py",                # 7
-    "tests/acl/test_acl_codes.py",                      # 7
-    "tests/common/test_netcluster.py",                  # 6
-    "tests/common/test_runner_robustness.py",           # 6
-    "tests/common/test_download.py",                    # 5
-    "tests/nlm/test_nlm_notebooks.py",                  # 5
-    "tests/common/test_study.py",                       # 5
+    "tests/common/test_cluster.py",                      # 52
+    "notebooks/hetero",                                  # 47
+    "tests/common/test_makefile.py",                     # 43
+    "notebooks/diffusion",                               # 37
+    "tests/hetero/test_hetero_zygote.py",                # 36
+    "notebooks/nlm",                                     # 35
+    "tests/common/test_reproduce_report.py",             # 35
+    "notebooks/netrecon",                                # 34
+    "tests/acl/test_acl_full_profile.py",                # 33
+    "notebooks/acl",                                     # 33
+    "tests/common/test_device_check.py",                 # 29
+    "notebooks/asq",                                     # 28
+    "tests/asq/test_asq_full_profile.py",                # 28
+    "tests/hetero/test_hetero_full_profile.py",          # 26
+    "tests/hetero/test_hetero_bugs.py",                  # 19
+    "tests/hetero/test_hetero_cluster.py",               # 18
+    "tests/common/test_paper_template.py",               # 15
+    "tests/netrecon/test_netrecon_full_profile.py",      # 15
+    "tests/hetero/test_hetero_dist.py",                  # 13
+    "tests/common/test_workerstart.py",                  # 13
+    "tests/asq/test_asq_qat_pool.py",                    # 10
+    "tests/nlm/test_nlm_workers.py",                     # 9
+    "tests/nlm/test_nlm_full_profile.py",                # 8
+    "tests/acl/test_acl_codes.py",                       # 8
+    "tests/asq/test_asq_device.py",                      # 8
+    "tests/netrecon/test_netrecon_parallel.py",          # 7
+    "tests/acl/test_acl_train.py",                       # 7
+    "tests/common/test_study.py",                        # 6
+    "tests/common/test_netcluster.py",                   # 6
+    "tests/common/test_runner_robustness.py",            # 6
+    "tests/common/test_download.py",                     # 5
+    "tests/common/test_architecture.py",                 # 5
+    "tests/nlm/test_nlm_notebooks.py",                   # 4
+    "tests/nlm/test_nlm_sampler.py",                     # 4
+    "tests/diffusion/test_diffusion_full_profile.py",    # 3
+    "tests/common/test_data_checkpoint_dist.py",         # 3
 )
 
 

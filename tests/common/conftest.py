@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from common import paths
+from common import paths, workerstart
 from common.errors import UserError
 from common.profiles import resolve
 
@@ -81,6 +81,12 @@ def toy_repo(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "NOTEBOOKS", notebooks)
     monkeypatch.setenv("REPRO_RESULTS", str(tmp_path / "results"))
     monkeypatch.setitem(sys.modules, "papers.toy.config", toy_config())
+    # The toy starts no worker pool, so its runner kernels (here, and on a cluster's workers: REPRO_* is forwarded)
+    # do not warm the pool workers' server, whose preload of numpy, torch and torch._dynamo cost ~2-2.4 CPU-s a kernel
+    # for nothing (about 18 CPU-s of `make test`). The server's start in a runner kernel and its end in the last
+    # notebook are tested where a pool can use it: test_runner_robustness's shared kernel, test_workerstart.py and
+    # `make reproduce-<id>` in test_makefile.py.
+    monkeypatch.setenv(workerstart.ENV, "spawn")
     return tmp_path
 
 
