@@ -37,9 +37,10 @@ class NotebookFailed(Exception):
         self.notebook, self.ename, self.evalue = notebook, ename, evalue
 
 
-def with_runner_cells(notebook: Path, run_dir: str, final: bool = False):
+def with_runner_cells(notebook: Path, run_dir: str, final: bool = False, later: tuple[str, ...] = ()):
     """The notebook (an nbformat node) with the runner's first and last cells (tagged `RUNNER_CELL_TAG`): a clean
-    namespace in a shared kernel and the start of the sampler of where its time goes
+    namespace in a shared kernel, the names of the notebooks that follow it there (`later`:
+    `common.runner.kernel.runs_later`) and the start of the sampler of where its time goes
     (`common.runner.kernel.fresh`), and the sampler's stop (`common.costs.stop`). In the kernel's `final` notebook the
     last cell also releases what the kernel holds (`common.lifetime.end`: the pool workers' server, a paper's kept
     pools or zygote): the runner ends a kernel with a kill, and a child reaped by its kernel brings its CPU time
@@ -47,8 +48,9 @@ def with_runner_cells(notebook: Path, run_dir: str, final: bool = False):
     import nbformat
 
     nb = nbformat.read(str(notebook), as_version=4)
-    cell = nbformat.v4.new_code_cell(f'__import__("common.runner.kernel", fromlist=["fresh"]).fresh({str(run_dir)!r})  '
-                                     "# added by the runner: a clean namespace, and where the time goes (common.costs)")
+    cell = nbformat.v4.new_code_cell(f'__import__("common.runner.kernel", fromlist=["fresh"]).fresh({str(run_dir)!r}, '
+                                     f'{tuple(later)!r})  # added by the runner: a clean namespace, the notebooks that '
+                                     "follow in this kernel, and where the time goes (common.costs)")
     cell.metadata["tags"] = [RUNNER_CELL_TAG]
     stop = '__import__("common.costs", fromlist=["stop"]).stop()'
     if final:
@@ -60,14 +62,14 @@ def with_runner_cells(notebook: Path, run_dir: str, final: bool = False):
 
 
 def run_notebook(nb: Path, out: Path, parameters: dict, timeout: int, quiet: bool, attempts: int = 2,
-                 kernel: SharedKernel | None = None, final: bool = True) -> float:
+                 kernel: SharedKernel | None = None, final: bool = True, later: tuple[str, ...] = ()) -> float:
     """Execute `nb` into `out` with `parameters` injected; its wall time in seconds, or `NotebookFailed`.
     With `parameters["run_dir"]`, the notebook starts with the runner's cell (`with_runner_cells`); with a
     `kernel`, it runs in that shared kernel (started by the first notebook that needs it); `final`: the kernel's last
-    notebook (`with_runner_cells`)."""
+    notebook; `later`: the file names of the notebooks that follow it in that kernel (`with_runner_cells`)."""
     import papermill as pm
 
-    source = with_runner_cells(nb, parameters["run_dir"], final) if "run_dir" in parameters else str(nb)
+    source = with_runner_cells(nb, parameters["run_dir"], final, later) if "run_dir" in parameters else str(nb)
     start = time.perf_counter()
     for attempt in range(1, attempts + 1):
         shared = {"km": kernel.manager()} if kernel is not None else {}
@@ -98,6 +100,7 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
     declares, appending a record of each to `executed`; stops at the first failure, which it returns."""
     (out / "notebooks").mkdir(parents=True, exist_ok=True)
     executed = [] if executed is None else executed
+    names = [nb.name for nb in declared]
     with SharedKernel() as kernel:      # one kernel for the sequence (common/runner/kernel.py)
         for i, (nb, own) in enumerate(declared.items()):
             injected = {k: v for k, v in params.items() if k in own}
@@ -110,7 +113,7 @@ def run_notebooks(paper: str, profile: str, params: dict, declared: dict[Path, d
             print(f"[{paper}/{profile}{label}] {nb.name} ...", file=sys.stderr, flush=True)
             try:
                 secs = run_notebook(nb, out / "notebooks" / nb.name, injected, timeout, quiet, kernel=kernel,
-                                    final=i == len(declared) - 1)
+                                    final=i == len(declared) - 1, later=tuple(names[i + 1:]))
                 costs.collect(out, nb.name, secs)
                 executed.append({"notebook": nb.name, "seconds": round(secs, 2), "parameters": injected, "status": "ok"})
             except NotebookFailed as err:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from pathlib import Path
 
 
 class KernelState:
@@ -52,12 +53,15 @@ class KernelState:
 
 
 _state: KernelState | None = None
+_later: tuple[str, ...] | None = None   # the notebooks this kernel runs after the current one (None: not the runner's)
 
 
-def fresh(run_dir: str) -> None:
+def fresh(run_dir: str, later: tuple[str, ...] | list[str] = ()) -> None:
     """The first cell of every notebook the runner executes: a clean namespace and process state, then the
-    time sampler."""
-    global _state
+    time sampler. `later`: the file names of the notebooks the runner runs in this kernel after this one
+    (`runs_later`)."""
+    global _state, _later
+    _later = tuple(later)
     from .. import costs, workerstart
 
     ip = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
@@ -79,6 +83,14 @@ def fresh(run_dir: str) -> None:
     else:
         _state.restore()
     costs.start(run_dir)
+
+
+def runs_later(stem: str) -> bool:
+    """Whether the runner runs notebook `stem` (its file name without `.ipynb`, e.g. "04-exploration") in this kernel
+    after the current notebook. False in a kernel the runner did not start (a notebook opened in JupyterLab, a
+    paper's function called from a script or a test), where nothing later is known: work started ahead for a later
+    notebook (`papers/nlm/ahead.py`) is then not started."""
+    return _later is not None and any(Path(name).stem == stem for name in _later)
 
 
 class SharedKernel:

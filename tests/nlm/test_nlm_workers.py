@@ -111,3 +111,26 @@ def test_reversibility_runs_in_workers_are_the_runs_one_after_the_other(monkeypa
     workers.release()
     assert all(p.exitcode is not None for p in procs) and workers.pool(2) is not ex
     workers.release()
+
+
+def test_work_ahead_for_notebook_04_starts_only_where_the_runner_runs_04_later_in_this_kernel(monkeypatch, tmp_path):
+    """Notebook 01 opened on its own (JupyterLab, or the runner given other notebooks) starts nothing for 04; in the
+    runner's kernel with 04 to come, the same call starts 04's runs (`ahead.start`, recorded here, not run)."""
+    from types import SimpleNamespace
+
+    from common.profiles import configure
+    from common.runner import kernel
+    from common.seed import Streams
+    from papers.nlm import ahead, config
+    from papers.nlm.studies import exploration
+
+    started = []
+    monkeypatch.setattr(ahead, "start", lambda key, fn, tasks: started.append(len(tasks)) or True)
+    cfg = configure(config, "smoke", explore_models=2, explore_steps=exploration.PARALLEL_MIN_STEPS)
+    run = SimpleNamespace(streams=Streams(7), dir=tmp_path, device="cpu")
+    monkeypatch.setattr(kernel, "_later", None)                          # not a kernel of the runner
+    assert not exploration.train_ahead(cfg, run) and started == []
+    monkeypatch.setattr(kernel, "_later", ("02-memorization-sweep.ipynb", "03-out-of-equilibrium.ipynb"))
+    assert not exploration.train_ahead(cfg, run) and started == []        # the runner runs no 04 after this one
+    monkeypatch.setattr(kernel, "_later", ("02-memorization-sweep.ipynb", "04-exploration.ipynb"))
+    assert exploration.train_ahead(cfg, run) and started == [len(exploration.chain_parts(cfg, run, "cpu", exploration.notebook01_models(cfg)))] != [0]

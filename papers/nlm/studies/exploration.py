@@ -12,6 +12,8 @@ import math
 import numpy as np
 import torch
 
+from common.runner.kernel import runs_later
+
 from .. import encoding, metrics
 from ..mainmodel import main_model
 from ..model import phi
@@ -148,6 +150,9 @@ def explore_result(cfg, model: dict, tasks: list[dict], states: list) -> dict:
             "window_classes_all": classes, "metrics": m}
 
 
+NOTEBOOK = "04-exploration"   # the notebook whose `measure` this module's work feeds (`train_ahead`)
+
+
 def ahead_key(cfg, run) -> str:
     """The key of `train_ahead`'s work in `ahead`: the run folder, seed and configuration, so that a notebook 04 of
     another run or configuration in the same kernel takes none of it."""
@@ -177,9 +182,11 @@ def train_ahead(cfg, run) -> bool:
     """Start `measure`'s runs of the explored models (`chain_parts`, model 0 left to notebook 01 where it is its
     main model) in a low-priority worker (`ahead.start`) beside the notebook that calls it, where `measure` runs
     them in workers (on the CPU, long chains): the worker takes what the notebooks before 04 leave of a core, and
-    `measure` the results (`explored_in_workers`), the same numbers as run there. Whether anything was started."""
+    `measure` the results (`explored_in_workers`), the same numbers as run there. Only where the runner runs
+    notebook 04 later in this kernel (`runs_later`): a notebook run on its own (JupyterLab, or the runner given
+    other notebooks) starts nothing for 04. Whether anything was started."""
     device = str(compute_device(run.device))
-    if device != "cpu" or int(cfg.explore_steps) < PARALLEL_MIN_STEPS:
+    if device != "cpu" or int(cfg.explore_steps) < PARALLEL_MIN_STEPS or not runs_later(NOTEBOOK):
         return False
     return ahead.start(ahead_key(cfg, run), chain_part, chain_parts(cfg, run, device, notebook01_models(cfg)))
 
