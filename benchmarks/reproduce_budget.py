@@ -69,34 +69,52 @@ def machine_class(rec: dict) -> str:
     return "avx512" if "avx512f" in (rec.get("simd") or []) else "zen3"
 
 
+def same_cpu(a: dict, b: dict) -> bool:
+    """Whether two `machine()` records name the same CPU: model name, and family/model and logical cores where both
+    have them (a virtual machine's model name can be as generic as "Intel(R) Xeon(R) Processor")."""
+    return bool(a.get("model")) and a.get("model") == b.get("model") and all(
+        a.get(k) == b.get(k) for k in ("family_model", "cpus") if a.get(k) is not None and b.get(k) is not None)
+
+
 def goal(total_s: float, rec: dict, speed: dict | None, budget_s: float = 1800.0,
-         papers: dict[str, float] | None = None) -> dict:
+         papers: dict[str, float | None] | None = None) -> dict:
     """The front-door goal (`GOAL_ZEN3_S`) and the budget (`budget_s`) for a run of `total_s` seconds on machine
     `rec`, both for the Zen 3 class: judged directly on it; on the AVX-512 class through `speed` (speed_vs_zen3.json
-    of this same CPU model), else not judged (None). With `papers` ({paper: its wall seconds in this run}) each
-    paper's seconds are scaled by that paper's own measured ratio where it has one (the papers differ: BLAS-bound
-    ones gain more from AVX-512 than start-up- or Python-bound ones), and the rest of the total (set-up, data,
-    report, a paper without a ratio) by the range of the ratios; without, the whole total by that range. Judged at
-    the upper end."""
+    of this same CPU), else not judged (None). With `papers` ({paper: its wall seconds in this run, None when it did
+    not complete}) each paper's seconds are scaled by that paper's own measured ratio (the papers differ: BLAS-bound
+    ones gain more from AVX-512 than start-up- or Python-bound ones) and the rest of the total (set-up, data, report)
+    by the range of the ratios, judged at the upper end; a paper without a ratio of its own or without a complete
+    run leaves the goal unjudged (None, `why`: its seconds scaled by the range bound nothing). Papers that overlapped
+    (JOBS > 1: their walls add up to more than the total) and a call without `papers` scale the whole total by the
+    range."""
     cls = machine_class(rec)
     out = {"goal_zen3_s": GOAL_ZEN3_S, "budget_zen3_s": budget_s, "machine_class": cls}
     if cls == "zen3":
         return out | {"zen3_equivalent_s": [round(total_s, 1)] * 2, "within_goal": total_s <= GOAL_ZEN3_S,
                       "within_budget_zen3": total_s <= budget_s}
     res = (speed or {}).get("results") or {}
-    same = speed and (speed.get("machine") or {}).get("model") == rec.get("model") and res.get("ratio_min")
-    if not same:
+    if not (speed and res.get("ratio_min") and same_cpu(speed.get("machine") or {}, rec)):
         return out | {"zen3_equivalent_s": None, "within_goal": None, "within_budget_zen3": None,
                       "why": "no speed_vs_zen3.json for this CPU model: run benchmarks/speed_vs_zen3.py"}
     lo, hi = res["ratio_min"], res["ratio_max"]
     ratio = {p: (v or {}).get("ratio") for p, v in (res.get("papers") or {}).items()}
-    scaled = {p: s for p, s in (papers or {}).items() if s is not None and ratio.get(p)}
+    walls = papers or {}
+    scaled = {p: s for p, s in walls.items() if s is not None and ratio.get(p)}
+    unscaled = sorted(p for p in walls if p not in scaled)
+    if sum(scaled.values()) > total_s:   # the papers overlapped (JOBS > 1): no paper's seconds are its own
+        scaled, unscaled = {}, []
     own = sum(s * ratio[p] for p, s in scaled.items())
     rest = total_s - sum(scaled.values())
-    eq_lo, eq_hi = own + rest * lo, own + rest * hi
-    out |= {"speed_vs_zen3": [lo, hi], "zen3_equivalent_s": [round(eq_lo, 1), round(eq_hi, 1)],
+    eq_hi = own + rest * hi
+    out |= {"speed_vs_zen3": [lo, hi], "zen3_equivalent_s": [round(own + rest * lo, 1), round(eq_hi, 1)],
             "within_goal": eq_hi <= GOAL_ZEN3_S, "within_budget_zen3": eq_hi <= budget_s}
-    return out | ({"scaled_by_own_ratio": sorted(scaled)} if papers is not None else {})
+    if papers is not None:
+        out["scaled_by_own_ratio"] = sorted(scaled)
+    if unscaled:
+        out |= {"within_goal": None, "within_budget_zen3": None,
+                "why": f"no ratio of its own, or no complete run, for {', '.join(unscaled)}: run "
+                       f"benchmarks/speed_vs_zen3.py --papers {' '.join(unscaled)} (or rerun the failed paper)"}
+    return out
 
 
 def time_setup() -> float:

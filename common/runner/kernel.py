@@ -60,8 +60,8 @@ def fresh(run_dir: str, later: tuple[str, ...] | list[str] = ()) -> None:
     """The first cell of every notebook the runner executes: a clean namespace and process state, then the
     time sampler. `later`: the file names of the notebooks the runner runs in this kernel after this one
     (`runs_later`)."""
-    global _state, _later
-    _later = tuple(later)
+    global _state
+    announce(later)
     from .. import costs, workerstart
 
     ip = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
@@ -85,11 +85,18 @@ def fresh(run_dir: str, later: tuple[str, ...] | list[str] = ()) -> None:
     costs.start(run_dir)
 
 
+def announce(later) -> None:
+    """Set what `runs_later` reads: the file names of the notebooks this kernel runs after the current one (`fresh`
+    does, from the runner's first cell), or None: nothing later is known, as in a kernel the runner did not start."""
+    global _later
+    _later = None if later is None else tuple(later)
+
+
 def runs_later(stem: str) -> bool:
-    """Whether the runner runs notebook `stem` (its file name without `.ipynb`, e.g. "04-exploration") in this kernel
+    """Whether the runner runs notebook `stem` (its file name without `.ipynb`, e.g. "04-cluster") in this kernel
     after the current notebook. False in a kernel the runner did not start (a notebook opened in JupyterLab, a
-    paper's function called from a script or a test), where nothing later is known: work started ahead for a later
-    notebook (`papers/nlm/ahead.py`) is then not started."""
+    paper's function called from a script or a test), where nothing later is known: a paper's work for a later
+    notebook, started early to use an idle core, is then not started."""
     return _later is not None and any(Path(name).stem == stem for name in _later)
 
 

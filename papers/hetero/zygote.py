@@ -123,7 +123,7 @@ def serve(module: str = "papers.hetero.train") -> None:
     out.flush()
     stdin, buf, children = sys.stdin.fileno(), b"", set()
     while True:
-        ready, _, _ = select.select([stdin], [], [], 0.02)
+        ready, _, _ = select.select([stdin], [], [], 0.02 if children else None)   # idle: sleep until a request
         if ready:
             chunk = os.read(stdin, 1 << 16)
             if not chunk:   # the launcher is done: reap what has ended (its CPU time then counts), leave the rest

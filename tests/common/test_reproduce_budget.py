@@ -83,6 +83,14 @@ def test_the_front_door_goal_is_judged_directly_on_zen3_and_through_the_measured
     assert got["scaled_by_own_ratio"] == ["a", "b"]
     assert budget.goal(640.0, AVX512, per, papers={"a": 440.0, "b": 100.0})["within_goal"] is False   # 880+150+200
     assert budget.goal(600.0, AVX512, per, papers={"a": 440.0, "b": 160.0})["within_goal"] is True    # 880+240
+    assert got["within_goal"] is None and "for c:" in got["why"]      # c has no ratio of its own: not judged
+    assert budget.goal(600.0, AVX512, per, papers={"a": 440.0, "b": None})["within_goal"] is None   # b did not complete
+    # papers that overlapped (JOBS=2: 700 s of walls in 400 s): the whole total at the range, judged at the upper end
+    over = budget.goal(400.0, AVX512, per, papers={"a": 400.0, "b": 300.0})
+    assert over["zen3_equivalent_s"] == [600.0, 800.0] and over["scaled_by_own_ratio"] == [] and over["within_goal"]
+    # a generic model name is not enough: another family/model or core count is another CPU
+    other = dict(per, machine={"model": AVX512["model"], "family_model": "6/143", "cpus": 2})
+    assert budget.goal(400.0, dict(AVX512, family_model="6/207", cpus=2), other)["within_goal"] is None
     other_cpu = {"machine": {"model": "AMD EPYC 9B14"}, "results": {"ratio_min": 2.0, "ratio_max": 2.5}}
     for s in (None, other_cpu):   # a ratio measured on another CPU model judges nothing here
         got = budget.goal(400.0, AVX512, s)

@@ -19,13 +19,16 @@ def test_run_notebooks_tells_each_notebook_the_notebooks_that_follow_it_in_the_k
                     ("03-c.ipynb", True, ())]
 
 
-def test_the_runner_cell_carries_them_and_runs_later_reads_them(tmp_path, monkeypatch):
+def test_the_runner_cell_carries_them_and_runs_later_reads_them(tmp_path):
     nb = paths.REPO / "notebooks" / "diffusion" / "01-fluctuation-theorems.ipynb"
     first = execute.with_runner_cells(nb, str(tmp_path), later=("02-b.ipynb", "04-exploration.ipynb")).cells[0].source
     assert f"fresh({str(tmp_path)!r}, ('02-b.ipynb', '04-exploration.ipynb'))" in first
     assert f"fresh({str(tmp_path)!r}, ())" in execute.with_runner_cells(nb, str(tmp_path)).cells[0].source
-    monkeypatch.setattr(kernel, "_later", None)            # a kernel the runner did not start: nothing later is known
+    kernel.announce(None)                                  # a kernel the runner did not start: nothing later is known
     assert not kernel.runs_later("04-exploration")
-    monkeypatch.setattr(kernel, "_later", ("02-b.ipynb", "04-exploration.ipynb"))
+    kernel.announce(["02-b.ipynb", "04-exploration.ipynb"])
     assert kernel.runs_later("04-exploration") and kernel.runs_later("02-b")
     assert not kernel.runs_later("03-c") and not kernel.runs_later("04") and not kernel.runs_later("01-fluctuation-theorems")
+    kernel.announce(())                                    # the runner's last notebook: nothing follows
+    assert not kernel.runs_later("02-b")
+    kernel.announce(None)

@@ -128,9 +128,13 @@ def test_work_ahead_for_notebook_04_starts_only_where_the_runner_runs_04_later_i
     monkeypatch.setattr(ahead, "start", lambda key, fn, tasks: started.append(len(tasks)) or True)
     cfg = configure(config, "smoke", explore_models=2, explore_steps=exploration.PARALLEL_MIN_STEPS)
     run = SimpleNamespace(streams=Streams(7), dir=tmp_path, device="cpu")
-    monkeypatch.setattr(kernel, "_later", None)                          # not a kernel of the runner
+    kernel.announce(None)                                                 # not a kernel of the runner
     assert not exploration.train_ahead(cfg, run) and started == []
-    monkeypatch.setattr(kernel, "_later", ("02-memorization-sweep.ipynb", "03-out-of-equilibrium.ipynb"))
+    kernel.announce(["02-memorization-sweep.ipynb", "03-out-of-equilibrium.ipynb"])
     assert not exploration.train_ahead(cfg, run) and started == []        # the runner runs no 04 after this one
-    monkeypatch.setattr(kernel, "_later", ("02-memorization-sweep.ipynb", "04-exploration.ipynb"))
-    assert exploration.train_ahead(cfg, run) and started == [len(exploration.chain_parts(cfg, run, "cpu", exploration.notebook01_models(cfg)))] != [0]
+    kernel.announce(["02-memorization-sweep.ipynb", "04-exploration.ipynb"])
+    try:
+        assert exploration.train_ahead(cfg, run)
+        assert started == [len(exploration.chain_parts(cfg, run, "cpu", exploration.notebook01_models(cfg)))] != [0]
+    finally:
+        kernel.announce(None)

@@ -19,6 +19,7 @@ import time
 import torch
 
 from common.progress import progress
+from common.runner.kernel import runs_later
 
 from .. import perfmodel
 from ..config import job_for
@@ -36,7 +37,8 @@ def measure(cfg, run) -> dict:
     close_zygote()   # reaped here, before the calibration times the CPU: its ranks' CPU time is then the kernel's (`cores_used`)
     cal = calibration_metrics(calibrate_cpu(cfg, bench["p2p"]["fit"], run.streams.child("calibration"), CALIBRATION_REPEATS),
                               bench["throughput"])
-    warm_zygote()   # the next launch's (notebook 04's cluster ranks): its imports run beside this notebook's end and 03
+    if runs_later("04-cluster"):   # the next launch's (notebook 04's ranks), where the runner runs 04 in this kernel:
+        warm_zygote()              # its imports run beside this notebook's end and 03
     return {"metrics": {**bench["metrics"], **{"calib_" + k: v for k, v in cal.items()}},
             "throughput": bench["throughput"], "p2p": bench["p2p"], "calibration": cal}
 
