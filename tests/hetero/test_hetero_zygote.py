@@ -153,13 +153,19 @@ def test_notebook_01_leaves_its_zygote_to_02_which_ends_it_before_the_calibratio
     assert not hasattr(correctness, "close_zygote")
     order.clear()
     from common.runner import kernel
+    monkeypatch.setattr(throughput.netcluster, "available", lambda: (True, ""))
     kernel.announce(["03-audit.ipynb", "04-cluster.ipynb"])   # the runner runs 04 later in this kernel
     try:
         throughput.measure(SimpleNamespace(), run)
+        assert order == ["launch", "close", "calibrate", "warm"]   # the next zygote starts after the CPU is timed
+        order.clear()
+        monkeypatch.setattr(throughput.netcluster, "available", lambda: (False, "no root"))
+        throughput.measure(SimpleNamespace(), run)                 # 04 will build no cluster (and launch nothing)
+        assert order == ["launch", "close", "calibrate"]
+        order.clear()
     finally:
         kernel.announce(None)
-    assert order == ["launch", "close", "calibrate", "warm"]   # the next zygote starts after the CPU is timed
-    order.clear()
+    monkeypatch.setattr(throughput.netcluster, "available", lambda: (True, ""))
     throughput.measure(SimpleNamespace(), run)                 # 02 alone (JupyterLab, or no 04 to come): no zygote warmed
     assert order == ["launch", "close", "calibrate"]
 

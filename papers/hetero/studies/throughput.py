@@ -18,6 +18,7 @@ import time
 
 import torch
 
+from common import netcluster
 from common.progress import progress
 from common.runner.kernel import runs_later
 
@@ -37,8 +38,8 @@ def measure(cfg, run) -> dict:
     close_zygote()   # reaped here, before the calibration times the CPU: its ranks' CPU time is then the kernel's (`cores_used`)
     cal = calibration_metrics(calibrate_cpu(cfg, bench["p2p"]["fit"], run.streams.child("calibration"), CALIBRATION_REPEATS),
                               bench["throughput"])
-    if runs_later("04-cluster"):   # the next launch's (notebook 04's ranks), where the runner runs 04 in this kernel:
-        warm_zygote()              # its imports run beside this notebook's end and 03
+    if runs_later("04-cluster") and netcluster.available()[0]:   # notebook 04's ranks' zygote, where the runner runs 04
+        warm_zygote()              # in this kernel and 04 can build its cluster: its imports run beside this end and 03
     return {"metrics": {**bench["metrics"], **{"calib_" + k: v for k, v in cal.items()}},
             "throughput": bench["throughput"], "p2p": bench["p2p"], "calibration": cal}
 
