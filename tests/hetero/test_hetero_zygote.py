@@ -198,10 +198,16 @@ def test_enter_netns_puts_a_process_where_ip_netns_exec_puts_it(tmp_path):
         by_ip = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", _PROBE], **run).stdout
         forked = subprocess.run([sys.executable, "-c", f"from papers.hetero.zygote import enter_netns; enter_netns({ns!r}); "
                                  + _PROBE], **run).stdout
+        # where / is a shared mount (systemd's default) only enter_netns's rslave step keeps the child's /sys changes
+        # off its parent's mounts: run it in a scratch mount namespace of shared propagation, then look at /sys there
+        scratch = subprocess.run(["unshare", "-m", "--propagation", "shared", "sh", "-c", '"$0" -c "$1" && ls /sys/class/net',
+                                  sys.executable, f"from papers.hetero.zygote import enter_netns; enter_netns({ns!r})"],
+                                 **run).stdout.split()
     assert forked == by_ip
     net = json.loads(forked)
     assert {"nic0", "nic1", "lo"} <= set(net[1]) and net[1] == net[2]
     assert sorted(os.listdir("/sys/class/net")) == host_net
+    assert sorted(scratch) == host_net          # the parent's /sys still describes the parent's network
 
 
 def test_forked_cluster_ranks_equal_command_line_ranks_bitwise_and_nothing_is_left(zygote_on, tmp_path, monkeypatch):
