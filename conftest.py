@@ -73,11 +73,12 @@ def _restore_environment():
 def exec_in_process(calls: list):
     """A stand-in for `common.runner.execute.run_notebook` that execs the notebook's cells in this process (parameters cell,
     then the injected values, then the rest), recording (notebook name, parameters) in `calls`. No runner cells run
-    here (`final`, the kernel's last notebook, has nothing to stop: a pool server started here ends with the tests)."""
+    here (`final`, the kernel's last notebook, has nothing to stop: a pool server started here ends with the tests; `later`,
+    the notebooks that follow, is announced by no runner cell, so no paper starts work ahead for them)."""
     from common.runner.execute import NotebookFailed
     from common.runner.params import code_cells
 
-    def execute(nb, out, parameters, timeout, quiet, kernel=None, final=True):
+    def execute(nb, out, parameters, timeout, quiet, kernel=None, final=True, later=()):
         import shutil
 
         calls.append((nb.name, dict(parameters)))

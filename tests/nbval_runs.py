@@ -100,7 +100,7 @@ class Replay:
         asked = {k: v for k, v in parameters.items() if k not in ("run_dir", "profile")}
         return parameters.get("profile") == self.run.profile and all(k in defaults and defaults[k] == v for k, v in asked.items())
 
-    def __call__(self, nb, out, parameters, timeout, quiet, kernel=None, final=True):
+    def __call__(self, nb, out, parameters, timeout, quiet, kernel=None, final=True, later=()):
         from common.runner.registry import notebooks
 
         if not self.calls:      # the paper's first notebook: are its nbval executions there?
