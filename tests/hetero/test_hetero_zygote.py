@@ -152,7 +152,13 @@ def test_notebook_01_leaves_its_zygote_to_02_which_ends_it_before_the_calibratio
     assert order == ["launch correctness", "launch stability", "kernel correctness", "kernel stability"]
     assert not hasattr(correctness, "close_zygote")
     order.clear()
+    import inspect
+
+    from common import paths
     from common.runner import kernel
+    # the notebook 02 asks runs_later about is hetero's cluster notebook (renamed, the warm would silently stop)
+    assert 'runs_later("04-cluster")' in inspect.getsource(throughput.measure)
+    assert (paths.REPO / "notebooks" / "hetero" / "04-cluster.ipynb").is_file()
     monkeypatch.setattr(throughput.netcluster, "available", lambda: (True, ""))
     kernel.announce(["03-audit.ipynb", "04-cluster.ipynb"])   # the runner runs 04 later in this kernel
     try:

@@ -124,6 +124,10 @@ def test_work_ahead_for_notebook_04_starts_only_where_the_runner_runs_04_later_i
     from papers.nlm import ahead, config
     from papers.nlm.studies import exploration
 
+    from common import paths
+
+    # the name runs_later is asked about is a real notebook of nlm (renamed, the work ahead would silently stop)
+    assert (paths.REPO / "notebooks" / "nlm" / f"{exploration.NOTEBOOK}.ipynb").is_file()
     started = []
     monkeypatch.setattr(ahead, "start", lambda key, fn, tasks: started.append(len(tasks)) or True)
     cfg = configure(config, "smoke", explore_models=2, explore_steps=exploration.PARALLEL_MIN_STEPS)
