@@ -21,10 +21,10 @@ SMOKE_CHECK = "tests/common/test_repository.py::test_smoke_run_produces_metrics_
 # replayed with that rule when it is re-measured (a sort by seconds: both processes end together).
 LONGEST_FIRST = (
     "tests/common/test_cluster.py",                      # 52
+    "tests/hetero/test_hetero_zygote.py",                # 36 (+2 tests of the warm-up, ~10 s, 2026-12-08)
     "notebooks/hetero",                                  # 47
     "tests/common/test_makefile.py",                     # 43
     "notebooks/diffusion",                               # 37
-    "tests/hetero/test_hetero_zygote.py",                # 36
     "notebooks/nlm",                                     # 35
     "tests/common/test_reproduce_report.py",             # 35
     "notebooks/netrecon",                                # 34

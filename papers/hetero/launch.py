@@ -72,10 +72,11 @@ class RunFailed(RuntimeError):
         self.returncodes, self.pids, self.elapsed = returncodes, pids, elapsed
 
 
-_PORTS: set = set()   # ports this process handed out: two launches at once (threads) never get the same one
+_PORTS: set = set()   # ports of this process's running launches: two launches at once (threads) never get the same one
 
 
 def free_port() -> int:
+    """A free TCP port on 127.0.0.1 that no running launch of this process holds (`release_port` when it ends)."""
     while True:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -84,6 +85,12 @@ def free_port() -> int:
             if port not in _PORTS:
                 _PORTS.add(port)
                 return port
+
+
+def release_port(port: int) -> None:
+    """Hand `port` back (its launch ended): a later launch may get it again."""
+    with _LOCK:
+        _PORTS.discard(port)
 
 
 def _kill(procs):
@@ -133,17 +140,25 @@ _ZYGOTE: dict = {}  # the zygote of this process (`zygote.Zygote`), reused while
 _LOCK = threading.RLock()  # launches may run at once in threads of one process (notebook 01): one zygote for them all
 
 
-def _zygote(env: dict):
+def zygote_enabled() -> bool:
+    """Whether ranks fork from a zygote here: a platform with fork, and $HETERO_ZYGOTE not 0."""
+    return os.environ.get("HETERO_ZYGOTE", "1") != "0" and hasattr(os, "fork")
+
+
+def _zygote(env: dict, replace_live: bool = True):
     """The zygote for ranks of environment `env` (one kept per process; a different environment replaces it), or
-    None where it cannot start (then the ranks start as the command line). $HETERO_ZYGOTE=0 turns it off."""
-    if os.environ.get("HETERO_ZYGOTE", "1") == "0" or not hasattr(os, "fork"):
+    None where it cannot start (then the ranks start as the command line). $HETERO_ZYGOTE=0 turns it off.
+
+    `replace_live=False` (the warm-up) keeps a live zygote whatever its environment: a launch in another thread may be
+    forking from it, and the launch that needs another environment replaces it itself, under the lock."""
+    if not zygote_enabled():
         return None
     from .zygote import Zygote
 
     key = json.dumps({k: v for k, v in sorted(env.items()) if k not in NOT_KEYED})
     with _LOCK:
         old = _ZYGOTE.get("zygote")
-        if old is not None and _ZYGOTE.get("key") == key and old.proc.poll() is None:
+        if old is not None and old.proc.poll() is None and (_ZYGOTE.get("key") == key or not replace_live):
             return old
         close_zygote()
         try:
@@ -214,10 +229,12 @@ def ranks_env(device: str, port: int, world: int, env: dict | None = None) -> di
 def warm_zygote(env: dict | None = None) -> None:
     """Start the zygote of the next CPU-emulation launch (with `env`, as `launch(..., env=env)`) now, in a background
     thread, so that its imports (~2.6 CPU-s) run beside this process's other work instead of in front of that launch.
-    The launch forks from it, or waits for it to be ready; one whose ranks' environment differs replaces it."""
-    if os.environ.get("HETERO_ZYGOTE", "1") == "0" or not hasattr(os, "fork"):
+    The launch forks from it, or waits for it to be ready; one whose ranks' environment differs replaces it. A live
+    zygote is kept as it is (a launch may be forking from it)."""
+    if not zygote_enabled():
         return
-    threading.Thread(target=_zygote, args=(ranks_env("cpu", 0, 1, env),), name="hetero-zygote-warm", daemon=True).start()
+    threading.Thread(target=_zygote, args=(ranks_env("cpu", 0, 1, env), False), name="hetero-zygote-warm",
+                     daemon=True).start()
 
 
 def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_rank: dict | None = None,
@@ -276,6 +293,7 @@ def launch(job: Job, world: int, workdir=None, deadline_s: float = 300.0, per_ra
             time.sleep(0.05)
     finally:
         _kill(procs)
+        release_port(port)
         if cl is not None:
             try:  # what each NIC carried, a measurement (`<workdir>/netcluster.json`)
                 (work / "netcluster.json").write_text(json.dumps({

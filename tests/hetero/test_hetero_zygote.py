@@ -91,6 +91,73 @@ def test_a_warmed_zygote_is_the_one_the_next_launch_forks_from(zygote_on, tmp_pa
     assert current_zygote() is zyg   # the launch's ranks' environment is the one it was warmed with
 
 
+def _join_warm_threads():
+    import threading
+
+    for t in threading.enumerate():
+        if t.name == "hetero-zygote-warm":
+            t.join(120)
+
+
+def test_a_launch_started_while_the_zygote_warms_waits_for_that_zygote(zygote_on, tmp_path, monkeypatch):
+    """`warm_zygote` and a launch at once: one zygote is started (the launch waits for the warm one under the lock
+    instead of starting a second, which would leak the first), and the launch forks from it."""
+    from papers.hetero import zygote as zygote_mod
+
+    started = []
+    init = zygote_mod.Zygote.__init__
+
+    def counted(self, *a, **k):
+        started.append(self)
+        init(self, *a, **k)
+
+    monkeypatch.setattr(zygote_mod.Zygote, "__init__", counted)
+    warm_zygote()
+    launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path, deadline_s=120)
+    _join_warm_threads()
+    assert len(started) == 1 and current_zygote() is started[0] and started[0].proc.poll() is None
+
+
+def test_the_warm_up_never_replaces_a_live_zygote(zygote_on, tmp_path):
+    """A launch in another thread may be forking from the live zygote: warming for another environment keeps it (the
+    launch that needs the other environment replaces it itself)."""
+    launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path / "a", deadline_s=120, env={"HETERO_TEST_KEY": "x"})
+    live = current_zygote()
+    warm_zygote()                       # the default environment: another key
+    _join_warm_threads()
+    assert current_zygote() is live and live.proc.poll() is None
+    launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path / "b", deadline_s=120)
+    assert current_zygote() is not live and live.proc.poll() is not None   # the launch replaced it
+
+
+def test_a_released_port_can_be_handed_out_again_and_a_held_one_cannot(monkeypatch):
+    """Ports held by running launches are never handed out twice; a launch's port goes back when it ends."""
+    from papers.hetero import launch as launch_mod
+
+    offered = iter([41001, 41001, 41002, 41001])
+
+    class FakeSocket:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def bind(self, addr):
+            self.port = next(offered)
+
+        def getsockname(self):
+            return ("127.0.0.1", self.port)
+
+    monkeypatch.setattr(launch_mod.socket, "socket", FakeSocket)
+    assert launch_mod.free_port() == 41001
+    assert launch_mod.free_port() == 41002      # 41001 is held: the OS's next offer is taken
+    launch_mod.release_port(41001)
+    launch_mod.release_port(41002)
+    assert launch_mod.free_port() == 41001      # released: handed out again
+    launch_mod.release_port(41001)
+
+
 def test_forked_rank_output_goes_to_its_log(zygote_on, tmp_path):
     launch(replace(JOB, links=["direct"], steps=1), 2, workdir=tmp_path, deadline_s=120)
     logs = [tmp_path / f"rank{r}.log" for r in range(2)]
