@@ -27,12 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import paths  # noqa: E402
 from common.bench import write_benchmark  # noqa: E402
 from common.io import read_json  # noqa: E402
-from common.machine import machine  # noqa: E402
+from common.machine import machine, same_cpu  # noqa: E402
+from common.runner.registry import papers as registered_papers  # noqa: E402
 from common.paths import results_root  # noqa: E402
 
 # every library that dispatches on the CPU, held to the Zen 3 class's widest vectors
 AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
-PAPERS = ("acl", "asq", "diffusion", "hetero", "netrecon", "nlm")
 DEFAULT_PAPERS = ("diffusion", "nlm")   # the shortest, and the one furthest from Zen 3: about 12 minutes here
 
 
@@ -59,25 +59,24 @@ def zen3_ratios(speed: dict | None, here: dict) -> dict:
     """Each paper's measured ratio to Zen 3 from `speed_vs_zen3.json`, only when it was measured on this CPU."""
     if not speed:
         return {}
-    rec = speed.get("machine") or {}
-    same = all(rec.get(k) == here.get(k) for k in ("model", "family_model", "cpus"))
-    res = speed.get("results") or {}
-    return {p: v.get("ratio") for p, v in (res.get("papers") or {}).items()} if same else {}
+    if not same_cpu(speed.get("machine") or {}, here):
+        return {}
+    return {p: v.get("ratio") for p, v in ((speed.get("results") or {}).get("papers") or {}).items()}
 
 
 def run_side(paper: str, side: str) -> float | None:
     """Seconds of `paper`'s quick profile at seed 0 on `side` (the run's own wall time; None when it failed)."""
     with tempfile.TemporaryDirectory(prefix=f"isa-{side}-") as tmp:
         env = dict(side_env(side), REPRO_RESULTS=tmp)
-        subprocess.run([sys.executable, "-m", "common.reproduce", paper, "--profile", "quick", "--quiet"], cwd=paths.REPO,
-                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "common.reproduce", paper, "--profile", "quick", "--quiet"],
+                       cwd=paths.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         man = read_json(Path(tmp) / paper / "quick" / "manifest.json", default=None)
         return man.get("wall_s") if man and man.get("status", "ok") == "ok" else None
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python benchmarks/isa_share.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--papers", nargs="+", default=list(DEFAULT_PAPERS), choices=PAPERS)
+    ap.add_argument("--papers", nargs="+", default=list(DEFAULT_PAPERS), choices=registered_papers())
     ap.add_argument("--pairs", type=int, default=1, help="interleaved (as built, AVX2 only) pairs per paper")
     args = ap.parse_args(argv)
     here = machine()

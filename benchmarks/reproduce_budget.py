@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.bench import write_benchmark  # noqa: E402
 from common.io import read_json  # noqa: E402
-from common.machine import machine  # noqa: E402
+from common.machine import machine, same_cpu  # noqa: E402
 from common.paths import REPO, results_root  # noqa: E402
 
 GOAL_ZEN3_S = 1200.0   # the front door: set-up included, on a 2-core machine without AVX-512
@@ -67,13 +67,6 @@ def summarize(results: Path, step_s: dict, budget_s: float, profile: str = "quic
 def machine_class(rec: dict) -> str:
     """"avx512" when the CPU has AVX-512 (the faster class the quick profiles were once sized for), else "zen3"."""
     return "avx512" if "avx512f" in (rec.get("simd") or []) else "zen3"
-
-
-def same_cpu(a: dict, b: dict) -> bool:
-    """Whether two `machine()` records name the same CPU: model name, and family/model and logical cores where both
-    have them (a virtual machine's model name can be as generic as "Intel(R) Xeon(R) Processor")."""
-    return bool(a.get("model")) and a.get("model") == b.get("model") and all(
-        a.get(k) == b.get(k) for k in ("family_model", "cpus") if a.get(k) is not None and b.get(k) is not None)
 
 
 def goal(total_s: float, rec: dict, speed: dict | None, budget_s: float = 1800.0,

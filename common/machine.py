@@ -32,6 +32,13 @@ def machine(cpuinfo: str | None = None) -> dict:
     return rec
 
 
+def same_cpu(a: dict, b: dict) -> bool:
+    """Whether two `machine()` records name the same CPU: model name, and family/model and logical cores where both
+    have them (a virtual machine's model name can be as generic as "Intel(R) Xeon(R) Processor")."""
+    return bool(a.get("model")) and a.get("model") == b.get("model") and all(
+        a.get(k) == b.get(k) for k in ("family_model", "cpus") if a.get(k) is not None and b.get(k) is not None)
+
+
 def describe_machine(rec: dict | None) -> str:
     """One line for a stamp: "2 CPUs, AMD EPYC (25/1; avx2)"; what is missing is said so."""
     if not rec:
